@@ -1,0 +1,100 @@
+import { z } from 'zod';
+
+const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
+
+const environmentSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).default('postgresql://postgres@127.0.0.1:5432/tern'),
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
+  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]{1,40}$/).default('tern'),
+  JWT_SECRET: z.string().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  CARRIER: z.enum(['simulator']).default('simulator'),
+  SIMULATOR_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(200),
+  GRAPHIQL: booleanFlag.optional(),
+  GRAPHQL_INTROSPECTION: booleanFlag.optional(),
+  DEMO_ACCOUNT: booleanFlag.optional(),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+});
+
+export type Role = 'all' | 'api' | 'worker';
+
+export interface Config {
+  env: 'development' | 'test' | 'production';
+  host: string;
+  port: number;
+  databaseUrl: string;
+  redisUrl: string;
+  redisPrefix: string;
+  jwtSecret: string;
+  logLevel: string;
+  carrier: 'simulator';
+  simulatorDelayMs: number;
+  graphiql: boolean;
+  introspection: boolean;
+  demoAccount: boolean;
+  shutdownTimeoutMs: number;
+  warnings: string[];
+}
+
+export class ConfigError extends Error {}
+
+const DEVELOPMENT_JWT_SECRET = 'tern-development-only-secret-do-not-use-in-production';
+
+/**
+ * Reads and validates the whole configuration once, at start-up. Nothing else reads
+ * process.env, so a test can build an isolated instance from a plain object.
+ */
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const parsed = environmentSchema.safeParse(
+    Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value !== '')),
+  );
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  const env = parsed.data;
+  const production = env.NODE_ENV === 'production';
+  const warnings: string[] = [];
+
+  let jwtSecret = env.JWT_SECRET;
+  if (production && (!jwtSecret || Buffer.byteLength(jwtSecret) < 32)) {
+    throw new ConfigError('invalid configuration: JWT_SECRET is required in production and must be at least 32 bytes');
+  }
+  if (!jwtSecret) {
+    jwtSecret = DEVELOPMENT_JWT_SECRET;
+    warnings.push('JWT_SECRET is not set: using a development key; tokens will not survive a change of key');
+  }
+
+  return {
+    env: env.NODE_ENV,
+    host: env.HOST,
+    port: env.PORT,
+    databaseUrl: env.DATABASE_URL,
+    redisUrl: env.REDIS_URL,
+    redisPrefix: env.REDIS_PREFIX,
+    jwtSecret,
+    logLevel: env.LOG_LEVEL,
+    carrier: env.CARRIER,
+    simulatorDelayMs: env.SIMULATOR_DELAY_MS,
+    graphiql: env.GRAPHIQL ?? !production,
+    introspection: env.GRAPHQL_INTROSPECTION ?? !production,
+    demoAccount: env.DEMO_ACCOUNT ?? !production,
+    shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    warnings,
+  };
+}
+
+/** A URL as it may be printed: without its password. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.password = '';
+    parsed.searchParams.delete('password');
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * The service's error model. Every expected failure is an AppError with a code of
+ * decisions.md; the table below is the only place that turns a code into an HTTP status,
+ * for /v1 responses and GraphQL-over-HTTP alike.
+ */
+export const HTTP_STATUS_BY_CODE = {
+  bad_request: 400,
+  invalid_credentials: 401,
+  unauthorized: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  invalid_state: 409,
+  conflict: 409,
+  payload_too_large: 413,
+  validation_error: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof HTTP_STATUS_BY_CODE;
+
+export type Issue =
+  | 'required'
+  | 'invalid_e164'
+  | 'too_short'
+  | 'too_long'
+  | 'invalid_format'
+  | 'not_found'
+  | 'invalid_value'
+  | 'unknown_field'
+  | 'reused'
+  | 'unreachable'
+  | 'opted_out';
+
+export interface FieldIssue {
+  field: string;
+  issue: Issue;
+}
+
+export function httpStatusFor(code: string): number {
+  return (HTTP_STATUS_BY_CODE as Record<string, number>)[code] ?? 500;
+}
+
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationError extends AppError {
+  readonly details: FieldIssue[];
+  constructor(details: FieldIssue[], message = describeIssues(details)) {
+    super('validation_error', message);
+    this.details = details;
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(resource: string) {
+    super('not_found', `${resource} not found`);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string) {
+    super('conflict', message);
+  }
+}
+
+export class InvalidStateError extends AppError {
+  constructor(message: string) {
+    super('invalid_state', message);
+  }
+}
+
+export class InvalidCredentialsError extends AppError {
+  constructor() {
+    super('invalid_credentials', 'The e-mail or password is wrong');
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(message = 'A valid bearer token is required') {
+    super('unauthorized', message);
+  }
+}
+
+export class RateLimitedError extends AppError {
+  constructor(readonly retryAfterSeconds: number) {
+    super('rate_limited', 'Too many requests');
+  }
+}
+
+function describeIssues(details: FieldIssue[]): string {
+  if (details.length === 0) return 'The request is invalid';
+  return `Invalid request: ${details.map((d) => `${d.field} ${d.issue.replaceAll('_', ' ')}`).join(', ')}`;
+}

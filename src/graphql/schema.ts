@@ -1,0 +1,15 @@
+import type { GraphQLSchema } from 'graphql';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Services } from '../services.js';
+import { createBuilder } from './builder.js';
+import { addAccountTypes } from './types/accounts.js';
+import { addCommonTypes } from './types/common.js';
+import { addSettingsTypes } from './types/settings.js';
+
+export function createSchema(services: Services, prisma: PrismaClient, options: { strictQueries: boolean }): GraphQLSchema {
+  const builder = createBuilder({ prisma, strictQueries: options.strictQueries });
+  addCommonTypes(builder);
+  addAccountTypes(builder, services);
+  addSettingsTypes(builder, services);
+  return builder.toSchema({ sortSchema: true });
+}

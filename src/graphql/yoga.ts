@@ -1,0 +1,115 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GraphQLError, NoSchemaIntrospectionCustomRule, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { createYoga, type Plugin } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import { AppError, RateLimitedError, ValidationError, httpStatusFor } from '../errors.js';
+import type { Context } from './context.js';
+
+export interface ServerContext {
+  req: FastifyRequest;
+  reply: FastifyReply;
+}
+
+export interface GraphQLServerOptions {
+  schema: GraphQLSchema;
+  logger: Logger;
+  graphiql: boolean;
+  introspection: boolean;
+  createContext: (request: FastifyRequest) => Context;
+}
+
+/**
+ * Expected failures keep their code of decisions.md in `extensions.code` (and, for the
+ * request-level ones, the HTTP status); anything else becomes `internal_error`.
+ */
+export function toPublicGraphQLError(error: unknown): Error {
+  const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+  const graphQLError = error instanceof GraphQLError ? error : undefined;
+  if (original instanceof AppError) {
+    const requestLevel = original.code === 'unauthorized' || original.code === 'rate_limited';
+    return new GraphQLError(original.message, {
+      nodes: graphQLError?.nodes,
+      path: graphQLError?.path,
+      extensions: {
+        code: original.code,
+        ...(original instanceof ValidationError ? { details: original.details } : {}),
+        ...(requestLevel
+          ? {
+              http: {
+                status: httpStatusFor(original.code),
+                ...(original instanceof RateLimitedError ? { headers: { 'retry-after': String(original.retryAfterSeconds) } } : {}),
+              },
+            }
+          : {}),
+      },
+    });
+  }
+  // Errors of the GraphQL protocol itself (syntax, validation, variables) are meant for the client.
+  if (graphQLError && original instanceof GraphQLError) return graphQLError;
+  return new GraphQLError('An unexpected error occurred; quote the request id when reporting it', {
+    nodes: graphQLError?.nodes,
+    path: graphQLError?.path,
+    extensions: { code: 'internal_error' },
+  });
+}
+
+function isUnexpected(error: GraphQLError): boolean {
+  return error.originalError !== undefined && !(error.originalError instanceof AppError) && !(error.originalError instanceof GraphQLError);
+}
+
+/** Logs every unexpected resolver error with its request id, before masking hides it from the client. */
+const logUnexpectedErrors: Plugin<Context> = {
+  onExecute: () => ({
+    onExecuteDone: ({ args, result }) => {
+      const results = (Array.isArray(result) ? result : [result]) as ExecutionResult[];
+      for (const single of results) {
+        for (const error of single.errors ?? []) {
+          if (isUnexpected(error)) {
+            const context = args.contextValue as Context;
+            context.logger.error({ err: error.originalError, path: error.path }, 'unexpected GraphQL error');
+          }
+        }
+      }
+    },
+  }),
+};
+
+/** Every GraphQL answer carries the request id in `extensions.request`, as /v1 bodies carry `request`. */
+const requestIdExtension: Plugin<Record<string, unknown>, ServerContext> = {
+  onResultProcess({ result, setResult, serverContext }) {
+    if (Symbol.asyncIterator in result) return;
+    const requestId = serverContext.req.id;
+    const stamp = (single: ExecutionResult) => ({ ...single, extensions: { ...single.extensions, request: requestId } });
+    setResult(Array.isArray(result) ? result.map(stamp) : stamp(result as ExecutionResult));
+  },
+};
+
+const disableIntrospection: Plugin = {
+  onValidate: ({ addValidationRule }) => {
+    addValidationRule(NoSchemaIntrospectionCustomRule);
+  },
+};
+
+export function createGraphQLServer(options: GraphQLServerOptions) {
+  return createYoga<ServerContext, Context>({
+    schema: options.schema,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    graphiql: options.graphiql ? { title: 'Tern GraphQL console' } : false,
+    context: ({ req }) => options.createContext(req),
+    maskedErrors: { maskError: (error) => toPublicGraphQLError(error) },
+    logging: {
+      debug: (...args) => options.logger.debug(args.map(String).join(' ')),
+      info: (...args) => options.logger.info(args.map(String).join(' ')),
+      warn: (...args) => options.logger.warn(args.map(String).join(' ')),
+      error: (...args) => options.logger.error(args.map(String).join(' ')),
+    },
+    plugins: [
+      logUnexpectedErrors as Plugin<ServerContext & Context>,
+      requestIdExtension as Plugin<ServerContext & Context>,
+      ...(options.introspection ? [] : [disableIntrospection as Plugin<ServerContext & Context>]),
+    ],
+  });
+}
+
+export type GraphQLServer = ReturnType<typeof createGraphQLServer>;

@@ -1,0 +1,45 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, RateLimitedError, ValidationError, httpStatusFor, type FieldIssue } from '../errors.js';
+
+export interface ErrorBody {
+  error: { code: string; message: string; details?: FieldIssue[] };
+  request: string;
+}
+
+export function sendError(
+  reply: FastifyReply,
+  code: string,
+  message: string,
+  details?: FieldIssue[],
+): FastifyReply {
+  const body: ErrorBody = { error: { code, message, ...(details ? { details } : {}) }, request: reply.request.id };
+  return reply.status(httpStatusFor(code)).type('application/json; charset=utf-8').send(body);
+}
+
+export function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {
+  if (error instanceof RateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
+  return sendError(reply, error.code, error.message, error instanceof ValidationError ? error.details : undefined);
+}
+
+/** Fastify's own errors (body parsing, limits) and anything unexpected, in the body of decisions.md. */
+export function handleHttpError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof AppError) return sendAppError(reply, error);
+  const fastifyError = error as FastifyError;
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return sendError(reply, 'payload_too_large', 'The request body is larger than 1 MB');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return sendError(reply, 'bad_request', 'The body must be JSON, sent with Content-Type: application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return sendError(reply, 'bad_request', 'The body is empty but Content-Type says JSON');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return sendError(reply, 'bad_request', 'The body is not valid JSON');
+  }
+  if (fastifyError.statusCode !== undefined && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+    const message = error instanceof SyntaxError ? 'The body is not valid JSON' : 'The request is malformed';
+    return sendError(reply, 'bad_request', message);
+  }
+  request.log.error({ err: error }, 'unexpected error');
+  return sendError(reply, 'internal_error', 'An unexpected error occurred; quote the request id when reporting it');
+}

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { NotFoundError } from '../../errors.js';
+import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
+import { issue, parseInput } from '../../validation.js';
+
+function isIanaTimeZone(name: string): boolean {
+  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(name)) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const updateSettingsInput = z.strictObject({
+  timezone: z.string().max(64).refine(isIanaTimeZone, issue('invalid_value')).optional(),
+  defaultSender: z
+    .string()
+    .refine((value) => /^[A-Za-z0-9]{3,11}$/.test(value) || /^[0-9]{3,15}$/.test(value), issue('invalid_format'))
+    .nullable()
+    .optional(),
+});
+
+type SettingsQuery = Omit<Prisma.AccountSettingsFindUniqueArgs, 'where'>;
+
+export class SettingsService {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  async get(accountId: string, query: SettingsQuery = {}) {
+    const settings = await this.prisma.accountSettings.findUnique({ ...query, where: { accountId } });
+    if (!settings) throw new NotFoundError('Settings');
+    return settings;
+  }
+
+  async update(accountId: string, input: unknown, query: SettingsQuery = {}) {
+    const data = parseInput(updateSettingsInput, input);
+    return this.prisma.accountSettings.update({ ...query, where: { accountId }, data });
+  }
+}

@@ -1,0 +1,186 @@
+import {
+  Kind,
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+  type FragmentDefinitionNode,
+  type GraphQLInputType,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+  type SelectionSetNode,
+} from 'graphql';
+import { HTTP_STATUS_BY_CODE } from '../errors.js';
+import type { Operation, OperationRegistry } from './operations.js';
+import type { RestRoute } from './route-table.js';
+import { snakeCase } from './rest-routes.js';
+
+type JsonSchema = Record<string, unknown>;
+
+const SCALARS: Record<string, JsonSchema> = {
+  String: { type: 'string' },
+  ID: { type: 'string' },
+  Int: { type: 'integer' },
+  Float: { type: 'number' },
+  Boolean: { type: 'boolean' },
+  DateTime: { type: 'string', format: 'date-time' },
+};
+
+/**
+ * The OpenAPI document of /v1, derived from the same route table and GraphQL operations that
+ * serve the requests: request bodies from the input types, responses from the selections.
+ */
+export function buildOpenApi(routes: readonly RestRoute[], registry: OperationRegistry, schema: GraphQLSchema) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const operation = registry.get(route.operation);
+    const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
+    const parameters = [
+      ...Object.entries(route.params ?? {}).map(([name, variable]) => parameter(name, 'path', operation, variable, true)),
+      ...Object.entries(route.query ?? {}).map(([name, variable]) => parameter(name, 'query', operation, variable, false)),
+      ...Object.entries(route.headers ?? {}).map(([name, variable]) => parameter(name, 'header', operation, variable, false)),
+    ];
+    const bodyType = route.body ? operation.variableTypes.get(route.body) : undefined;
+    paths[path] ??= {};
+    paths[path][route.method.toLowerCase()] = {
+      operationId: route.operation,
+      summary: route.summary,
+      ...(route.public ? { security: [] } : {}),
+      ...(parameters.length ? { parameters } : {}),
+      ...(bodyType
+        ? { requestBody: { required: true, content: { 'application/json': { schema: inputSchema(bodyType) } } } }
+        : {}),
+      responses: {
+        [route.status]: {
+          description: 'Success',
+          content: { 'application/json': { schema: withRequest(responseSchema(operation, schema)) } },
+        },
+        default: { description: 'An error (see components.schemas.Error)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+      },
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Tern SMS gateway', version: 'v1' },
+    servers: [{ url: '/' }],
+    security: [{ bearer: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error', 'request'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message'],
+              properties: {
+                code: { type: 'string', enum: Object.keys(HTTP_STATUS_BY_CODE) },
+                message: { type: 'string' },
+                details: {
+                  type: 'array',
+                  items: { type: 'object', properties: { field: { type: 'string' }, issue: { type: 'string' } } },
+                },
+              },
+            },
+            request: { type: 'string' },
+          },
+        },
+      },
+    },
+  };
+}
+
+function parameter(name: string, where: 'path' | 'query' | 'header', operation: Operation, variable: string, required: boolean) {
+  const type = operation.variableTypes.get(variable);
+  return { name, in: where, required, schema: type ? inputSchema(type) : { type: 'string' } };
+}
+
+function withRequest(schema: JsonSchema): JsonSchema {
+  const properties = { ...(schema.properties as Record<string, JsonSchema>), request: { type: 'string' } };
+  return { ...schema, properties, required: [...((schema.required as string[]) ?? []), 'request'] };
+}
+
+function inputSchema(type: GraphQLInputType): JsonSchema {
+  const inner = isNonNullType(type) ? type.ofType : type;
+  if (isListType(inner)) return { type: 'array', items: inputSchema(inner.ofType) };
+  if (isInputObjectType(inner)) {
+    const fields = Object.values(inner.getFields());
+    return {
+      type: 'object',
+      additionalProperties: false,
+      properties: Object.fromEntries(
+        fields.map((field) => [snakeCase(field.name), { ...inputSchema(field.type), ...(field.description ? { description: field.description } : {}) }]),
+      ),
+      required: fields.filter((field) => isNonNullType(field.type)).map((field) => snakeCase(field.name)),
+    };
+  }
+  if (isEnumType(inner)) return { type: 'string', enum: inner.getValues().map((value) => value.name) };
+  return SCALARS[inner.name] ?? { type: 'string' };
+}
+
+function responseSchema(operation: Operation, schema: GraphQLSchema): JsonSchema {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of operation.document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const rootType = operation.definition.operation === 'query' ? schema.getQueryType() : schema.getMutationType();
+  const [root] = operation.definition.selectionSet.selections;
+  if (!rootType || root?.kind !== Kind.FIELD || !root.selectionSet) return { type: 'object' };
+  const field = rootType.getFields()[root.name.value];
+  if (!field) return { type: 'object' };
+  // The success body is the non-error member of the field's result union.
+  const named = getNamedType(field.type);
+  const errorInterface = schema.getType('Error');
+  const successType = isObjectType(named)
+    ? named
+    : schema.getPossibleTypes(named as never).find((type) => !type.getInterfaces().some((i) => i === errorInterface));
+  if (!successType) return { type: 'object' };
+  return selectionSchema(successType, root.selectionSet, fragments, schema);
+}
+
+function selectionSchema(
+  type: GraphQLOutputType,
+  selectionSet: SelectionSetNode,
+  fragments: Map<string, FragmentDefinitionNode>,
+  schema: GraphQLSchema,
+): JsonSchema {
+  const named = getNamedType(type);
+  if (!isObjectType(named)) return { type: 'object' };
+  const properties: Record<string, JsonSchema> = {};
+  const visitSet = (set: SelectionSetNode) => {
+    for (const selection of set.selections) {
+      if (selection.kind === Kind.FIELD) {
+        if (selection.name.value === '__typename') continue;
+        const field = named.getFields()[selection.name.value];
+        if (field) properties[selection.alias?.value ?? selection.name.value] = outputSchema(field.type, selection.selectionSet, fragments, schema);
+      } else {
+        const condition = selection.kind === Kind.INLINE_FRAGMENT ? selection.typeCondition?.name.value : fragments.get(selection.name.value)?.typeCondition.name.value;
+        const body = selection.kind === Kind.INLINE_FRAGMENT ? selection.selectionSet : fragments.get(selection.name.value)?.selectionSet;
+        if (body && (!condition || condition === named.name)) visitSet(body);
+      }
+    }
+  };
+  visitSet(selectionSet);
+  return { type: 'object', properties, required: Object.keys(properties) };
+}
+
+function outputSchema(
+  type: GraphQLOutputType,
+  selectionSet: SelectionSetNode | undefined,
+  fragments: Map<string, FragmentDefinitionNode>,
+  schema: GraphQLSchema,
+): JsonSchema {
+  const nullable = !isNonNullType(type);
+  const inner = isNonNullType(type) ? type.ofType : type;
+  let result: JsonSchema;
+  if (isListType(inner)) result = { type: 'array', items: outputSchema(inner.ofType, selectionSet, fragments, schema) };
+  else if (isEnumType(inner)) result = { type: 'string', enum: inner.getValues().map((value) => value.value as string) };
+  else if (isScalarType(inner)) result = SCALARS[inner.name] ?? { type: 'string' };
+  else result = selectionSet ? selectionSchema(inner, selectionSet, fragments, schema) : { type: 'object' };
+  return nullable ? { ...result, type: [result.type, 'null'] } : result;
+}

@@ -1,0 +1,158 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  getNamedType,
+  isInterfaceType,
+  type ExecutionResult,
+  type GraphQLSchema,
+} from 'graphql';
+import { AppError, ValidationError, type FieldIssue, type Issue } from '../errors.js';
+import type { Context } from '../graphql/context.js';
+import { sendAppError, sendError } from '../http/error-response.js';
+import type { Operation, OperationRegistry, VariableProblem } from './operations.js';
+import type { RestRoute } from './route-table.js';
+
+type ContextFactory = (request: FastifyRequest) => Context;
+
+const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** Mounts every route of the table on Fastify, plus a 405 for the other methods of each path. */
+export function registerRestRoutes(
+  app: FastifyInstance,
+  routes: readonly RestRoute[],
+  registry: OperationRegistry,
+  schema: GraphQLSchema,
+  createContext: ContextFactory,
+) {
+  const errorTypes = errorTypeNames(schema);
+  for (const route of routes) {
+    const operation = registry.get(route.operation);
+    const resultKey = rootResponseKey(operation);
+    app.route({
+      method: route.method,
+      url: route.path,
+      handler: async (request, reply) => {
+        const variables = variablesFor(route, operation, request);
+        const problems = registry.checkVariables(operation, variables);
+        if (problems.length > 0) throw new ValidationError(problems.map((problem) => toFieldIssue(route, problem)));
+        const result = await registry.execute(operation, variables, createContext(request));
+        return sendResult(reply, route, result, resultKey, errorTypes);
+      },
+    });
+  }
+
+  const methodsByPath = new Map<string, Set<string>>();
+  for (const route of routes) {
+    const methods = methodsByPath.get(route.path) ?? new Set<string>();
+    methods.add(route.method);
+    methodsByPath.set(route.path, methods);
+  }
+  for (const [path, methods] of methodsByPath) {
+    const allowed = [...methods, ...(methods.has('GET') ? ['HEAD'] : [])].join(', ');
+    const others = ALL_METHODS.filter((method) => !methods.has(method));
+    if (others.length === 0) continue;
+    app.route({
+      method: others,
+      url: path,
+      handler: async (_request, reply) =>
+        sendError(reply.header('allow', allowed), 'method_not_allowed', `Use one of: ${allowed}`),
+    });
+  }
+}
+
+function variablesFor(route: RestRoute, operation: Operation, request: FastifyRequest): Record<string, unknown> {
+  const variables: Record<string, unknown> = {};
+  const params = request.params as Record<string, string>;
+  for (const [param, variable] of Object.entries(route.params ?? {})) variables[variable] = params[param];
+
+  const query = request.query as Record<string, string | string[] | undefined>;
+  for (const [name, variable] of Object.entries(route.query ?? {})) {
+    const value = query[name];
+    if (value === undefined) continue;
+    // A repeated parameter is ambiguous; passing the array on makes it an invalid value.
+    variables[variable] = Array.isArray(value) ? value : fromQueryString(value, operation, variable);
+  }
+
+  for (const [header, variable] of Object.entries(route.headers ?? {})) {
+    const value = request.headers[header.toLowerCase()];
+    if (value !== undefined) variables[variable] = value;
+  }
+
+  if (route.body) {
+    const body: unknown = request.body === undefined ? {} : request.body;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new AppError('bad_request', 'The body must be a JSON object');
+    }
+    variables[route.body] = camelizeKeys(body as Record<string, unknown>);
+  }
+  return variables;
+}
+
+/** Query strings carry text; numbers and booleans are read as such where the variable wants them. */
+function fromQueryString(value: string, operation: Operation, variable: string): unknown {
+  const type = operation.variableTypes.get(variable);
+  const named = type ? getNamedType(type).name : 'String';
+  if ((named === 'Int' && /^-?\d{1,15}$/.test(value)) || (named === 'Float' && value.trim() !== '' && Number.isFinite(Number(value)))) {
+    return Number(value);
+  }
+  if (named === 'Boolean' && (value === 'true' || value === 'false')) return value === 'true';
+  return value;
+}
+
+function toFieldIssue(route: RestRoute, problem: VariableProblem): FieldIssue {
+  const [variable, ...rest] = problem.path;
+  const issue: Issue = problem.kind;
+  if (variable === route.body) return { field: rest.map(snakeCase).join('.') || 'body', issue };
+  const restName =
+    Object.entries({ ...route.query, ...route.params, ...route.headers }).find(([, v]) => v === variable)?.[0] ?? variable;
+  return { field: [restName, ...rest.map(snakeCase)].join('.'), issue };
+}
+
+function sendResult(
+  reply: FastifyReply,
+  route: RestRoute,
+  result: ExecutionResult,
+  resultKey: string,
+  errorTypes: Set<string>,
+) {
+  const [firstError] = result.errors ?? [];
+  if (firstError) {
+    const original = firstError.originalError;
+    if (original instanceof AppError) return sendAppError(reply, original);
+    throw original ?? firstError;
+  }
+  const value = (result.data as Record<string, unknown> | null | undefined)?.[resultKey] as Record<string, unknown> | null;
+  if (value === null || value === undefined) throw new Error(`operation ${route.operation} returned no ${resultKey}`);
+  const { __typename: typename, ...fields } = value;
+  if (typeof typename === 'string' && errorTypes.has(typename)) {
+    const details = (fields.details as FieldIssue[] | undefined)?.map((d) => ({ ...d, field: snakeCase(d.field) }));
+    return sendError(reply, String(fields.code), String(fields.message), details);
+  }
+  return reply.status(route.status).send({ ...fields, request: reply.request.id });
+}
+
+function rootResponseKey(operation: Operation): string {
+  const [selection] = operation.definition.selectionSet.selections;
+  if (operation.definition.selectionSet.selections.length !== 1 || selection?.kind !== 'Field') {
+    throw new Error(`operation ${operation.name} must select exactly one root field`);
+  }
+  return selection.alias?.value ?? selection.name.value;
+}
+
+function errorTypeNames(schema: GraphQLSchema): Set<string> {
+  const errorInterface = schema.getType('Error');
+  if (!errorInterface || !isInterfaceType(errorInterface)) return new Set();
+  return new Set(schema.getImplementations(errorInterface).objects.map((type) => type.name));
+}
+
+function camelizeKeys(value: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(value).map(([key, inner]) => [
+      key.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase()),
+      inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? camelizeKeys(inner as Record<string, unknown>) : inner,
+    ]),
+  );
+}
+
+export function snakeCase(name: string): string {
+  return name.replace(/([a-z0-9])([A-Z])/g, (_, before: string, capital: string) => `${before}_${capital.toLowerCase()}`);
+}

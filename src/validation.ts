@@ -1,0 +1,52 @@
+import type { z } from 'zod';
+import { ValidationError, type FieldIssue, type Issue } from './errors.js';
+
+/**
+ * Parses an operation's input with its zod schema and turns every problem into the
+ * `{ field, issue }` details of decisions.md, one per field, so a client sees all its
+ * mistakes at once.
+ */
+export function parseInput<Schema extends z.ZodType>(schema: Schema, input: unknown): z.output<Schema> {
+  const result = schema.safeParse(input, { reportInput: true });
+  if (result.success) return result.data;
+  throw new ValidationError(toFieldIssues(result.error.issues));
+}
+
+/** A zod refinement's params: the decisions.md issue it stands for. */
+export function issue(name: Issue): { params: { issue: Issue } } {
+  return { params: { issue: name } };
+}
+
+function toFieldIssues(issues: readonly z.core.$ZodIssue[]): FieldIssue[] {
+  const byField = new Map<string, Issue>();
+  for (const problem of issues) {
+    const fields =
+      problem.code === 'unrecognized_keys'
+        ? problem.keys.map((key) => [...problem.path, key].join('.'))
+        : [problem.path.join('.')];
+    for (const field of fields) {
+      if (!byField.has(field)) byField.set(field, issueOf(problem));
+    }
+  }
+  return [...byField].map(([field, name]) => ({ field, issue: name }));
+}
+
+function issueOf(problem: z.core.$ZodIssue): Issue {
+  switch (problem.code) {
+    case 'invalid_type':
+      return problem.input === undefined || problem.input === null ? 'required' : 'invalid_value';
+    case 'too_small':
+      if (problem.origin === 'string' && problem.minimum === 1 && problem.input === '') return 'required';
+      return problem.origin === 'string' || problem.origin === 'array' ? 'too_short' : 'invalid_value';
+    case 'too_big':
+      return problem.origin === 'string' || problem.origin === 'array' ? 'too_long' : 'invalid_value';
+    case 'invalid_format':
+      return 'invalid_format';
+    case 'unrecognized_keys':
+      return 'unknown_field';
+    case 'custom':
+      return (problem.params?.issue as Issue | undefined) ?? 'invalid_value';
+    default:
+      return 'invalid_value';
+  }
+}

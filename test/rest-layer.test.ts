@@ -1,0 +1,73 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { printTernSchema, SCHEMA_FILE } from '../src/graphql/print-schema.js';
+import { routes } from '../src/rest/route-table.js';
+import { startTern, type TestAccount, type TestTern } from './support/tern.js';
+
+let t: TestTern;
+let alice: TestAccount;
+
+beforeAll(async () => {
+  t = await startTern();
+  alice = await t.createAccount();
+});
+afterAll(() => t.stop());
+
+describe('GET /v1/openapi.json', () => {
+  it('describes every route of the table, with its success status', async () => {
+    const response = await t.request('GET', '/v1/openapi.json');
+    expect(response.status).toBe(200);
+    const document = response.body;
+    expect(document.openapi).toMatch(/^3\./);
+    const described = Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({ path, method: method.toUpperCase(), operation })),
+    );
+    expect(described).toHaveLength(routes.length);
+    for (const route of routes) {
+      const entry = described.find((d) => d.path === route.path.replace(/:(\w+)/g, '{$1}') && d.method === route.method);
+      expect(entry, `${route.method} ${route.path}`).toBeDefined();
+      expect(Object.keys(entry!.operation.responses)).toContain(String(route.status));
+    }
+  });
+
+  it('derives request and response shapes from the GraphQL operations', async () => {
+    const { body } = await t.request('GET', '/v1/openapi.json');
+    const patch = body.paths['/v1/settings'].patch;
+    expect(patch.requestBody.content['application/json'].schema.properties).toEqual({
+      default_sender: expect.objectContaining({ type: 'string' }),
+      timezone: expect.objectContaining({ type: 'string' }),
+    });
+    expect(Object.keys(patch.responses['200'].content['application/json'].schema.properties)).toEqual([
+      'account',
+      'timezone',
+      'default_sender',
+      'two_factor_enabled',
+      'request',
+    ]);
+    expect(body.paths['/v1/auth/login'].post.security).toEqual([]);
+  });
+
+  it('lists routes that all answer, none missing or failing', async () => {
+    const { body } = await t.request('GET', '/v1/openapi.json');
+    for (const [path, methods] of Object.entries(body.paths as Record<string, Record<string, any>>)) {
+      for (const method of Object.keys(methods)) {
+        const concrete = path.replace(/\{\w+\}/g, 'xyz_0000');
+        const response = await t.request(method.toUpperCase(), concrete, {
+          token: alice.token,
+          ...(method === 'get' || method === 'delete' ? {} : { body: {} }),
+        });
+        const label = `${method.toUpperCase()} ${path} → ${response.status} ${JSON.stringify(response.body)}`;
+        expect(response.status, label).not.toBe(405);
+        expect(response.status, label).toBeLessThan(500);
+        expect(response.body?.error?.message ?? '', label).not.toMatch(/^No route/);
+        expect(response.body.request, label).toBe(response.headers.get('x-request-id'));
+      }
+    }
+  });
+});
+
+describe('schema/schema.graphql', () => {
+  it('is the schema the code builds (run npm run schema:print after changing it)', async () => {
+    expect(readFileSync(SCHEMA_FILE, 'utf8')).toBe(await printTernSchema());
+  });
+});

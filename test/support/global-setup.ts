@@ -1,0 +1,47 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { DEFAULT_MIGRATIONS_DIR, migrateDatabase } from '../../src/db/migrations.js';
+import { withDatabase } from '../../src/db/schema-engine.js';
+import { SERVER_URL } from './server-url.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    templateDatabase: string;
+  }
+}
+
+/** A name that changes whenever a migration does, so a stale template is never reused. */
+function templateName(): string {
+  const hash = createHash('sha256');
+  for (const entry of readdirSync(DEFAULT_MIGRATIONS_DIR, { recursive: true, withFileTypes: true }).sort((a, b) =>
+    join(a.parentPath, a.name).localeCompare(join(b.parentPath, b.name)),
+  )) {
+    if (!entry.isFile()) continue;
+    hash.update(entry.name).update(readFileSync(join(entry.parentPath, entry.name)));
+  }
+  return `tern_template_${hash.digest('hex').slice(0, 16)}`;
+}
+
+/**
+ * Migrates one template database per version of the migrations; every test file then gets a
+ * copy of it in milliseconds (CREATE DATABASE … TEMPLATE) instead of migrating its own.
+ */
+export async function setup(project: TestProject) {
+  const name = templateName();
+  const admin = new pg.Client({ connectionString: withDatabase(SERVER_URL, 'postgres') });
+  await admin.connect();
+  try {
+    const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1 AND datistemplate', [name]);
+    if (!rowCount) {
+      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await migrateDatabase(withDatabase(SERVER_URL, name));
+      await admin.query(`ALTER DATABASE "${name}" WITH IS_TEMPLATE true`);
+    }
+  } finally {
+    await admin.end();
+  }
+  project.provide('templateDatabase', name);
+}

@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { createTern, type Tern } from '../../src/app.js';
+import { loadConfig, type Role } from '../../src/config.js';
+import { createDependencies } from '../../src/deps.js';
+import { ManualClock } from './clock.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
+import { REDIS_URL } from './server-url.js';
+
+export interface HttpResult<Body = any> {
+  status: number;
+  headers: Headers;
+  body: Body;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Sent as is, instead of JSON-encoding `body`. */
+  rawBody?: string | Buffer;
+  token?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestAccount {
+  account: string;
+  email: string;
+  password: string;
+  token: string;
+}
+
+export interface TestTern {
+  url: string;
+  tern: Tern;
+  clock: ManualClock;
+  database: TestDatabase;
+  redisPrefix: string;
+  request<Body = any>(method: string, path: string, options?: RequestOptions): Promise<HttpResult<Body>>;
+  graphql(query: string, variables?: Record<string, unknown>, token?: string): Promise<HttpResult>;
+  createAccount(email?: string, password?: string): Promise<TestAccount>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A whole Tern (API and workers) on a database and Redis prefix of its own, listening on a
+ * free loopback port and driven over real HTTP.
+ */
+export async function startTern(options: { env?: Record<string, string>; role?: Role } = {}): Promise<TestTern> {
+  const database = await createTestDatabase();
+  const redisPrefix = `tern_test_${randomBytes(6).toString('hex')}`;
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATABASE_URL: database.url,
+    REDIS_URL,
+    REDIS_PREFIX: redisPrefix,
+    JWT_SECRET: 'test-secret-that-is-at-least-32-bytes-long',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...options.env,
+  });
+  const clock = new ManualClock();
+  const tern = createTern(createDependencies(config, { clock, logger: pino({ level: config.logLevel }) }), options.role ?? 'all');
+  const url = (await tern.start()) ?? '';
+
+  const request = async (method: string, path: string, opts: RequestOptions = {}) => {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    let body: string | Buffer | undefined = opts.rawBody;
+    if (body === undefined && opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(`${url}${path}`, { method, headers, body: body as BodyInit | undefined });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      // Not JSON: the raw text is what the test gets to look at.
+    }
+    return { status: response.status, headers: response.headers, body: parsed as any };
+  };
+
+  const harness: TestTern = {
+    url,
+    tern,
+    clock,
+    database,
+    redisPrefix,
+    request,
+    graphql: (query, variables, token) => request('POST', '/graphql', { body: { query, variables }, token }),
+    async createAccount(email = `user-${randomBytes(4).toString('hex')}@example.com`, password = 'correct horse battery') {
+      const { account } = await tern.services.accounts.create({ email, password });
+      const login = await request('POST', '/v1/auth/login', { body: { email, password } });
+      return { account, email, password, token: login.body.token };
+    },
+    async stop() {
+      await tern.stop();
+      await database.drop();
+      await deleteRedisKeys(redisPrefix);
+    },
+  };
+  return harness;
+}
+
+async function deleteRedisKeys(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS_URL);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -1,0 +1,23 @@
+import { createRequire } from 'node:module';
+import { defineConfig } from 'vitest/config';
+
+const require = createRequire(import.meta.url);
+
+export default defineConfig({
+  resolve: {
+    // Node loads graphql's CommonJS build for the dependencies (Pothos, Yoga); the project's own
+    // modules must get the same copy, not the .mjs one Vite would pick, or schemas cross realms.
+    alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
+  },
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
+    pool: 'forks',
+    // Each file has its own database and Redis prefix, so files run side by side; the
+    // machines have two cores and most of a test's time is spent waiting on I/O.
+    maxWorkers: 4,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    env: { NODE_ENV: 'test' },
+  },
+});
