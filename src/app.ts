@@ -1,21 +1,27 @@
 import type { FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
+import type { Carrier } from './carriers/carrier.js';
+import { createCarrier } from './carriers/index.js';
 import type { Role } from './config.js';
 import type { Dependencies } from './deps.js';
 import { closeDependencies } from './deps.js';
 import { createSchema } from './graphql/schema.js';
 import { createHttpServer } from './http/server.js';
 import { startWorkers, type RunningWorkers, type WorkerFactory } from './jobs/workers.js';
+import { startMessageRecovery } from './modules/messages/message-recovery.js';
+import { createMessageSendWorker } from './modules/messages/message-send.worker.js';
 import { createServices, type Services } from './services.js';
 
 /** The service's BullMQ workers; the worker role runs all of them. */
-export const WORKERS: readonly WorkerFactory[] = [];
+export const WORKERS: readonly WorkerFactory[] = [createMessageSendWorker];
 
 export interface Tern {
   deps: Dependencies;
   services: Services;
   schema: GraphQLSchema;
   http: FastifyInstance | null;
+  /** The carrier of the worker role; null in an API-only process. */
+  carrier: Carrier | null;
   /** Listens (API role) and starts the workers (worker role); resolves to the API's address. */
   start(): Promise<string | null>;
   /** Stops taking requests, drains in-flight requests and jobs, then closes connections. */
@@ -26,24 +32,33 @@ export function createTern(deps: Dependencies, role: Role): Tern {
   const services = createServices(deps);
   const schema = createSchema(services, deps.prisma, { strictQueries: deps.config.env !== 'production' });
   const http = role === 'worker' ? null : createHttpServer({ deps, services, schema });
+  const carrier = role === 'api' ? null : createCarrier(deps.config, deps);
   let workers: RunningWorkers | null = null;
+  let recovery: { stop(): Promise<void> } | null = null;
 
   return {
     deps,
     services,
     schema,
     http,
+    carrier,
     async start() {
-      await deps.redis.connect();
-      if (role !== 'api') {
-        workers = startWorkers(WORKERS, deps, services);
-        deps.logger.info({ workers: workers.names }, 'workers started');
+      if (deps.redis.status === 'wait') await deps.redis.connect();
+      if (carrier) {
+        await carrier.start({
+          deliveryReport: (report) => services.messages.applyDeliveryReport(carrier.name, report),
+          inbound: (message) => services.messages.recordInbound(carrier.name, message),
+        });
+        workers = startWorkers(WORKERS, { deps, services, carrier });
+        recovery = startMessageRecovery(deps, services);
+        deps.logger.info({ workers: workers.names, carrier: carrier.name }, 'workers started');
       }
       if (!http) return null;
       return http.listen({ host: deps.config.host, port: deps.config.port });
     },
     async stop() {
-      await Promise.all([http?.close(), workers?.close()]);
+      await Promise.all([http?.close(), workers?.close(), recovery?.stop()]);
+      await carrier?.stop();
       await closeDependencies(deps);
     },
   };

@@ -13,6 +13,13 @@ const environmentSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CARRIER: z.enum(['simulator']).default('simulator'),
   SIMULATOR_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(200),
+  SIMULATOR_SUBMIT_LATENCY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
+  SEND_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(32),
+  CARRIER_MAX_PER_SECOND: z.coerce.number().int().min(1).optional(),
+  RECOVERY_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
+  RECOVERY_AFTER_MS: z.coerce.number().int().min(100).default(15_000),
+  CLAIM_LEASE_MS: z.coerce.number().int().min(100).default(60_000),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(20),
   GRAPHIQL: booleanFlag.optional(),
   GRAPHQL_INTROSPECTION: booleanFlag.optional(),
   DEMO_ACCOUNT: booleanFlag.optional(),
@@ -32,6 +39,13 @@ export interface Config {
   logLevel: string;
   carrier: 'simulator';
   simulatorDelayMs: number;
+  simulatorSubmitLatencyMs: number;
+  sendConcurrency: number;
+  carrierMaxPerSecond: number | null;
+  recoveryIntervalMs: number;
+  recoveryAfterMs: number;
+  claimLeaseMs: number;
+  databasePoolSize: number;
   graphiql: boolean;
   introspection: boolean;
   demoAccount: boolean;
@@ -79,6 +93,13 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     logLevel: env.LOG_LEVEL,
     carrier: env.CARRIER,
     simulatorDelayMs: env.SIMULATOR_DELAY_MS,
+    simulatorSubmitLatencyMs: env.SIMULATOR_SUBMIT_LATENCY_MS,
+    sendConcurrency: env.SEND_CONCURRENCY,
+    carrierMaxPerSecond: env.CARRIER_MAX_PER_SECOND ?? null,
+    recoveryIntervalMs: env.RECOVERY_INTERVAL_MS,
+    recoveryAfterMs: env.RECOVERY_AFTER_MS,
+    claimLeaseMs: env.CLAIM_LEASE_MS,
+    databasePoolSize: env.DATABASE_POOL_SIZE,
     graphiql: env.GRAPHIQL ?? !production,
     introspection: env.GRAPHQL_INTROSPECTION ?? !production,
     demoAccount: env.DEMO_ACCOUNT ?? !production,

@@ -1,9 +1,11 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { createPrismaClient } from './db/prisma.js';
 import type { PrismaClient } from './generated/prisma/client.js';
+import { createQueues, type Queues } from './jobs/queues.js';
+import { createProducerConnection } from './jobs/redis-connections.js';
 
 /** Everything with a connection or a clock in it, made once per process and passed down. */
 export interface Dependencies {
@@ -13,6 +15,8 @@ export interface Dependencies {
   prisma: PrismaClient;
   /** For commands on the request path: fails fast instead of queueing while Redis is away. */
   redis: Redis;
+  /** Producers of every queue, on the same fail-fast connection. */
+  queues: Queues;
 }
 
 export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
@@ -23,22 +27,20 @@ export function createDependencies(
   config: Config,
   overrides: Partial<Pick<Dependencies, 'clock' | 'logger'>> = {},
 ): Dependencies {
+  const redis = createProducerConnection(config.redisUrl);
   return {
     config,
     logger: overrides.logger ?? createLogger(config),
     clock: overrides.clock ?? systemClock,
-    prisma: createPrismaClient(config.databaseUrl),
-    redis: new Redis(config.redisUrl, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      connectTimeout: 5_000,
-    }),
+    prisma: createPrismaClient(config.databaseUrl, config.databasePoolSize),
+    redis,
+    queues: createQueues(redis, config.redisPrefix),
   };
 }
 
 export async function closeDependencies(deps: Dependencies): Promise<void> {
-  // A lazy connection that never connected has nothing to quit, and quit() would wait on it.
-  const redisClosed = deps.redis.status === 'wait' ? Promise.resolve(deps.redis.disconnect()) : deps.redis.quit();
+  await deps.queues.close().catch(() => undefined);
+  // Only a ready connection can quit politely; one still connecting would be kept alive by quit().
+  const redisClosed = deps.redis.status === 'ready' ? deps.redis.quit() : Promise.resolve(deps.redis.disconnect());
   await Promise.allSettled([deps.prisma.$disconnect(), redisClosed]);
 }

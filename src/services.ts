@@ -1,6 +1,7 @@
 import type { Dependencies } from './deps.js';
 import { AccountService } from './modules/accounts/accounts.service.js';
 import { TokenService } from './modules/accounts/tokens.js';
+import { MessageService } from './modules/messages/messages.service.js';
 import { SettingsService } from './modules/settings/settings.service.js';
 
 /** The domain layer: every rule of the service lives behind these, shared by GraphQL, /v1 and the workers. */
@@ -8,6 +9,7 @@ export interface Services {
   tokens: TokenService;
   accounts: AccountService;
   settings: SettingsService;
+  messages: MessageService;
 }
 
 export function createServices(deps: Dependencies): Services {
@@ -16,5 +18,6 @@ export function createServices(deps: Dependencies): Services {
     tokens,
     accounts: new AccountService(deps.prisma, tokens),
     settings: new SettingsService(deps.prisma),
+    messages: new MessageService(deps.prisma, deps.clock, deps.queues, deps.logger.child({ module: 'messages' })),
   };
 }

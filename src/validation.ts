@@ -36,7 +36,6 @@ function issueOf(problem: z.core.$ZodIssue): Issue {
     case 'invalid_type':
       return problem.input === undefined || problem.input === null ? 'required' : 'invalid_value';
     case 'too_small':
-      if (problem.origin === 'string' && problem.minimum === 1 && problem.input === '') return 'required';
       return problem.origin === 'string' || problem.origin === 'array' ? 'too_short' : 'invalid_value';
     case 'too_big':
       return problem.origin === 'string' || problem.origin === 'array' ? 'too_long' : 'invalid_value';

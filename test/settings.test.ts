@@ -104,8 +104,8 @@ describe('settings through GraphQL', () => {
     const result = await client.request(UpdateSettingsDocument, { input: { timezone: 'Nowhere/City' } });
     expect(result.updateSettings).toMatchObject({
       __typename: 'ValidationError',
-      code: 'validation_error',
-      details: [{ field: 'timezone', issue: 'invalid_value' }],
+      error_code: 'validation_error',
+      error_details: [{ field: 'timezone', issue: 'invalid_value' }],
     });
   });
 });

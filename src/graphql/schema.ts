@@ -4,6 +4,7 @@ import type { Services } from '../services.js';
 import { createBuilder } from './builder.js';
 import { addAccountTypes } from './types/accounts.js';
 import { addCommonTypes } from './types/common.js';
+import { addMessageTypes } from './types/messages.js';
 import { addSettingsTypes } from './types/settings.js';
 
 export function createSchema(services: Services, prisma: PrismaClient, options: { strictQueries: boolean }): GraphQLSchema {
@@ -11,5 +12,6 @@ export function createSchema(services: Services, prisma: PrismaClient, options: 
   addCommonTypes(builder);
   addAccountTypes(builder, services);
   addSettingsTypes(builder, services);
+  addMessageTypes(builder, services);
   return builder.toSchema({ sortSchema: true });
 }

@@ -10,5 +10,5 @@ export function createWorkerConnection(redisUrl: string): Redis {
 }
 
 export function createProducerConnection(redisUrl: string): Redis {
-  return new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 5_000 });
+  return new Redis(redisUrl, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 5_000 });
 }

@@ -124,8 +124,11 @@ function sendResult(
   if (value === null || value === undefined) throw new Error(`operation ${route.operation} returned no ${resultKey}`);
   const { __typename: typename, ...fields } = value;
   if (typeof typename === 'string' && errorTypes.has(typename)) {
-    const details = (fields.details as FieldIssue[] | undefined)?.map((d) => ({ ...d, field: snakeCase(d.field) }));
-    return sendError(reply, String(fields.code), String(fields.message), details);
+    const details = (fields.error_details as FieldIssue[] | undefined)?.map((d) => ({ ...d, field: snakeCase(d.field) }));
+    return sendError(reply, String(fields.error_code), String(fields.error_message), details);
+  }
+  for (const name of route.omitNull ?? []) {
+    if (fields[name] === null) delete fields[name];
   }
   return reply.status(route.status).send({ ...fields, request: reply.request.id });
 }

@@ -23,7 +23,19 @@ export interface RestRoute {
   body?: string;
   /** Request header → variable. */
   headers?: Record<string, string>;
+  /** Response fields left out when null (the spec shows them only when they have a value). */
+  omitNull?: readonly string[];
 }
+
+const sendMessage = {
+  operation: 'SendMessage',
+  body: 'input',
+  headers: { 'Idempotency-Key': 'idempotencyKey' },
+  status: 202,
+  omitNull: ['campaign'],
+} as const;
+
+const page = { page: 'page', per_page: 'perPage' };
 
 export const routes: readonly RestRoute[] = [
   {
@@ -49,5 +61,41 @@ export const routes: readonly RestRoute[] = [
     body: 'input',
     status: 200,
     summary: 'Change the time zone or the default sender',
+  },
+  {
+    method: 'POST',
+    path: '/v1/messages/send',
+    ...sendMessage,
+    summary: 'Send one SMS; answers 202 once the message is stored. Idempotency-Key makes a retry safe for 24 hours',
+  },
+  {
+    method: 'POST',
+    path: '/v1/messages',
+    ...sendMessage,
+    summary: 'The same as POST /v1/messages/send',
+  },
+  {
+    method: 'POST',
+    path: '/v1/messages/preview',
+    operation: 'PreviewMessage',
+    body: 'input',
+    status: 200,
+    summary: 'Encoding, segments and the characters that force UCS-2, for a text; sends nothing',
+  },
+  {
+    method: 'GET',
+    path: '/v1/messages',
+    operation: 'Messages',
+    query: { status: 'status', campaign: 'campaign', to: 'to', ...page },
+    status: 200,
+    summary: 'List messages, newest first, filtered by status, campaign or destination',
+  },
+  {
+    method: 'GET',
+    path: '/v1/messages/:message',
+    operation: 'Message',
+    params: { message: 'id' },
+    status: 200,
+    summary: 'Read one message with its status history',
   },
 ];

@@ -1,0 +1,74 @@
+/**
+ * What Tern needs of a carrier. The simulator and SMPP implement it; nothing outside
+ * src/carriers knows which one is in use.
+ */
+export interface OutboundSms {
+  /** Our message id: the carrier's client reference. */
+  reference: string;
+  to: string;
+  text: string;
+  encoding: 'GSM-7' | 'UCS-2';
+  segments: number;
+  /** The sender to show, when the account has one. */
+  from: string | null;
+}
+
+export interface SubmitResult {
+  carrierMessageId: string;
+}
+
+export interface DeliveryReport {
+  carrierMessageId: string;
+  /** Our message id, for carriers that echo it back. */
+  reference?: string;
+  status: 'delivered' | 'failed';
+  at: Date;
+  error?: { code: string; message: string };
+}
+
+export interface InboundSms {
+  carrierMessageId: string;
+  from: string;
+  to: string | null;
+  text: string;
+  at: Date;
+  /** The outbound message this answers, for carriers that know it. */
+  inReplyTo?: string;
+}
+
+/** Where a carrier hands what it receives; implemented by the messages domain. */
+export interface CarrierEventSink {
+  deliveryReport(report: DeliveryReport): Promise<void>;
+  inbound(message: InboundSms): Promise<void>;
+}
+
+export interface Carrier {
+  readonly name: string;
+  /**
+   * True when submitting the same reference twice transmits it once. Only then may a send
+   * whose outcome is unknown (the worker died during the call) be retried.
+   */
+  readonly deduplicatesByReference: boolean;
+  start(sink: CarrierEventSink): Promise<void>;
+  send(message: OutboundSms): Promise<SubmitResult>;
+  stop(): Promise<void>;
+}
+
+/** The carrier refused the message for good: it is failed, not retried. */
+export class CarrierRejectedError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'CarrierRejectedError';
+  }
+}
+
+/** The carrier could not be reached and certainly did not take the message: retry later. */
+export class CarrierUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CarrierUnavailableError';
+  }
+}

@@ -1,0 +1,16 @@
+import type { Config } from '../config.js';
+import type { Dependencies } from '../deps.js';
+import type { Carrier } from './carrier.js';
+import { SimulatorCarrier } from './simulator-carrier.js';
+
+/** The carrier named by CARRIER; the only place that knows the choice. */
+export function createCarrier(config: Config, deps: Pick<Dependencies, 'prisma' | 'clock' | 'logger'>): Carrier {
+  switch (config.carrier) {
+    case 'simulator':
+      return new SimulatorCarrier(deps.prisma, deps.clock, deps.logger.child({ carrier: 'simulator' }), {
+        delayMs: config.simulatorDelayMs,
+        submitLatencyMs: config.simulatorSubmitLatencyMs,
+        pollMs: Math.min(100, Math.max(10, config.simulatorDelayMs)),
+      });
+  }
+}

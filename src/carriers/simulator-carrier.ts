@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Carrier, CarrierEventSink, OutboundSms, SubmitResult } from './carrier.js';
+
+export interface SimulatorOptions {
+  /** How long after a submit the delivery report comes. */
+  delayMs: number;
+  /** How long the simulated carrier takes to acknowledge a submit. */
+  submitLatencyMs: number;
+  pollMs: number;
+}
+
+interface DueSubmission {
+  reference: string;
+  carrier_message_id: string;
+  to: string;
+}
+
+const BATCH = 500;
+const REPORT_CONCURRENCY = 16;
+// A report batch taken by a worker that then dies is taken again after this long.
+const LOCK_MS = 30_000;
+export const SIMULATED_REPLY = 'Thanks, got it';
+
+/**
+ * The default carrier, decisions.md's simulator: every message is delivered `delayMs` after it
+ * is sent, except that numbers ending 0001 fail (unreachable) and numbers ending 0002 are
+ * delivered and then reply. It runs inside the worker and reports through the same sink a real
+ * carrier does; its state is a table, so reports survive crashes of the worker and of Redis.
+ */
+export class SimulatorCarrier implements Carrier {
+  readonly name = 'simulator';
+  readonly deduplicatesByReference = true;
+  private sink: CarrierEventSink | null = null;
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly options: SimulatorOptions,
+  ) {}
+
+  async start(sink: CarrierEventSink): Promise<void> {
+    this.sink = sink;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+  }
+
+  async send(message: OutboundSms): Promise<SubmitResult> {
+    const now = this.clock.now();
+    const reportAt = new Date(now.getTime() + this.options.delayMs);
+    // The same reference twice is the same submission: the first one's id comes back.
+    const [row] = await this.prisma.$queryRaw<{ carrier_message_id: string }[]>`
+      INSERT INTO simulated_submissions (reference, carrier_message_id, "to", text, submitted_at, report_at)
+      VALUES (${message.reference}, ${`sim_${randomUUID()}`}, ${message.to}, ${message.text}, ${now}, ${reportAt})
+      ON CONFLICT (reference) DO UPDATE SET reference = EXCLUDED.reference
+      RETURNING carrier_message_id`;
+    if (this.options.submitLatencyMs > 0) await sleep(this.options.submitLatencyMs);
+    this.wake?.();
+    return { carrierMessageId: row!.carrier_message_id };
+  }
+
+  /** How many distinct submissions the simulated network has taken for a reference (0 or 1). */
+  async transmissions(reference: string): Promise<number> {
+    return this.prisma.simulatedSubmission.count({ where: { reference } });
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let due: DueSubmission[] = [];
+      try {
+        due = await this.takeDue();
+        await this.report(due);
+      } catch (error) {
+        this.logger.error({ err: error }, 'simulator could not report');
+      }
+      if (due.length < BATCH && this.running) {
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+          setTimeout(resolve, this.options.pollMs).unref();
+        });
+        this.wake = null;
+      }
+    }
+  }
+
+  private async takeDue(): Promise<DueSubmission[]> {
+    const now = this.clock.now();
+    return this.prisma.$queryRaw<DueSubmission[]>`
+      UPDATE simulated_submissions SET locked_until = ${new Date(now.getTime() + LOCK_MS)}
+      WHERE reference IN (
+        SELECT reference FROM simulated_submissions
+        WHERE report_at <= ${now} AND reported_at IS NULL AND (locked_until IS NULL OR locked_until < ${now})
+        ORDER BY report_at
+        LIMIT ${BATCH}
+        FOR UPDATE SKIP LOCKED)
+      RETURNING reference, carrier_message_id, "to"`;
+  }
+
+  private async report(due: DueSubmission[]): Promise<void> {
+    const sink = this.sink;
+    if (!sink || due.length === 0) return;
+    const reported: string[] = [];
+    for (let start = 0; start < due.length; start += REPORT_CONCURRENCY) {
+      const chunk = due.slice(start, start + REPORT_CONCURRENCY);
+      const results = await Promise.allSettled(chunk.map((submission) => this.reportOne(sink, submission)));
+      results.forEach((result, index) => {
+        if (result.status === 'fulfilled') reported.push(chunk[index]!.reference);
+        else this.logger.warn({ err: result.reason, reference: chunk[index]!.reference }, 'simulator report failed; will retry');
+      });
+    }
+    if (reported.length > 0) {
+      await this.prisma.simulatedSubmission.updateMany({
+        where: { reference: { in: reported } },
+        data: { reportedAt: this.clock.now() },
+      });
+    }
+  }
+
+  private async reportOne(sink: CarrierEventSink, submission: DueSubmission): Promise<void> {
+    const at = this.clock.now();
+    const base = { carrierMessageId: submission.carrier_message_id, reference: submission.reference, at };
+    if (submission.to.endsWith('0001')) {
+      await sink.deliveryReport({ ...base, status: 'failed', error: { code: 'unreachable', message: 'The destination is unreachable' } });
+      return;
+    }
+    await sink.deliveryReport({ ...base, status: 'delivered' });
+    if (submission.to.endsWith('0002')) {
+      await sink.inbound({
+        carrierMessageId: `${submission.carrier_message_id}_reply`,
+        from: submission.to,
+        to: null,
+        text: SIMULATED_REPLY,
+        at,
+        inReplyTo: submission.reference,
+      });
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,39 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+export const QUEUE_NAMES = {
+  messageSend: 'message-send',
+} as const;
+
+export interface MessageSendJob {
+  messageId: string;
+}
+
+export interface Queues {
+  messageSend: Queue<MessageSendJob>;
+  close(): Promise<void>;
+}
+
+/**
+ * The producers of every queue, on one fail-fast connection. Job ids are the ids of the rows
+ * they work on, so that adding the same work twice (a retry, the recovery sweep) is a no-op.
+ */
+export function createQueues(connection: Redis, prefix: string): Queues {
+  const messageSend = new Queue<MessageSendJob>(QUEUE_NAMES.messageSend, {
+    connection,
+    prefix,
+    defaultJobOptions: {
+      attempts: 8,
+      backoff: { type: 'exponential', delay: 1_000 },
+      // PostgreSQL holds the state; finished jobs only need to be gone so the same id can be re-added.
+      removeOnComplete: true,
+      removeOnFail: true,
+    },
+  });
+  return {
+    messageSend,
+    close: async () => {
+      await messageSend.close();
+    },
+  };
+}
