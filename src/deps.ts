@@ -27,14 +27,19 @@ export function createDependencies(
   config: Config,
   overrides: Partial<Pick<Dependencies, 'clock' | 'logger'>> = {},
 ): Dependencies {
+  const logger = overrides.logger ?? createLogger(config);
   const redis = createProducerConnection(config.redisUrl);
+  // While Redis is away ioredis reconnects on its own; say so once per attempt, not as a crash.
+  redis.on('error', (error) => logger.warn({ err: error }, 'Redis connection error'));
+  const queues = createQueues(redis, config.redisPrefix);
+  queues.messageSend.on('error', (error) => logger.warn({ err: error }, 'queue error'));
   return {
     config,
-    logger: overrides.logger ?? createLogger(config),
+    logger,
     clock: overrides.clock ?? systemClock,
     prisma: createPrismaClient(config.databaseUrl, config.databasePoolSize),
     redis,
-    queues: createQueues(redis, config.redisPrefix),
+    queues,
   };
 }
 

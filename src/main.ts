@@ -26,28 +26,17 @@ async function main() {
   for (const warning of config.warnings) logger.warn(warning);
 
   try {
+    await checkRedis(config.redisUrl);
     const applied = await migrateDatabase(config.databaseUrl, { log: (message) => logger.info(message) });
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
-    await checkRedis(config.redisUrl);
   } catch (error) {
     if (error instanceof UnreachableError) fail(error.message);
     throw error;
   }
 
   const tern = createTern(createDependencies(config, { logger }), role);
-  const address = await tern.start();
-  logger.info({ role, address }, 'tern started');
-
-  if (config.demoAccount && role !== 'worker') {
-    const demo = await tern.services.accounts.createDemoAccountIfEmpty();
-    if (demo) {
-      process.stdout.write(
-        `\nDemo account created (shown once): e-mail ${demo.email}  password ${demo.password}\n` +
-          `Log in: curl -s ${address}/v1/auth/login -H 'Content-Type: application/json' -d '{"email":"${demo.email}","password":"${demo.password}"}'\n\n`,
-      );
-    }
-  }
-
+  // Handlers go in before start: a SIGTERM while starting must still drain, not kill.
+  const started = tern.start();
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -58,19 +47,35 @@ async function main() {
       process.exit(1);
     }, config.shutdownTimeoutMs);
     deadline.unref();
-    tern.stop().then(
-      () => {
-        logger.info('stopped');
-        process.exit(0);
-      },
-      (error: unknown) => {
-        logger.error({ err: error }, 'error while stopping');
-        process.exit(1);
-      },
-    );
+    started
+      .catch(() => undefined)
+      .then(() => tern.stop())
+      .then(
+        () => {
+          logger.info('stopped');
+          process.exit(0);
+        },
+        (error: unknown) => {
+          logger.error({ err: error }, 'error while stopping');
+          process.exit(1);
+        },
+      );
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+
+  const address = await started;
+  logger.info({ role, address }, 'tern started');
+
+  if (config.demoAccount && role !== 'worker' && !stopping) {
+    const demo = await tern.services.accounts.createDemoAccountIfEmpty();
+    if (demo) {
+      process.stdout.write(
+        `\nDemo account created (shown once): e-mail ${demo.email}  password ${demo.password}\n` +
+          `Log in: curl -s ${address}/v1/auth/login -H 'Content-Type: application/json' -d '{"email":"${demo.email}","password":"${demo.password}"}'\n\n`,
+      );
+    }
+  }
 }
 
 main().catch((error: unknown) => {

@@ -25,12 +25,16 @@ export async function checkRedis(redisUrl: string): Promise<void> {
     connectTimeout: 5_000,
     retryStrategy: () => null,
   });
-  redis.on('error', () => undefined);
+  // ioredis rejects connect() with a generic "Connection is closed"; the cause comes as an event.
+  let cause: unknown;
+  redis.on('error', (error) => {
+    cause ??= error;
+  });
   try {
     await redis.connect();
     await redis.ping();
   } catch (error) {
-    throw new UnreachableError('Redis', redisUrl, error);
+    throw new UnreachableError('Redis', redisUrl, cause ?? error);
   } finally {
     redis.disconnect();
   }

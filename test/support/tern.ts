@@ -38,6 +38,8 @@ export interface TestTern {
   request<Body = any>(method: string, path: string, options?: RequestOptions): Promise<HttpResult<Body>>;
   graphql(query: string, variables?: Record<string, unknown>, token?: string): Promise<HttpResult>;
   createAccount(email?: string, password?: string): Promise<TestAccount>;
+  /** A fresh token for the account, as of the harness clock. */
+  login(account: TestAccount): Promise<TestAccount>;
   stop(): Promise<void>;
 }
 
@@ -92,8 +94,11 @@ export async function startTern(options: { env?: Record<string, string>; role?: 
     graphql: (query, variables, token) => request('POST', '/graphql', { body: { query, variables }, token }),
     async createAccount(email = `user-${randomBytes(4).toString('hex')}@example.com`, password = 'correct horse battery') {
       const { account } = await tern.services.accounts.create({ email, password });
-      const login = await request('POST', '/v1/auth/login', { body: { email, password } });
-      return { account, email, password, token: login.body.token };
+      return harness.login({ account, email, password, token: '' });
+    },
+    async login(account) {
+      const response = await request('POST', '/v1/auth/login', { body: { email: account.email, password: account.password } });
+      return { ...account, token: response.body.token };
     },
     async stop() {
       await tern.stop();
@@ -104,7 +109,7 @@ export async function startTern(options: { env?: Record<string, string>; role?: 
   return harness;
 }
 
-async function deleteRedisKeys(prefix: string): Promise<void> {
+export async function deleteRedisKeys(prefix: string): Promise<void> {
   const redis = new Redis(REDIS_URL);
   try {
     let cursor = '0';

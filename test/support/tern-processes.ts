@@ -1,0 +1,181 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Role } from '../../src/config.js';
+
+// Tern and Redis as real child processes, for tests about what survives a process dying.
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+// The machines have two cores and tsx compiles the sources on every start.
+const START_TIMEOUT_MS = 20_000;
+const EXIT_TIMEOUT_MS = 10_000;
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface ChildHandle {
+  readonly child: ChildProcess;
+  readonly name: string;
+  /** Settles on 'close' rather than 'exit': by then every byte the child wrote has been read. */
+  readonly closed: Promise<Exit>;
+  /** The command and everything it printed, for failure messages. */
+  transcript(): string;
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  /** Sends the signal and waits for the process to be gone. */
+  stop(signal?: NodeJS.Signals): Promise<Exit>;
+}
+
+export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Calls `probe` every `intervalMs` until it returns something other than undefined, and
+ * returns that; past the deadline it throws with `describe()`'s account of the last state.
+ */
+export async function pollUntil<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  options: { timeoutMs: number; intervalMs?: number; describe?: () => Promise<string> | string },
+): Promise<T> {
+  const deadline = Date.now() + options.timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() >= deadline) {
+      const state = options.describe ? `; last state: ${await options.describe()}` : '';
+      throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${what}${state}`);
+    }
+    await sleep(options.intervalMs ?? 150);
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Children still running; `killAll` is the clean-up that works whatever a test got to. */
+const running = new Set<ChildHandle>();
+
+export async function killAll(): Promise<void> {
+  await Promise.all([...running].map((handle) => handle.stop('SIGKILL').catch(() => undefined)));
+}
+
+export function spawnChild(name: string, command: string, args: string[], env: Record<string, string>): ChildHandle {
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  let isClosed = false;
+  const closed = new Promise<Exit>((resolve) => {
+    // A command that cannot be started emits 'error' and, with stdio piped, still 'close'.
+    child.once('error', (error) => (output += `\n[spawn error] ${error.message}\n`));
+    child.once('close', (code, signal) => {
+      isClosed = true;
+      running.delete(handle);
+      resolve({ code, signal });
+    });
+  });
+  const transcript = () => `${name}: ${command} ${args.join(' ')}\n${output}`;
+
+  const handle: ChildHandle = {
+    child,
+    name,
+    closed,
+    transcript,
+    waitForOutput(pattern, timeoutMs = START_TIMEOUT_MS) {
+      return new Promise((resolve, reject) => {
+        const settle = (outcome: () => void) => {
+          clearTimeout(timer);
+          child.stdout!.off('data', check);
+          child.stderr!.off('data', check);
+          child.off('close', check);
+          outcome();
+        };
+        // Registered after the listeners that append to `output`, so it is current here.
+        const check = () => {
+          if (pattern.test(output)) settle(resolve);
+          else if (isClosed) settle(() => reject(new Error(`exited before printing ${pattern}:\n${transcript()}`)));
+        };
+        const timer = setTimeout(() => settle(() => reject(new Error(`no ${pattern} within ${timeoutMs} ms:\n${transcript()}`))), timeoutMs);
+        child.stdout!.on('data', check);
+        child.stderr!.on('data', check);
+        child.once('close', check);
+        check();
+      });
+    },
+    async stop(signal = 'SIGTERM') {
+      if (!isClosed) child.kill(signal);
+      return withDeadline(closed, EXIT_TIMEOUT_MS, `${name} to exit after ${signal}`);
+    },
+  };
+  running.add(handle);
+  return handle;
+}
+
+/** Only what the child needs: nothing of vitest's own environment leaks into Tern. */
+function baseEnv(): Record<string, string> {
+  const env: Record<string, string> = { NODE_ENV: 'test' };
+  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+/** One Tern process of the given role, resolved once it has logged that it started. */
+export async function startTernProcess(role: Role, env: Record<string, string>): Promise<ChildHandle> {
+  // Node with the tsx loader, not `npx tsx`: one process to signal, and no npm start-up cost.
+  const handle = spawnChild(`tern ${role}`, process.execPath, ['--import', 'tsx', 'src/main.ts', role], { ...baseEnv(), LOG_LEVEL: 'info', ...env });
+  await handle.waitForOutput(/"msg":"tern started"/);
+  return handle;
+}
+
+/** `src/cli.ts` with the given arguments; its JSON line on success. */
+export async function runCli(args: string[], env: Record<string, string>): Promise<any> {
+  const handle = spawnChild('tern cli', process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { ...baseEnv(), ...env });
+  const exit = await withDeadline(handle.closed, START_TIMEOUT_MS, `the CLI: ${handle.transcript()}`);
+  if (exit.code !== 0) throw new Error(`the CLI exited with ${exit.code ?? exit.signal}:\n${handle.transcript()}`);
+  const line = handle
+    .transcript()
+    .split('\n')
+    .find((text) => text.startsWith('{"account"'));
+  if (!line) throw new Error(`the CLI printed no account:\n${handle.transcript()}`);
+  return JSON.parse(line);
+}
+
+export interface RedisServer {
+  port: number;
+  url: string;
+  handle: ChildHandle;
+}
+
+/**
+ * A Redis of the test's own, which it may kill and restart, unlike the machine's shared one.
+ * No persistence and an empty directory of its own, so a restart starts with nothing.
+ */
+export async function startRedisServer(port: number): Promise<RedisServer> {
+  const dir = await mkdtemp(join(tmpdir(), 'tern-redis-'));
+  const handle = spawnChild(`redis-server :${port}`, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], baseEnv());
+  void handle.closed.then(() => rm(dir, { recursive: true, force: true }));
+  await handle.waitForOutput(/Ready to accept connections/, 10_000);
+  return { port, url: `redis://127.0.0.1:${port}`, handle };
+}
