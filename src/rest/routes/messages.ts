@@ -1,0 +1,49 @@
+import type { RestRoute } from '../route-table.js';
+import { PAGE_QUERY } from './pagination.js';
+
+const sendMessage = {
+  operation: 'SendMessage',
+  body: 'input',
+  headers: { 'Idempotency-Key': 'idempotencyKey' },
+  status: 202,
+  omitNull: ['campaign'],
+} as const;
+
+export const messageRoutes: readonly RestRoute[] = [
+  {
+    method: 'POST',
+    path: '/v1/messages/send',
+    ...sendMessage,
+    summary: 'Send one SMS; answers 202 once the message is stored. Idempotency-Key makes a retry safe for 24 hours',
+  },
+  {
+    method: 'POST',
+    path: '/v1/messages',
+    ...sendMessage,
+    summary: 'The same as POST /v1/messages/send',
+  },
+  {
+    method: 'POST',
+    path: '/v1/messages/preview',
+    operation: 'PreviewMessage',
+    body: 'input',
+    status: 200,
+    summary: 'Encoding, segments and the characters that force UCS-2, for a text; sends nothing',
+  },
+  {
+    method: 'GET',
+    path: '/v1/messages',
+    operation: 'Messages',
+    query: { status: 'status', campaign: 'campaign', to: 'to', ...PAGE_QUERY },
+    status: 200,
+    summary: 'List messages, newest first, filtered by status, campaign or destination',
+  },
+  {
+    method: 'GET',
+    path: '/v1/messages/:message',
+    operation: 'Message',
+    params: { message: 'id' },
+    status: 200,
+    summary: 'Read one message with its status history',
+  },
+];
