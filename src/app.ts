@@ -7,13 +7,14 @@ import type { Dependencies } from './deps.js';
 import { closeDependencies } from './deps.js';
 import { createSchema } from './graphql/schema.js';
 import { createHttpServer } from './http/server.js';
+import { startRecovery } from './jobs/recovery.js';
 import { startWorkers, type RunningWorkers, type WorkerFactory } from './jobs/workers.js';
-import { startMessageRecovery } from './modules/messages/message-recovery.js';
+import { createCampaignDispatchWorker } from './modules/campaigns/campaign-dispatch.worker.js';
 import { createMessageSendWorker } from './modules/messages/message-send.worker.js';
 import { createServices, type Services } from './services.js';
 
 /** The service's BullMQ workers; the worker role runs all of them. */
-export const WORKERS: readonly WorkerFactory[] = [createMessageSendWorker];
+export const WORKERS: readonly WorkerFactory[] = [createMessageSendWorker, createCampaignDispatchWorker];
 
 export interface Tern {
   deps: Dependencies;
@@ -50,7 +51,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
           inbound: (message) => services.messages.recordInbound(carrier.name, message),
         });
         workers = startWorkers(WORKERS, { deps, services, carrier });
-        recovery = startMessageRecovery(deps, services);
+        recovery = startRecovery(deps, services);
         deps.logger.info({ workers: workers.names, carrier: carrier.name }, 'workers started');
       }
       if (!http) return null;

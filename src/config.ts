@@ -19,6 +19,7 @@ const environmentSchema = z.object({
   RECOVERY_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
   RECOVERY_AFTER_MS: z.coerce.number().int().min(100).default(15_000),
   CLAIM_LEASE_MS: z.coerce.number().int().min(100).default(60_000),
+  WEBHOOK_ALLOW_INSECURE: booleanFlag.default(false),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(20),
   GRAPHIQL: booleanFlag.optional(),
   GRAPHQL_INTROSPECTION: booleanFlag.optional(),
@@ -46,6 +47,7 @@ export interface Config {
   recoveryAfterMs: number;
   claimLeaseMs: number;
   databasePoolSize: number;
+  webhookAllowInsecure: boolean;
   graphiql: boolean;
   introspection: boolean;
   demoAccount: boolean;
@@ -100,6 +102,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     recoveryAfterMs: env.RECOVERY_AFTER_MS,
     claimLeaseMs: env.CLAIM_LEASE_MS,
     databasePoolSize: env.DATABASE_POOL_SIZE,
+    webhookAllowInsecure: env.WEBHOOK_ALLOW_INSECURE,
     graphiql: env.GRAPHIQL ?? !production,
     introspection: env.GRAPHQL_INTROSPECTION ?? !production,
     demoAccount: env.DEMO_ACCOUNT ?? !production,

@@ -32,7 +32,9 @@ export function createDependencies(
   // While Redis is away ioredis reconnects on its own; say so once per attempt, not as a crash.
   redis.on('error', (error) => logger.warn({ err: error }, 'Redis connection error'));
   const queues = createQueues(redis, config.redisPrefix);
-  queues.messageSend.on('error', (error) => logger.warn({ err: error }, 'queue error'));
+  for (const queue of [queues.messageSend, queues.campaignDispatch]) {
+    queue.on('error', (error) => logger.warn({ err: error, queue: queue.name }, 'queue error'));
+  }
   return {
     config,
     logger,

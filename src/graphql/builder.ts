@@ -1,4 +1,5 @@
 import SchemaBuilder from '@pothos/core';
+import DataloaderPlugin from '@pothos/plugin-dataloader';
 import ErrorsPlugin from '@pothos/plugin-errors';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
@@ -25,7 +26,7 @@ export function createBuilder({ prisma, strictQueries }: BuilderOptions) {
       ID: { Input: string; Output: string };
     };
   }>({
-    plugins: [ScopeAuthPlugin, ErrorsPlugin, PrismaPlugin],
+    plugins: [ScopeAuthPlugin, ErrorsPlugin, DataloaderPlugin, PrismaPlugin],
     defaultFieldNullability: false,
     scopeAuth: {
       authScopes: (context) => ({ account: context.accountId !== null }),

@@ -3,15 +3,19 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Services } from '../services.js';
 import { createBuilder } from './builder.js';
 import { addAccountTypes } from './types/accounts.js';
+import { addCampaignTypes } from './types/campaigns.js';
 import { addCommonTypes } from './types/common.js';
 import { addMessageTypes } from './types/messages.js';
 import { addSettingsTypes } from './types/settings.js';
+import { addTemplateTypes } from './types/templates.js';
 
 export function createSchema(services: Services, prisma: PrismaClient, options: { strictQueries: boolean }): GraphQLSchema {
   const builder = createBuilder({ prisma, strictQueries: options.strictQueries });
   addCommonTypes(builder);
   addAccountTypes(builder, services);
   addSettingsTypes(builder, services);
-  addMessageTypes(builder, services);
+  const messageTypes = addMessageTypes(builder, services);
+  addCampaignTypes(builder, services, messageTypes);
+  addTemplateTypes(builder, services);
   return builder.toSchema({ sortSchema: true });
 }

@@ -3,14 +3,19 @@ import type { Redis } from 'ioredis';
 
 export const QUEUE_NAMES = {
   messageSend: 'message-send',
+  campaignDispatch: 'campaign-dispatch',
 } as const;
 
 export interface MessageSendJob {
   messageId: string;
 }
 
+/** `start`: a scheduled campaign's send_at has come; `dispatch`: send its next batch. */
+export type CampaignDispatchJob = { kind: 'start'; campaignId: string; sendAt: string } | { kind: 'dispatch'; campaignId: string };
+
 export interface Queues {
   messageSend: Queue<MessageSendJob>;
+  campaignDispatch: Queue<CampaignDispatchJob>;
   close(): Promise<void>;
 }
 
@@ -30,10 +35,16 @@ export function createQueues(connection: Redis, prefix: string): Queues {
       removeOnFail: true,
     },
   });
+  const campaignDispatch = new Queue<CampaignDispatchJob>(QUEUE_NAMES.campaignDispatch, {
+    connection,
+    prefix,
+    defaultJobOptions: { attempts: 10, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: true, removeOnFail: true },
+  });
   return {
     messageSend,
+    campaignDispatch,
     close: async () => {
-      await messageSend.close();
+      await Promise.all([messageSend.close(), campaignDispatch.close()]);
     },
   };
 }

@@ -1,5 +1,7 @@
 import { accountRoutes } from './routes/accounts.js';
+import { campaignRoutes } from './routes/campaigns.js';
 import { messageRoutes } from './routes/messages.js';
+import { templateRoutes } from './routes/templates.js';
 
 /**
  * The /v1 REST compatibility layer, as data (one file of routes per area in ./routes): each
@@ -32,4 +34,4 @@ export interface RestRoute {
 }
 
 
-export const routes: readonly RestRoute[] = [...accountRoutes, ...messageRoutes];
+export const routes: readonly RestRoute[] = [...accountRoutes, ...messageRoutes, ...campaignRoutes, ...templateRoutes];

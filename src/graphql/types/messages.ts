@@ -12,6 +12,8 @@ interface MessagePageShape {
   page: PageRequest;
 }
 
+export type MessageTypeRefs = ReturnType<typeof addMessageTypes>;
+
 export function addMessageTypes(builder: Builder, { messages }: Services) {
   const messageStatus = builder.enumType('MessageStatus', {
     description: 'queued → sent (taken by the carrier) → delivered or failed',
@@ -154,4 +156,6 @@ export function addMessageTypes(builder: Builder, { messages }: Services) {
       resolve: (_root, { input, idempotencyKey }, context) => messages.send(context.accountId!, input, idempotencyKey),
     }),
   );
+
+  return { messageStatus };
 }

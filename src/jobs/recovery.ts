@@ -1,15 +1,15 @@
-import type { Dependencies } from '../../deps.js';
-import type { Services } from '../../services.js';
+import type { Dependencies } from '../deps.js';
+import type { Services } from '../services.js';
 
 const SWEEP_LIMIT = 1_000;
 
 /**
- * The safety net under the send queue: every few seconds, queued messages that no worker holds
+ * The safety net under the queues: every few seconds, queued messages that no worker holds
  * (never enqueued because Redis was away, jobs lost with a Redis restart, or claimed by a worker
- * that died) are enqueued again. It runs on a timer of its own, not as a queued job, so that it
+ * that died) are enqueued again, and so are overdue campaign batches and starts. It runs on a timer of its own, not as a queued job, so that it
  * keeps running when the queue's own state has been lost.
  */
-export function startMessageRecovery(deps: Dependencies, services: Services): { stop(): Promise<void> } {
+export function startRecovery(deps: Dependencies, services: Services): { stop(): Promise<void> } {
   const { config, logger } = deps;
   let running: Promise<void> | null = null;
   const sweep = async () => {
@@ -23,6 +23,8 @@ export function startMessageRecovery(deps: Dependencies, services: Services): { 
         logger.info({ messages: stranded.length }, 'recovery sweep re-enqueues stranded messages');
         await services.messages.enqueue(stranded);
       }
+      const campaigns = await services.campaigns.recoverStalled(config.recoveryAfterMs);
+      if (campaigns > 0) logger.info({ campaigns }, 'recovery sweep re-enqueued overdue campaign jobs');
     } catch (error) {
       logger.warn({ err: error }, 'recovery sweep failed; trying again next round');
     }

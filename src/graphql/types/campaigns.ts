@@ -1,0 +1,249 @@
+import { ConflictError, InvalidStateError, NotFoundError, ValidationError } from '../../errors.js';
+import type { CampaignAction, CampaignStats } from '../../modules/campaigns/campaigns.service.js';
+import type { ContactFilter } from '../../modules/contacts/contacts.service.js';
+import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
+import type { Services } from '../../services.js';
+import type { Builder } from '../builder.js';
+import type { MessageTypeRefs } from './messages.js';
+
+interface CampaignPageShape {
+  accountId: string;
+  filter: { status?: 'draft' | 'scheduled' | 'running' | 'paused' | 'finished' | 'cancelled' };
+  page: PageRequest;
+}
+
+interface ContactPageShape {
+  accountId: string;
+  campaignId: string;
+  filter: ContactFilter;
+  page: PageRequest;
+}
+
+const ACTIONS: Record<CampaignAction, string> = {
+  start: 'scheduled → running',
+  pause: 'running → paused',
+  resume: 'paused → running',
+  cancel: 'scheduled, draft, running or paused → cancelled',
+  schedule: 'draft → scheduled',
+  unschedule: 'scheduled → draft',
+};
+
+export function addCampaignTypes(builder: Builder, { campaigns, contacts }: Services, { messageStatus }: MessageTypeRefs) {
+  const campaignStatus = builder.enumType('CampaignStatus', {
+    values: ['draft', 'scheduled', 'running', 'paused', 'finished', 'cancelled'] as const,
+  });
+
+  const stats = builder.objectRef<CampaignStats>('CampaignStats').implement({
+    description: 'contacts: the campaign\'s contacts; queued … failed: its messages by current status; replied: its messages with a reply',
+    fields: (t) => ({
+      contacts: t.exposeInt('contacts'),
+      queued: t.exposeInt('queued'),
+      sent: t.exposeInt('sent'),
+      delivered: t.exposeInt('delivered'),
+      failed: t.exposeInt('failed'),
+      replied: t.exposeInt('replied'),
+    }),
+  });
+
+  builder.prismaObject('Contact', {
+    fields: (t) => ({
+      id: t.exposeID('id'),
+      campaignId: t.exposeID('campaignId'),
+      phone: t.exposeString('phone'),
+      name: t.exposeString('name', { nullable: true }),
+      email: t.exposeString('email', { nullable: true }),
+      document: t.exposeString('document', { nullable: true }),
+      tags: t.exposeStringList('tags'),
+      createdAt: t.expose('createdAt', { type: 'DateTime' }),
+      messages: t.relation('messages', { description: 'The campaign message sent to this contact, once dispatched' }),
+    }),
+  });
+
+  builder.prismaObject('Campaign', {
+    fields: (t) => ({
+      id: t.exposeID('id'),
+      name: t.exposeString('name'),
+      description: t.exposeString('description'),
+      webhook: t.exposeString('webhook', { nullable: true }),
+      delay: t.exposeFloat('delay', { description: 'Seconds between batches' }),
+      templateId: t.exposeID('templateId', { nullable: true }),
+      template: t.relation('template', { nullable: true }),
+      batchSize: t.exposeInt('batchSize'),
+      sendAt: t.expose('sendAt', { type: 'DateTime', nullable: true }),
+      status: t.expose('status', { type: campaignStatus }),
+      createdAt: t.expose('createdAt', { type: 'DateTime' }),
+      updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+      startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
+      finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
+      stats: t.loadable({
+        type: stats,
+        description: 'Counted for every campaign of a list at once',
+        load: (ids: string[]) => campaigns.statsFor(ids),
+        resolve: (campaign) => campaign.id,
+      }),
+      contacts: t.relation('contacts', {
+        args: { tag: t.arg.string(), page: t.arg.int(), perPage: t.arg.int() },
+        query: (args) => ({
+          where: args.tag ? { tags: { has: args.tag } } : {},
+          orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+          ...pageWindow(parsePage(args)),
+        }),
+      }),
+      messages: t.relation('messages', {
+        args: { status: t.arg({ type: messageStatus }), page: t.arg.int(), perPage: t.arg.int() },
+        query: (args) => ({
+          where: args.status ? { status: args.status } : {},
+          orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+          ...pageWindow(parsePage(args)),
+        }),
+      }),
+    }),
+  });
+
+  const campaignPage = builder.objectRef<CampaignPageShape>('CampaignPage').implement({
+    fields: (t) => ({
+      nodes: t.prismaField({
+        type: ['Campaign'],
+        description: 'Newest first',
+        resolve: (query, shape) => campaigns.list(shape.accountId, shape.filter, shape.page, query),
+      }),
+      page: t.int({ resolve: (shape) => shape.page.page }),
+      perPage: t.int({ resolve: (shape) => shape.page.perPage }),
+      total: t.int({ resolve: (shape) => campaigns.count(shape.accountId, shape.filter) }),
+    }),
+  });
+
+  const contactPage = builder.objectRef<ContactPageShape>('ContactPage').implement({
+    fields: (t) => ({
+      nodes: t.prismaField({
+        type: ['Contact'],
+        description: 'In the order they were added',
+        resolve: (query, shape) => contacts.list(shape.accountId, shape.campaignId, shape.filter, shape.page, query),
+      }),
+      page: t.int({ resolve: (shape) => shape.page.page }),
+      perPage: t.int({ resolve: (shape) => shape.page.perPage }),
+      total: t.int({ resolve: (shape) => contacts.count(shape.accountId, shape.campaignId, shape.filter) }),
+    }),
+  });
+
+  const deleted = builder.objectRef<{ id: string; deleted: true }>('DeletedCampaign').implement({
+    fields: (t) => ({ id: t.exposeID('id'), deleted: t.exposeBoolean('deleted') }),
+  });
+
+  const campaignInput = (name: string, description: string) =>
+    builder.inputType(name, {
+      description,
+      fields: (t) => ({
+        name: t.string({ description: '1..120 characters' }),
+        description: t.string({ description: 'Up to 2000 characters' }),
+        webhook: t.string({ description: 'An https URL that receives this campaign\'s events' }),
+        delay: t.float({ description: 'Seconds between batches, 0..86400' }),
+        template: t.id({ description: 'A template of the account' }),
+        batchSize: t.int({ description: 'Messages per batch, 1..10000' }),
+        sendAt: t.string({ description: 'ISO 8601 time at which a scheduled campaign starts' }),
+      }),
+    });
+  const createInput = campaignInput('CreateCampaignInput', 'A new campaign; `name` is required');
+  const updateInput = campaignInput('UpdateCampaignInput', 'Any subset of the campaign\'s fields');
+
+  const contactInput = builder.inputType('AddContactInput', {
+    fields: (t) => ({
+      phone: t.string({ description: 'Digits; spaces, dashes, dots, parentheses and a leading + are removed' }),
+      name: t.string(),
+      email: t.string(),
+      document: t.string(),
+      tags: t.stringList(),
+    }),
+  });
+
+  builder.queryField('campaign', (t) =>
+    t.prismaField({
+      type: 'Campaign',
+      errors: { types: [NotFoundError] },
+      args: { id: t.arg.id({ required: true }) },
+      resolve: (query, _root, { id }, context) => campaigns.get(context.accountId!, id, query),
+    }),
+  );
+
+  builder.queryField('campaigns', (t) =>
+    t.field({
+      type: campaignPage,
+      errors: { types: [ValidationError] },
+      args: { status: t.arg({ type: campaignStatus }), page: t.arg.int(), perPage: t.arg.int() },
+      resolve: (_root, args, context) => ({ accountId: context.accountId!, ...campaigns.parseListArgs(args) }),
+    }),
+  );
+
+  builder.queryField('contacts', (t) =>
+    t.field({
+      type: contactPage,
+      errors: { types: [ValidationError, NotFoundError] },
+      args: { campaign: t.arg.id({ required: true }), tag: t.arg.string(), page: t.arg.int(), perPage: t.arg.int() },
+      resolve: async (_root, args, context) => ({
+        accountId: context.accountId!,
+        campaignId: args.campaign,
+        ...(await contacts.parseListArgs(context.accountId!, args.campaign, args)),
+      }),
+    }),
+  );
+
+  builder.queryField('contact', (t) =>
+    t.prismaField({
+      type: 'Contact',
+      errors: { types: [NotFoundError] },
+      args: { campaign: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
+      resolve: (query, _root, args, context) => contacts.get(context.accountId!, args.campaign, args.id, query),
+    }),
+  );
+
+  builder.mutationField('createCampaign', (t) =>
+    t.prismaField({
+      type: 'Campaign',
+      errors: { types: [ValidationError] },
+      args: { input: t.arg({ type: createInput, required: true }) },
+      resolve: (query, _root, { input }, context) => campaigns.create(context.accountId!, input, query),
+    }),
+  );
+
+  builder.mutationField('updateCampaign', (t) =>
+    t.prismaField({
+      type: 'Campaign',
+      errors: { types: [ValidationError, NotFoundError] },
+      args: { id: t.arg.id({ required: true }), input: t.arg({ type: updateInput, required: true }) },
+      resolve: (query, _root, { id, input }, context) => campaigns.update(context.accountId!, id, input, query),
+    }),
+  );
+
+  builder.mutationField('deleteCampaign', (t) =>
+    t.field({
+      type: deleted,
+      errors: { types: [NotFoundError] },
+      args: { id: t.arg.id({ required: true }) },
+      resolve: (_root, { id }, context) => campaigns.delete(context.accountId!, id),
+    }),
+  );
+
+  for (const [action, transition] of Object.entries(ACTIONS) as [CampaignAction, string][]) {
+    builder.mutationField(`${action}Campaign`, (t) =>
+      t.prismaField({
+        type: 'Campaign',
+        description: transition,
+        errors: { types: [NotFoundError, InvalidStateError, ValidationError] },
+        args: { id: t.arg.id({ required: true }) },
+        resolve: async (query, _root, { id }, context) => {
+          await campaigns.act(context.accountId!, id, action);
+          return campaigns.get(context.accountId!, id, query);
+        },
+      }),
+    );
+  }
+
+  builder.mutationField('addContact', (t) =>
+    t.prismaField({
+      type: 'Contact',
+      errors: { types: [ValidationError, NotFoundError, ConflictError] },
+      args: { campaign: t.arg.id({ required: true }), input: t.arg({ type: contactInput, required: true }) },
+      resolve: (query, _root, args, context) => contacts.add(context.accountId!, args.campaign, args.input, query),
+    }),
+  );
+}

@@ -1,0 +1,108 @@
+import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
+import { placeholderNames, type DeletedTemplate } from '../../modules/templates/templates.service.js';
+import { parsePage, type PageRequest } from '../../pagination.js';
+import type { Services } from '../../services.js';
+import type { Builder } from '../builder.js';
+
+interface TemplatePageShape {
+  accountId: string;
+  page: PageRequest;
+}
+
+export function addTemplateTypes(builder: Builder, { templates }: Services) {
+  builder.prismaObject('Template', {
+    description: 'A message text for campaigns, with `{{name}}`, `{{phone}}`, `{{email}}`, `{{document}}` or `{{tags}}` filled per contact.',
+    fields: (t) => ({
+      id: t.exposeID('id'),
+      name: t.exposeString('name'),
+      content: t.exposeString('content'),
+      placeholders: t.stringList({
+        description: 'The distinct placeholder names of the content, in order of first appearance',
+        select: { content: true },
+        resolve: (template) => placeholderNames(template.content),
+      }),
+      createdAt: t.expose('createdAt', { type: 'DateTime' }),
+      updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    }),
+  });
+
+  const page = builder.objectRef<TemplatePageShape>('TemplatePage').implement({
+    fields: (t) => ({
+      nodes: t.prismaField({
+        type: ['Template'],
+        description: 'Newest first',
+        resolve: (query, shape) => templates.list(shape.accountId, shape.page, query),
+      }),
+      page: t.int({ resolve: (shape) => shape.page.page }),
+      perPage: t.int({ resolve: (shape) => shape.page.perPage }),
+      total: t.int({ resolve: (shape) => templates.count(shape.accountId) }),
+    }),
+  });
+
+  const deleted = builder.objectRef<DeletedTemplate>('DeletedTemplate').implement({
+    fields: (t) => ({
+      id: t.exposeID('id'),
+      deleted: t.exposeBoolean('deleted'),
+    }),
+  });
+
+  const createInput = builder.inputType('CreateTemplateInput', {
+    fields: (t) => ({
+      name: t.string({ description: '3..80 characters' }),
+      content: t.string({ description: '1..1600 characters; placeholders are written {{name}}' }),
+    }),
+  });
+
+  const updateInput = builder.inputType('UpdateTemplateInput', {
+    fields: (t) => ({
+      name: t.string({ description: '3..80 characters; unchanged when left out' }),
+      content: t.string({ description: '1..1600 characters; required' }),
+    }),
+  });
+
+  builder.queryField('template', (t) =>
+    t.prismaField({
+      type: 'Template',
+      errors: { types: [NotFoundError] },
+      args: { id: t.arg.id({ required: true }) },
+      resolve: (query, _root, { id }, context) => templates.get(context.accountId!, id, query),
+    }),
+  );
+
+  builder.queryField('templates', (t) =>
+    t.field({
+      type: page,
+      errors: { types: [ValidationError] },
+      args: { page: t.arg.int(), perPage: t.arg.int() },
+      resolve: (_root, args, context) => ({ accountId: context.accountId!, page: parsePage(args) }),
+    }),
+  );
+
+  builder.mutationField('createTemplate', (t) =>
+    t.prismaField({
+      type: 'Template',
+      errors: { types: [ValidationError] },
+      args: { input: t.arg({ type: createInput, required: true }) },
+      resolve: (query, _root, { input }, context) => templates.create(context.accountId!, input, query),
+    }),
+  );
+
+  builder.mutationField('updateTemplate', (t) =>
+    t.prismaField({
+      type: 'Template',
+      errors: { types: [ValidationError, NotFoundError] },
+      args: { id: t.arg.id({ required: true }), input: t.arg({ type: updateInput, required: true }) },
+      resolve: (query, _root, { id, input }, context) => templates.update(context.accountId!, id, input, query),
+    }),
+  );
+
+  builder.mutationField('deleteTemplate', (t) =>
+    t.field({
+      type: deleted,
+      description: 'Refused with ConflictError while a campaign uses the template',
+      errors: { types: [NotFoundError, ConflictError] },
+      args: { id: t.arg.id({ required: true }) },
+      resolve: (_root, { id }, context) => templates.delete(context.accountId!, id),
+    }),
+  );
+}

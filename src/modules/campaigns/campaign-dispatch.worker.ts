@@ -1,0 +1,23 @@
+import { Worker } from 'bullmq';
+import { QUEUE_NAMES, type CampaignDispatchJob } from '../../jobs/queues.js';
+import { createWorkerConnection } from '../../jobs/redis-connections.js';
+import type { WorkerContext } from '../../jobs/workers.js';
+
+/**
+ * Starts scheduled campaigns when their send_at comes and sends running campaigns batch by
+ * batch; each batch schedules the next one `delay` seconds later.
+ */
+export function createCampaignDispatchWorker({ deps, services }: WorkerContext): Worker<CampaignDispatchJob> {
+  const connection = createWorkerConnection(deps.config.redisUrl);
+  const worker = new Worker<CampaignDispatchJob>(
+    QUEUE_NAMES.campaignDispatch,
+    async (job) => {
+      if (job.data.kind === 'start') await services.campaigns.startScheduled(job.data.campaignId, new Date(job.data.sendAt));
+      else await services.campaigns.dispatchBatch(job.data.campaignId);
+    },
+    { connection, prefix: deps.config.redisPrefix, concurrency: 4 },
+  );
+  worker.on('failed', (job, error) => deps.logger.warn({ campaign: job?.data.campaignId, err: error }, 'campaign job failed'));
+  worker.on('closed', () => void connection.quit());
+  return worker;
+}

@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import type { Clock } from '../../clock.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import { newId } from '../../ids.js';
+import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
+import { normalizedPhone } from '../../phone.js';
+import { parseInput } from '../../validation.js';
+
+/** A contact's fields as decisions.md bounds them; shared with the spreadsheet import. */
+export const contactFields = {
+  phone: normalizedPhone,
+  name: z.string().trim().max(200).nullish(),
+  email: z.string().trim().max(254).pipe(z.email()).nullish(),
+  document: z.string().trim().max(64).nullish(),
+  tags: z.array(z.string().trim().min(1).max(50)).max(20).nullish(),
+};
+
+const addContactInput = z.strictObject(contactFields);
+
+/** The selection Pothos computes for a field; spread into every query. */
+type ContactQuery = Pick<Prisma.ContactFindFirstArgs, 'select' | 'include'>;
+
+export interface ContactFilter {
+  tag?: string;
+}
+
+export class ContactService {
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly clock: Clock,
+  ) {}
+
+  async add(accountId: string, campaignId: string, input: unknown, query: ContactQuery = {}) {
+    await this.requireCampaign(accountId, campaignId);
+    const data = parseInput(addContactInput, input);
+    try {
+      return await this.prisma.contact.create({
+        ...query,
+        data: {
+          id: newId('cnt'),
+          accountId,
+          campaignId,
+          phone: data.phone,
+          name: data.name || null,
+          email: data.email || null,
+          document: data.document || null,
+          tags: [...new Set(data.tags ?? [])],
+          createdAt: this.clock.now(),
+        },
+      });
+    } catch (error) {
+      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
+        throw new ConflictError(`The phone ${data.phone} is already a contact of this campaign`);
+      }
+      throw error;
+    }
+  }
+
+  async get(accountId: string, campaignId: string, id: string, query: ContactQuery = {}) {
+    const contact = await this.prisma.contact.findFirst({
+      ...query,
+      where: { id, campaignId, accountId, campaign: { deletedAt: null } },
+    });
+    if (!contact) throw new NotFoundError('Contact');
+    return contact;
+  }
+
+  async parseListArgs(accountId: string, campaignId: string, args: { tag?: string | null; page?: number | null; perPage?: number | null }) {
+    await this.requireCampaign(accountId, campaignId);
+    return { page: parsePage(args), filter: args.tag ? { tag: args.tag } : {} };
+  }
+
+  list(accountId: string, campaignId: string, filter: ContactFilter, page: PageRequest, query: ContactQuery = {}) {
+    return this.prisma.contact.findMany({
+      ...query,
+      where: this.where(accountId, campaignId, filter),
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      ...pageWindow(page),
+    });
+  }
+
+  count(accountId: string, campaignId: string, filter: ContactFilter): Promise<number> {
+    return this.prisma.contact.count({ where: this.where(accountId, campaignId, filter) });
+  }
+
+  private where(accountId: string, campaignId: string, filter: ContactFilter): Prisma.ContactWhereInput {
+    return { accountId, campaignId, ...(filter.tag ? { tags: { has: filter.tag } } : {}) };
+  }
+
+  private async requireCampaign(accountId: string, campaignId: string): Promise<void> {
+    const campaign = await this.prisma.campaign.findFirst({ where: { id: campaignId, accountId, deletedAt: null }, select: { id: true } });
+    if (!campaign) throw new NotFoundError('Campaign');
+  }
+}

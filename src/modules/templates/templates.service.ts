@@ -1,0 +1,113 @@
+import { z } from 'zod';
+import type { Clock } from '../../clock.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import { newId } from '../../ids.js';
+import { pageWindow, type PageRequest } from '../../pagination.js';
+import { issue, parseInput } from '../../validation.js';
+import { MAX_MESSAGE_CHARACTERS } from '../messages/messages.service.js';
+import { PLACEHOLDER } from './render-template.js';
+
+/** Lengths in characters as people count them (an emoji is one), like a message's text. */
+function characters(what: string, min: number, max: number) {
+  return z.string().superRefine((text, context) => {
+    const count = [...text].length;
+    const message = `The ${what} must be ${min} to ${max} characters`;
+    if (count < min) context.addIssue({ code: 'custom', ...issue('too_short'), message });
+    if (count > max) context.addIssue({ code: 'custom', ...issue('too_long'), message });
+  });
+}
+
+/**
+ * A `{{` or `}}` outside every valid placeholder is a placeholder gone wrong (`Hi {{name`,
+ * `{{ }}`), which dispatch would send as written. Placeholders are replaced by a space rather
+ * than removed, so that the text on either side cannot join into a `{{` it does not contain.
+ */
+function hasStrayDoubleBraces(content: string): boolean {
+  const text = content.replace(PLACEHOLDER, ' ');
+  return text.includes('{{') || text.includes('}}');
+}
+
+const templateName = characters('name', 3, 80);
+const templateContent = characters('content', 1, MAX_MESSAGE_CHARACTERS).refine((content) => !hasStrayDoubleBraces(content), {
+  ...issue('invalid_format'),
+  message: 'The content has unbalanced {{ }} braces',
+});
+
+const createInput = z.strictObject({ name: templateName, content: templateContent });
+const updateInput = z.strictObject({ name: templateName.optional(), content: templateContent });
+
+/** The distinct placeholder names of a content, in order of first appearance. */
+export function placeholderNames(content: string): string[] {
+  return [...new Set(Array.from(content.matchAll(PLACEHOLDER), (match) => match[1]!))];
+}
+
+export interface DeletedTemplate {
+  id: string;
+  deleted: true;
+}
+
+type TemplateQuery = Omit<Prisma.TemplateFindUniqueArgs, 'where'>;
+
+export class TemplateService {
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(accountId: string, input: unknown, query: TemplateQuery = {}) {
+    const data = parseInput(createInput, input);
+    const now = this.clock.now();
+    return this.prisma.template.create({ ...query, data: { id: newId('tpl'), accountId, ...data, createdAt: now, updatedAt: now } });
+  }
+
+  async get(accountId: string, id: string, query: TemplateQuery = {}) {
+    const template = await this.prisma.template.findFirst({ ...query, where: { id, accountId } });
+    if (!template) throw new NotFoundError('Template');
+    return template;
+  }
+
+  async update(accountId: string, id: string, input: unknown, query: TemplateQuery = {}) {
+    const data = parseInput(updateInput, input);
+    try {
+      return await this.prisma.template.update({ ...query, where: { id, accountId }, data: { ...data, updatedAt: this.clock.now() } });
+    } catch (error) {
+      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2025') throw new NotFoundError('Template');
+      throw error;
+    }
+  }
+
+  list(accountId: string, page: PageRequest, query: TemplateQuery = {}) {
+    return this.prisma.template.findMany({
+      ...query,
+      where: { accountId },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      ...pageWindow(page),
+    });
+  }
+
+  count(accountId: string): Promise<number> {
+    return this.prisma.template.count({ where: { accountId } });
+  }
+
+  /**
+   * Refused while a campaign that is not deleted uses the template. Deleted campaigns keep
+   * their row (their messages link to it), so their reference is dropped here instead.
+   */
+  async delete(accountId: string, id: string): Promise<DeletedTemplate> {
+    await this.prisma.$transaction(async (tx) => {
+      // The row lock waits for campaigns being linked to the template right now and keeps new
+      // links out until the delete commits, so the count below cannot miss one.
+      const locked = await tx.$queryRaw<{ id: string }[]>`
+        SELECT id FROM templates WHERE id = ${id} AND account_id = ${accountId} FOR UPDATE`;
+      if (locked.length === 0) throw new NotFoundError('Template');
+      const inUse = await tx.campaign.count({ where: { templateId: id, deletedAt: null } });
+      if (inUse > 0) {
+        throw new ConflictError(`The template is used by ${inUse === 1 ? 'a campaign' : `${inUse} campaigns`}; change or delete ${inUse === 1 ? 'it' : 'them'} first`);
+      }
+      await tx.campaign.updateMany({ where: { templateId: id }, data: { templateId: null } });
+      await tx.template.delete({ where: { id } });
+    });
+    return { id, deleted: true };
+  }
+}

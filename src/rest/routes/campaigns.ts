@@ -1,0 +1,82 @@
+import type { RestRoute } from '../route-table.js';
+import { PAGE_QUERY } from './pagination.js';
+
+const byId = { params: { campaign: 'id' } };
+
+const action = (name: string, operation: string, transition: string): RestRoute => ({
+  method: 'POST',
+  path: `/v1/campaigns/:campaign/${name}`,
+  operation,
+  ...byId,
+  status: 200,
+  summary: `${transition}; 409 invalid_state from any other status`,
+});
+
+export const campaignRoutes: readonly RestRoute[] = [
+  {
+    method: 'POST',
+    path: '/v1/campaigns',
+    operation: 'CreateCampaign',
+    body: 'input',
+    status: 201,
+    summary: 'Create a campaign (status scheduled); with send_at it starts by itself at that time',
+  },
+  {
+    method: 'GET',
+    path: '/v1/campaigns',
+    operation: 'Campaigns',
+    query: { status: 'status', ...PAGE_QUERY },
+    status: 200,
+    summary: 'List campaigns, newest first, with their stats',
+  },
+  { method: 'GET', path: '/v1/campaigns/:campaign', operation: 'Campaign', ...byId, status: 200, summary: 'Read a campaign with its stats' },
+  {
+    method: 'PATCH',
+    path: '/v1/campaigns/:campaign',
+    operation: 'UpdateCampaign',
+    ...byId,
+    body: 'input',
+    status: 200,
+    summary: 'Change any of the fields given at creation',
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/campaigns/:campaign',
+    operation: 'DeleteCampaign',
+    ...byId,
+    status: 200,
+    summary: 'Delete a campaign and stop its dispatch',
+  },
+  action('start', 'StartCampaign', 'scheduled → running'),
+  action('pause', 'PauseCampaign', 'running → paused'),
+  action('resume', 'ResumeCampaign', 'paused → running'),
+  action('cancel', 'CancelCampaign', 'scheduled, draft, running or paused → cancelled'),
+  action('schedule', 'ScheduleCampaign', 'draft → scheduled'),
+  action('unschedule', 'UnscheduleCampaign', 'scheduled → draft'),
+  {
+    method: 'POST',
+    path: '/v1/campaigns/:campaign/contacts',
+    operation: 'AddContact',
+    params: { campaign: 'campaign' },
+    body: 'input',
+    status: 201,
+    summary: 'Add one contact; 409 conflict when its phone is already in the campaign',
+  },
+  {
+    method: 'GET',
+    path: '/v1/campaigns/:campaign/contacts',
+    operation: 'Contacts',
+    params: { campaign: 'campaign' },
+    query: { tag: 'tag', ...PAGE_QUERY },
+    status: 200,
+    summary: 'List the campaign\'s contacts in the order they were added, optionally those with a tag',
+  },
+  {
+    method: 'GET',
+    path: '/v1/campaigns/:campaign/contacts/:contact',
+    operation: 'Contact',
+    params: { campaign: 'campaign', contact: 'id' },
+    status: 200,
+    summary: 'Read one contact',
+  },
+];
