@@ -120,7 +120,7 @@ export class CampaignService {
     const now = this.clock.now();
     const id = newId('cmp');
     const sendAt = data.sendAt ?? null;
-    const campaign = await this.prisma.campaign.create({
+    const campaign = await this.withTemplateCheck(this.prisma.campaign.create({
       ...query,
       data: {
         id,
@@ -136,7 +136,7 @@ export class CampaignService {
         createdAt: now,
         updatedAt: now,
       },
-    });
+    }));
     if (sendAt) await this.scheduleStart(id, sendAt);
     return campaign;
   }
@@ -168,7 +168,7 @@ export class CampaignService {
     const data = parseInput(this.updateInput, input);
     await this.get(accountId, id, { select: { id: true } });
     if (data.template) await this.requireTemplate(accountId, data.template);
-    const campaign = await this.prisma.campaign.update({
+    const campaign = await this.withTemplateCheck(this.prisma.campaign.update({
       ...query,
       where: { id },
       data: {
@@ -181,7 +181,7 @@ export class CampaignService {
         sendAt: data.sendAt,
         updatedAt: this.clock.now(),
       },
-    });
+    }));
     if (data.sendAt) {
       const { status } = await this.get(accountId, id, { select: { status: true } });
       if (status === 'scheduled') await this.scheduleStart(id, data.sendAt);
@@ -351,6 +351,18 @@ export class CampaignService {
       stats.replied = Number(replied.find((row) => row.campaign_id === id)?.replied ?? 0);
       return stats;
     });
+  }
+
+  /** A template deleted between requireTemplate and the write fails its foreign key: the same 422. */
+  private async withTemplateCheck<T>(write: Promise<T>): Promise<T> {
+    try {
+      return await write;
+    } catch (error) {
+      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2003') {
+        throw new ValidationError([{ field: 'template', issue: 'not_found' }]);
+      }
+      throw error;
+    }
   }
 
   private async requireTemplate(accountId: string, templateId: string) {
