@@ -4,6 +4,7 @@ import type { ContactFilter } from '../../modules/contacts/contacts.service.js';
 import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
 import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
+import { addPageType } from './page.js';
 import type { MessageTypeRefs } from './messages.js';
 
 interface CampaignPageShape {
@@ -100,30 +101,14 @@ export function addCampaignTypes(builder: Builder, { campaigns, contacts }: Serv
     }),
   });
 
-  const campaignPage = builder.objectRef<CampaignPageShape>('CampaignPage').implement({
-    fields: (t) => ({
-      nodes: t.prismaField({
-        type: ['Campaign'],
-        description: 'Newest first',
-        resolve: (query, shape) => campaigns.list(shape.accountId, shape.filter, shape.page, query),
-      }),
-      page: t.int({ resolve: (shape) => shape.page.page }),
-      perPage: t.int({ resolve: (shape) => shape.page.perPage }),
-      total: t.int({ resolve: (shape) => campaigns.count(shape.accountId, shape.filter) }),
-    }),
+  const campaignPage = addPageType(builder, 'CampaignPage', 'Campaign', 'Newest first', {
+    nodes: (query, shape: CampaignPageShape) => campaigns.list(shape.accountId, shape.filter, shape.page, query),
+    total: (shape) => campaigns.count(shape.accountId, shape.filter),
   });
 
-  const contactPage = builder.objectRef<ContactPageShape>('ContactPage').implement({
-    fields: (t) => ({
-      nodes: t.prismaField({
-        type: ['Contact'],
-        description: 'In the order they were added',
-        resolve: (query, shape) => contacts.list(shape.accountId, shape.campaignId, shape.filter, shape.page, query),
-      }),
-      page: t.int({ resolve: (shape) => shape.page.page }),
-      perPage: t.int({ resolve: (shape) => shape.page.perPage }),
-      total: t.int({ resolve: (shape) => contacts.count(shape.accountId, shape.campaignId, shape.filter) }),
-    }),
+  const contactPage = addPageType(builder, 'ContactPage', 'Contact', 'In the order they were added', {
+    nodes: (query, shape: ContactPageShape) => contacts.list(shape.accountId, shape.campaignId, shape.filter, shape.page, query),
+    total: (shape) => contacts.count(shape.accountId, shape.campaignId, shape.filter),
   });
 
   const deleted = builder.objectRef<{ id: string; deleted: true }>('DeletedCampaign').implement({

@@ -5,6 +5,7 @@ import type { TextAnalysis } from '../../modules/messages/encoding.js';
 import type { PageRequest } from '../../pagination.js';
 import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
+import { addPageType } from './page.js';
 
 interface MessagePageShape {
   accountId: string;
@@ -77,17 +78,9 @@ export function addMessageTypes(builder: Builder, { messages }: Services) {
     }),
   });
 
-  const page = builder.objectRef<MessagePageShape>('MessagePage').implement({
-    fields: (t) => ({
-      nodes: t.prismaField({
-        type: ['Message'],
-        description: 'Newest first',
-        resolve: (query, shape) => messages.list(shape.accountId, shape.filter, shape.page, query),
-      }),
-      page: t.int({ resolve: (shape) => shape.page.page }),
-      perPage: t.int({ resolve: (shape) => shape.page.perPage }),
-      total: t.int({ resolve: (shape) => messages.count(shape.accountId, shape.filter) }),
-    }),
+  const page = addPageType(builder, 'MessagePage', 'Message', 'Newest first', {
+    nodes: (query, shape: MessagePageShape) => messages.list(shape.accountId, shape.filter, shape.page, query),
+    total: (shape) => messages.count(shape.accountId, shape.filter),
   });
 
   const preview = builder.objectRef<TextAnalysis>('TextPreview').implement({

@@ -3,6 +3,7 @@ import { placeholderNames, type DeletedTemplate } from '../../modules/templates/
 import { parsePage, type PageRequest } from '../../pagination.js';
 import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
+import { addPageType } from './page.js';
 
 interface TemplatePageShape {
   accountId: string;
@@ -26,17 +27,9 @@ export function addTemplateTypes(builder: Builder, { templates }: Services) {
     }),
   });
 
-  const page = builder.objectRef<TemplatePageShape>('TemplatePage').implement({
-    fields: (t) => ({
-      nodes: t.prismaField({
-        type: ['Template'],
-        description: 'Newest first',
-        resolve: (query, shape) => templates.list(shape.accountId, shape.page, query),
-      }),
-      page: t.int({ resolve: (shape) => shape.page.page }),
-      perPage: t.int({ resolve: (shape) => shape.page.perPage }),
-      total: t.int({ resolve: (shape) => templates.count(shape.accountId) }),
-    }),
+  const page = addPageType(builder, 'TemplatePage', 'Template', 'Newest first', {
+    nodes: (query, shape: TemplatePageShape) => templates.list(shape.accountId, shape.page, query),
+    total: (shape) => templates.count(shape.accountId),
   });
 
   const deleted = builder.objectRef<DeletedTemplate>('DeletedTemplate').implement({
