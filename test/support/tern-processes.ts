@@ -74,9 +74,22 @@ export function freePort(): Promise<number> {
 
 /** Children still running; `killAll` is the clean-up that works whatever a test got to. */
 const running = new Set<ChildHandle>();
+/** Every child since the last `killAll`, so a failure can show what each one printed. */
+const spawned: ChildHandle[] = [];
 
 export async function killAll(): Promise<void> {
   await Promise.all([...running].map((handle) => handle.stop('SIGKILL').catch(() => undefined)));
+  spawned.length = 0;
+}
+
+/** The end of what each child printed, and whether it is still running. */
+export function transcripts(maxChars = 3_000): string {
+  return spawned
+    .map((handle) => {
+      const exit = handle.child.exitCode ?? handle.child.signalCode;
+      return `--- ${handle.name} (${exit === null ? 'running' : `exited: ${exit}`})\n${handle.transcript().slice(-maxChars)}`;
+    })
+    .join('\n');
 }
 
 export function spawnChild(name: string, command: string, args: string[], env: Record<string, string>): ChildHandle {
@@ -128,6 +141,7 @@ export function spawnChild(name: string, command: string, args: string[], env: R
     },
   };
   running.add(handle);
+  spawned.push(handle);
   return handle;
 }
 

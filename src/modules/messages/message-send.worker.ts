@@ -49,6 +49,10 @@ export function createMessageSendWorker({ deps, services, carrier }: WorkerConte
       connection,
       prefix: config.redisPrefix,
       concurrency: config.sendConcurrency,
+      // A job of a worker that died stays active until its lock lapses; BullMQ then hands it
+      // to another worker, which may take the claim over once the same lease has passed.
+      lockDuration: config.claimLeaseMs,
+      stalledInterval: config.recoveryIntervalMs,
       ...(config.carrierMaxPerSecond ? { limiter: { max: config.carrierMaxPerSecond, duration: 1_000 } } : {}),
       autorun: true,
     },

@@ -257,9 +257,17 @@ export class MessageService {
     });
     if (!message) throw new UnknownCarrierMessageError(`no message for ${carrier} id ${report.carrierMessageId}`);
     const at = report.at;
+    // A report can overtake the record of the submit (or the worker that would record it died):
+    // the carrier's id then comes from the report.
+    const carrierIds = Prisma.sql`carrier = COALESCE(carrier, ${carrier}), carrier_message_id = COALESCE(carrier_message_id, ${report.carrierMessageId})`;
     await this.prisma.$transaction(async (tx) => {
       if (report.status === 'delivered') {
-        const moved = await this.transition(tx, message.id, ['queued', 'sent'], Prisma.sql`status = 'delivered', delivered_at = ${at}, sent_at = COALESCE(sent_at, ${at})`);
+        const moved = await this.transition(
+          tx,
+          message.id,
+          ['queued', 'sent'],
+          Prisma.sql`status = 'delivered', delivered_at = ${at}, sent_at = COALESCE(sent_at, ${at}), ${carrierIds}`,
+        );
         if (moved) await this.writeEvent(tx, moved, 'message.delivered', deliveredPayload(facts(moved), at), at);
         return;
       }
@@ -268,7 +276,7 @@ export class MessageService {
         tx,
         message.id,
         ['queued', 'sent'],
-        Prisma.sql`status = 'failed', failed_at = ${at}, sent_at = COALESCE(sent_at, ${at}), error_code = ${error.code}, error_message = ${error.message}`,
+        Prisma.sql`status = 'failed', failed_at = ${at}, sent_at = COALESCE(sent_at, ${at}), error_code = ${error.code}, error_message = ${error.message}, ${carrierIds}`,
       );
       if (moved) await this.writeEvent(tx, moved, 'message.failed', failedPayload(facts(moved), at, error), at);
     });
