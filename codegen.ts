@@ -16,7 +16,8 @@ const config: CodegenConfig = {
       config: {
         useTypeImports: true,
         enumsAsTypes: true,
-        scalars: { DateTime: 'string', ID: 'string' },
+        // An Upload is sent as a multipart part (the graphql-multipart-request-spec), not as JSON.
+        scalars: { DateTime: 'string', ID: 'string', Upload: 'Blob' },
         strictScalars: true,
       },
     },

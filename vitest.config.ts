@@ -15,7 +15,7 @@ export default defineConfig({
     pool: 'forks',
     // Each file has its own database and Redis prefix, so files run side by side; the
     // machines have two cores and most of a test's time is spent waiting on I/O.
-    maxWorkers: 4,
+    maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     env: { NODE_ENV: 'test' },

@@ -10,11 +10,17 @@ import { createHttpServer } from './http/server.js';
 import { startRecovery } from './jobs/recovery.js';
 import { startWorkers, type RunningWorkers, type WorkerFactory } from './jobs/workers.js';
 import { createCampaignDispatchWorker } from './modules/campaigns/campaign-dispatch.worker.js';
+import { createContactImportWorker } from './modules/imports/contact-import.worker.js';
 import { createMessageSendWorker } from './modules/messages/message-send.worker.js';
+import { createWebhookDeliveryWorker } from './modules/webhooks/webhook-delivery.worker.js';
+import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher.js';
 import { createServices, type Services } from './services.js';
 
 /** The service's BullMQ workers; the worker role runs all of them. */
-export const WORKERS: readonly WorkerFactory[] = [createMessageSendWorker, createCampaignDispatchWorker];
+export const WORKERS: readonly WorkerFactory[] = [createMessageSendWorker, createCampaignDispatchWorker, createWebhookDeliveryWorker, createContactImportWorker];
+
+// How often an idle webhook dispatcher looks for new events: a bound on their wait before delivery.
+const WEBHOOK_DISPATCH_POLL_MS = 100;
 
 export interface Tern {
   deps: Dependencies;
@@ -36,6 +42,10 @@ export function createTern(deps: Dependencies, role: Role): Tern {
   const carrier = role === 'api' ? null : createCarrier(deps.config, deps);
   let workers: RunningWorkers | null = null;
   let recovery: { stop(): Promise<void> } | null = null;
+  const dispatcher =
+    role === 'api'
+      ? null
+      : new WebhookDispatcher(deps.prisma, deps.clock, services.webhookDeliveries, deps.logger.child({ module: 'webhook-dispatcher' }), WEBHOOK_DISPATCH_POLL_MS);
 
   return {
     deps,
@@ -52,13 +62,14 @@ export function createTern(deps: Dependencies, role: Role): Tern {
         });
         workers = startWorkers(WORKERS, { deps, services, carrier });
         recovery = startRecovery(deps, services);
+        dispatcher?.start();
         deps.logger.info({ workers: workers.names, carrier: carrier.name }, 'workers started');
       }
       if (!http) return null;
       return http.listen({ host: deps.config.host, port: deps.config.port });
     },
     async stop() {
-      await Promise.all([http?.close(), workers?.close(), recovery?.stop()]);
+      await Promise.all([http?.close(), workers?.close(), recovery?.stop(), dispatcher?.stop()]);
       await carrier?.stop();
       await closeDependencies(deps);
     },

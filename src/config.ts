@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
 
 const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
@@ -20,11 +22,20 @@ const environmentSchema = z.object({
   RECOVERY_AFTER_MS: z.coerce.number().int().min(100).default(15_000),
   CLAIM_LEASE_MS: z.coerce.number().int().min(100).default(60_000),
   WEBHOOK_ALLOW_INSECURE: booleanFlag.default(false),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: booleanFlag.default(false),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(10_000),
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
+  WEBHOOK_SECRET_KEY: z.string().optional(),
+  RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(600),
+  RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(60),
+  TRUST_PROXY: booleanFlag.default(false),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(20),
   GRAPHIQL: booleanFlag.optional(),
   GRAPHQL_INTROSPECTION: booleanFlag.optional(),
   DEMO_ACCOUNT: booleanFlag.optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  IMPORT_DIR: z.string().min(1).optional(),
 });
 
 export type Role = 'all' | 'api' | 'worker';
@@ -47,17 +58,30 @@ export interface Config {
   recoveryAfterMs: number;
   claimLeaseMs: number;
   databasePoolSize: number;
+  rateLimitMax: number;
+  rateLimitWindowSeconds: number;
+  trustProxy: boolean;
   webhookAllowInsecure: boolean;
+  webhookAllowPrivateNetworks: boolean;
+  webhookTimeoutMs: number;
+  webhookRetryBaseMs: number;
+  webhookConcurrency: number;
+  /** AES-256-GCM key that seals the accounts' webhook signing secrets at rest. */
+  webhookSecretKey: Buffer;
   graphiql: boolean;
   introspection: boolean;
   demoAccount: boolean;
   shutdownTimeoutMs: number;
+  /** Where uploads wait for the import worker; the API and the workers must share it. */
+  importDir: string;
   warnings: string[];
 }
 
 export class ConfigError extends Error {}
 
 const DEVELOPMENT_JWT_SECRET = 'tern-development-only-secret-do-not-use-in-production';
+// Fixed, so that secrets sealed by one development run can be opened by the next.
+const DEVELOPMENT_WEBHOOK_SECRET_KEY = Buffer.from('tern-development-webhook-key-32b', 'utf8');
 
 /**
  * Reads and validates the whole configuration once, at start-up. Nothing else reads
@@ -84,6 +108,18 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     warnings.push('JWT_SECRET is not set: using a development key; tokens will not survive a change of key');
   }
 
+  let webhookSecretKey = env.WEBHOOK_SECRET_KEY ? parseKey(env.WEBHOOK_SECRET_KEY) : null;
+  if (env.WEBHOOK_SECRET_KEY && !webhookSecretKey) {
+    throw new ConfigError('invalid configuration: WEBHOOK_SECRET_KEY must be 32 bytes, as 64 hex digits or in base64');
+  }
+  if (production && !webhookSecretKey) {
+    throw new ConfigError('invalid configuration: WEBHOOK_SECRET_KEY is required in production (32 bytes, as 64 hex digits or in base64)');
+  }
+  if (!webhookSecretKey) {
+    webhookSecretKey = DEVELOPMENT_WEBHOOK_SECRET_KEY;
+    warnings.push('WEBHOOK_SECRET_KEY is not set: webhook signing secrets are sealed with a development key');
+  }
+
   return {
     env: env.NODE_ENV,
     host: env.HOST,
@@ -102,13 +138,28 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     recoveryAfterMs: env.RECOVERY_AFTER_MS,
     claimLeaseMs: env.CLAIM_LEASE_MS,
     databasePoolSize: env.DATABASE_POOL_SIZE,
+    rateLimitMax: env.RATE_LIMIT_MAX,
+    rateLimitWindowSeconds: env.RATE_LIMIT_WINDOW_S,
+    trustProxy: env.TRUST_PROXY,
     webhookAllowInsecure: env.WEBHOOK_ALLOW_INSECURE,
+    webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
+    webhookRetryBaseMs: env.WEBHOOK_RETRY_BASE_MS,
+    webhookConcurrency: env.WEBHOOK_CONCURRENCY,
+    webhookSecretKey,
     graphiql: env.GRAPHIQL ?? !production,
     introspection: env.GRAPHQL_INTROSPECTION ?? !production,
     demoAccount: env.DEMO_ACCOUNT ?? !production,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    importDir: resolve(env.IMPORT_DIR ?? join(tmpdir(), 'tern-imports')),
     warnings,
   };
+}
+
+/** A 32-byte key written as 64 hex digits or in base64 (either alphabet); null otherwise. */
+function parseKey(text: string): Buffer | null {
+  const key = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(text) ? Buffer.from(text, 'base64') : null;
+  return key?.length === 32 ? key : null;
 }
 
 /** A URL as it may be printed: without its password. */

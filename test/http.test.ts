@@ -158,3 +158,15 @@ describe('the GraphQL console', () => {
     expect(await response.text()).toContain('Tern GraphQL console');
   });
 });
+
+describe('security headers', () => {
+  it('come with every response', async () => {
+    for (const path of ['/v1/settings', '/health', '/v1/nowhere']) {
+      const response = await t.request('GET', path, { token: alice.token });
+      expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(response.headers.get('strict-transport-security'), path).toMatch(/max-age=\d+/);
+      expect(response.headers.get('x-frame-options'), path).toBe('SAMEORIGIN');
+      expect(response.headers.get('x-powered-by'), path).toBeNull();
+    }
+  });
+});

@@ -16,9 +16,10 @@ import { deleteRedisKeys } from './support/tern.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 // Generous: the machines have two cores and this file starts several processes at once.
-const START_TIMEOUT_MS = 20_000;
+const START_TIMEOUT_MS = 45_000;
 const EXIT_TIMEOUT_MS = 10_000;
 const JWT_SECRET = 'process-test-secret-of-at-least-32-bytes';
+const WEBHOOK_SECRET_KEY = '00'.repeat(32);
 const DEMO_LINE = /^Demo account created \(shown once\): e-mail (\S+) {2}password (\S+)$/m;
 
 interface Exit {
@@ -243,7 +244,7 @@ async function countAccounts(databaseUrl: string): Promise<number> {
   return (rows[0] as { n: number }).n;
 }
 
-describe.concurrent('tern as processes', { timeout: 50_000 }, () => {
+describe.concurrent('tern as processes', { timeout: 120_000 }, () => {
   it('creates and migrates a missing database, serves, and prints a demo account on the first start only', async (context) => {
     const sandbox = new Sandbox(context);
     const database = sandbox.database();
@@ -281,7 +282,7 @@ describe.concurrent('tern as processes', { timeout: 50_000 }, () => {
 
   it.for([
     ['DEMO_ACCOUNT=false', { DEMO_ACCOUNT: 'false' }],
-    ['NODE_ENV=production', { NODE_ENV: 'production', JWT_SECRET }],
+    ['NODE_ENV=production', { NODE_ENV: 'production', JWT_SECRET, WEBHOOK_SECRET_KEY }],
   ] as const)('creates no demo account with %s', async ([, overrides], context) => {
     const sandbox = new Sandbox(context);
     const database = sandbox.database();

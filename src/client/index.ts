@@ -2,6 +2,7 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 
 export * from '../generated/client/graphql.js';
+export { verifyWebhook, WEBHOOK_TOLERANCE_SECONDS, type WebhookEvent, type WebhookHeaders, type WebhookVerification } from './verify-webhook.js';
 
 export class TernClientError extends Error {
   constructor(

@@ -5,6 +5,7 @@ import PrismaPlugin from '@pothos/plugin-prisma';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { UnauthorizedError } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import type { IncomingFile } from '../uploads.js';
 import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import type { Context } from './context.js';
@@ -24,6 +25,8 @@ export function createBuilder({ prisma, strictQueries }: BuilderOptions) {
     Scalars: {
       DateTime: { Input: Date; Output: Date };
       ID: { Input: string; Output: string };
+      // graphql-upload-minimal's scalar: a promise of the file, resolved when its part of the request arrives.
+      Upload: { Input: Promise<IncomingFile>; Output: never };
     };
   }>({
     plugins: [ScopeAuthPlugin, ErrorsPlugin, DataloaderPlugin, PrismaPlugin],

@@ -5,9 +5,11 @@ import { createBuilder } from './builder.js';
 import { addAccountTypes } from './types/accounts.js';
 import { addCampaignTypes } from './types/campaigns.js';
 import { addCommonTypes } from './types/common.js';
+import { addImportTypes } from './types/imports.js';
 import { addMessageTypes } from './types/messages.js';
 import { addSettingsTypes } from './types/settings.js';
 import { addTemplateTypes } from './types/templates.js';
+import { addWebhookTypes } from './types/webhooks.js';
 
 export function createSchema(services: Services, prisma: PrismaClient, options: { strictQueries: boolean }): GraphQLSchema {
   const builder = createBuilder({ prisma, strictQueries: options.strictQueries });
@@ -17,5 +19,7 @@ export function createSchema(services: Services, prisma: PrismaClient, options: 
   const messageTypes = addMessageTypes(builder, services);
   addCampaignTypes(builder, services, messageTypes);
   addTemplateTypes(builder, services);
+  addWebhookTypes(builder, services);
+  addImportTypes(builder, services);
   return builder.toSchema({ sortSchema: true });
 }

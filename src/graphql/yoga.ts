@@ -1,9 +1,18 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type ExecutionResult, type GraphQLSchema } from 'graphql';
-import { createYoga, type Plugin } from 'graphql-yoga';
+import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
+import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
+import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import { createYoga, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { AppError, RateLimitedError, ValidationError, httpStatusFor } from '../errors.js';
+import { isMultipart, readGraphQLMultipart } from '../http/multipart.js';
 import type { Context } from './context.js';
+
+export const MAX_BATCHED_OPERATIONS = 10;
 
 export interface ServerContext {
   req: FastifyRequest;
@@ -15,6 +24,8 @@ export interface GraphQLServerOptions {
   logger: Logger;
   graphiql: boolean;
   introspection: boolean;
+  /** The largest `operations` or `map` field of a multipart request. */
+  maxMultipartFieldBytes: number;
   createContext: (request: FastifyRequest) => Context;
 }
 
@@ -26,7 +37,8 @@ export function toPublicGraphQLError(error: unknown): Error {
   const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
   const graphQLError = error instanceof GraphQLError ? error : undefined;
   if (original instanceof AppError) {
-    const requestLevel = original.code === 'unauthorized' || original.code === 'rate_limited';
+    // A malformed request, or an upload over its limit, is the request's fault as a whole, as in /v1: 400, 413.
+    const requestLevel = ['unauthorized', 'rate_limited', 'bad_request', 'payload_too_large'].includes(original.code);
     return new GraphQLError(original.message, {
       nodes: graphQLError?.nodes,
       path: graphQLError?.path,
@@ -84,6 +96,20 @@ const requestIdExtension: Plugin<Record<string, unknown>, ServerContext> = {
   },
 };
 
+/**
+ * GraphQL multipart requests (file uploads) are parsed by graphql-upload-minimal, which hands
+ * each file to its resolver as a stream; Yoga's own parser (turned off) holds files in memory.
+ * Parsed here, inside Yoga, the request is seen as sent by every other plugin (the CSRF check).
+ */
+function streamedUploads(maxFieldBytes: number): Plugin<Record<string, unknown>, ServerContext> {
+  return {
+    onRequestParse({ serverContext, setRequestParser }) {
+      if (!isMultipart(serverContext.req)) return;
+      setRequestParser(() => readGraphQLMultipart(serverContext.req, serverContext.reply, maxFieldBytes) as Promise<GraphQLParams | GraphQLParams[]>);
+    },
+  };
+}
+
 const disableIntrospection: Plugin = {
   onValidate: ({ addValidationRule }) => {
     addValidationRule(NoSchemaIntrospectionCustomRule);
@@ -95,6 +121,7 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
     schema: options.schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
+    multipart: false,
     graphiql: options.graphiql ? { title: 'Tern GraphQL console' } : false,
     context: ({ req }) => options.createContext(req),
     maskedErrors: { maskError: (error) => toPublicGraphQLError(error) },
@@ -104,7 +131,19 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
       warn: (...args) => options.logger.warn(args.map(String).join(' ')),
       error: (...args) => options.logger.error(args.map(String).join(' ')),
     },
+    // Several operations in one request are allowed, up to a few, each checked like one.
+    batching: { limit: MAX_BATCHED_OPERATIONS },
     plugins: [
+      // Limits on what one document may ask for: the /v1 operations stay well within them.
+      maxDepthPlugin({ n: 10, exposeLimits: true }),
+      maxAliasesPlugin({ n: 30, exposeLimits: true }),
+      maxDirectivesPlugin({ n: 20, exposeLimits: true }),
+      maxTokensPlugin({ n: 2_000, exposeLimits: true }),
+      costLimitPlugin({ maxCost: 5_000, exposeLimits: true }),
+      // A browser can send a form or a GET cross-site without a preflight; only JSON, or a
+      // request carrying this header, is taken as a deliberate API call.
+      useCSRFPrevention({ requestHeaders: ['x-tern-csrf'] }),
+      streamedUploads(options.maxMultipartFieldBytes) as Plugin<ServerContext & Context>,
       logUnexpectedErrors as Plugin<ServerContext & Context>,
       requestIdExtension as Plugin<ServerContext & Context>,
       ...(options.introspection ? [] : [disableIntrospection as Plugin<ServerContext & Context>]),

@@ -12,8 +12,13 @@ export function sendError(
   message: string,
   details?: FieldIssue[],
 ): FastifyReply {
+  reply.status(httpStatusFor(code)).type('application/json; charset=utf-8');
+  // A refusal before GraphQL ran (rate limit, body limits) still answers in GraphQL's shape there.
+  if (reply.request.url.startsWith('/graphql')) {
+    return reply.send({ errors: [{ message, extensions: { code, ...(details ? { details } : {}) } }], extensions: { request: reply.request.id } });
+  }
   const body: ErrorBody = { error: { code, message, ...(details ? { details } : {}) }, request: reply.request.id };
-  return reply.status(httpStatusFor(code)).type('application/json; charset=utf-8').send(body);
+  return reply.send(body);
 }
 
 export function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {

@@ -3,15 +3,30 @@ import { UnauthorizedError } from '../errors.js';
 import type { Context } from '../graphql/context.js';
 import type { TokenService } from '../modules/accounts/tokens.js';
 
+interface Caller {
+  accountId: string | null;
+  /** Why a presented token was refused; null when none was presented. */
+  authFailure: string | null;
+}
+
+const callers = new WeakMap<FastifyRequest, Caller>();
+
+/** Who is calling, read once per request from its bearer token (the rate limit needs it first). */
+export function authenticate(request: FastifyRequest, tokens: TokenService): Caller {
+  let caller = callers.get(request);
+  if (!caller) {
+    try {
+      caller = { accountId: tokens.accountFromHeader(request.headers.authorization), authFailure: null };
+    } catch (error) {
+      if (!(error instanceof UnauthorizedError)) throw error;
+      caller = { accountId: null, authFailure: error.message };
+    }
+    callers.set(request, caller);
+  }
+  return caller;
+}
+
 /** One context factory for GraphQL and /v1 alike: the same request id, caller and logger. */
 export function createRequestContext(request: FastifyRequest, tokens: TokenService): Context {
-  let accountId: string | null = null;
-  let authFailure: string | null = null;
-  try {
-    accountId = tokens.accountFromHeader(request.headers.authorization);
-  } catch (error) {
-    if (!(error instanceof UnauthorizedError)) throw error;
-    authFailure = error.message;
-  }
-  return { requestId: request.id, accountId, authFailure, clientAddress: request.ip, logger: request.log };
+  return { requestId: request.id, ...authenticate(request, tokens), clientAddress: request.ip, logger: request.log };
 }

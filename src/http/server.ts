@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import helmet from '@fastify/helmet';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import type { Dependencies } from '../deps.js';
@@ -10,9 +11,12 @@ import { routes } from '../rest/route-table.js';
 import type { Services } from '../services.js';
 import { handleHttpError, sendError } from './error-response.js';
 import { checkHealth } from './health.js';
-import { createRequestContext } from './request-context.js';
+import { acceptMultipart } from './multipart.js';
+import { registerRateLimit } from './rate-limit.js';
+import { authenticate, createRequestContext } from './request-context.js';
 
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
+const REQUEST_TIMEOUT_MS = 60_000;
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 export interface HttpServerOptions {
@@ -33,15 +37,33 @@ export function createHttpServer({ deps, services, schema }: HttpServerOptions):
       return typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : `req_${randomUUID().replaceAll('-', '')}`;
     },
     forceCloseConnections: 'idle',
+    // A client that trickles its request (slowloris) is cut off rather than holding a socket.
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    // Behind a proxy the client is in X-Forwarded-For; trusting it otherwise would let anyone pick their address.
+    trustProxy: deps.config.trustProxy,
     return503OnClosing: true,
   });
 
   const createContext = (request: Parameters<typeof createRequestContext>[0]) => createRequestContext(request, services.tokens);
 
+  // The API serves JSON, and GraphiQL its own page with inline scripts: the headers that matter
+  // here are the transport and framing ones; a content security policy would only break GraphiQL.
+  void app.register(helmet, { contentSecurityPolicy: false, crossOriginEmbedderPolicy: false });
   // JSON is the only body the API reads (multipart uploads excepted); plain text is refused.
   app.removeContentTypeParser('text/plain');
+  acceptMultipart(app);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+  });
+  registerRateLimit(app, {
+    redis: deps.redis,
+    prefix: deps.config.redisPrefix,
+    max: deps.config.rateLimitMax,
+    windowSeconds: deps.config.rateLimitWindowSeconds,
+    identify: (request) => {
+      const { accountId } = authenticate(request, services.tokens);
+      return accountId ? `account:${accountId}` : `address:${request.ip}`;
+    },
   });
   app.setErrorHandler(handleHttpError);
   app.setNotFoundHandler((request, reply) => sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`));
@@ -56,11 +78,14 @@ export function createHttpServer({ deps, services, schema }: HttpServerOptions):
     logger: deps.logger,
     graphiql: deps.config.graphiql,
     introspection: deps.config.introspection,
+    maxMultipartFieldBytes: MAX_JSON_BODY_BYTES,
     createContext,
   });
   app.route({
     url: graphql.graphqlEndpoint,
     method: ['GET', 'POST', 'OPTIONS'],
+    // File uploads: Yoga reads them through graphql-upload-minimal (graphql/yoga.ts).
+    config: { multipart: true },
     handler: async (request, reply) => {
       const response = await graphql.handleNodeRequestAndResponse(request, reply, { req: request, reply });
       response.headers.forEach((value, key) => {

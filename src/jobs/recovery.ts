@@ -6,7 +6,7 @@ const SWEEP_LIMIT = 1_000;
 /**
  * The safety net under the queues: every few seconds, queued messages that no worker holds
  * (never enqueued because Redis was away, jobs lost with a Redis restart, or claimed by a worker
- * that died) are enqueued again, and so are overdue campaign batches and starts. It runs on a timer of its own, not as a queued job, so that it
+ * that died) are enqueued again, and so are overdue campaign batches, campaign starts, webhook attempts and imports. It runs on a timer of its own, not as a queued job, so that it
  * keeps running when the queue's own state has been lost.
  */
 export function startRecovery(deps: Dependencies, services: Services): { stop(): Promise<void> } {
@@ -25,6 +25,10 @@ export function startRecovery(deps: Dependencies, services: Services): { stop():
       }
       const campaigns = await services.campaigns.recoverStalled(config.recoveryAfterMs);
       if (campaigns > 0) logger.info({ campaigns }, 'recovery sweep re-enqueued overdue campaign jobs');
+      const deliveries = await services.webhookDeliveries.recoverStalled(config.recoveryAfterMs);
+      if (deliveries > 0) logger.info({ deliveries }, 'recovery sweep re-enqueued overdue webhook attempts');
+      const imports = await services.imports.recoverStalled(config.recoveryAfterMs);
+      if (imports > 0) logger.info({ imports }, 'recovery sweep re-enqueued unfinished imports');
     } catch (error) {
       logger.warn({ err: error }, 'recovery sweep failed; trying again next round');
     }

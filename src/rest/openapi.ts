@@ -14,6 +14,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { HTTP_STATUS_BY_CODE } from '../errors.js';
+import { describeBytes } from '../uploads.js';
 import type { Operation, OperationRegistry } from './operations.js';
 import type { RestRoute } from './route-table.js';
 import { snakeCase } from './rest-routes.js';
@@ -50,13 +51,11 @@ export function buildOpenApi(routes: readonly RestRoute[], registry: OperationRe
       summary: route.summary,
       ...(route.public ? { security: [] } : {}),
       ...(parameters.length ? { parameters } : {}),
-      ...(bodyType
-        ? { requestBody: { required: true, content: { 'application/json': { schema: inputSchema(bodyType) } } } }
-        : {}),
+      ...(bodyType ? { requestBody: requestBody(route, bodyType) } : {}),
       responses: {
         [route.status]: {
           description: 'Success',
-          content: { 'application/json': { schema: withRequest(responseSchema(operation, schema)) } },
+          content: { 'application/json': { schema: withRequest(responseSchema(operation, schema), route.omitNull) } },
         },
         default: { description: 'An error (see components.schemas.Error)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
       },
@@ -95,14 +94,29 @@ export function buildOpenApi(routes: readonly RestRoute[], registry: OperationRe
   };
 }
 
+/** JSON, or for an upload route the multipart form: the file part beside the body's fields. */
+function requestBody(route: RestRoute, bodyType: GraphQLInputType) {
+  const schema = inputSchema(bodyType);
+  if (!route.upload) return { required: true, content: { 'application/json': { schema } } };
+  const { field, maxBytes } = route.upload;
+  const form = {
+    ...schema,
+    properties: { [field]: { type: 'string', format: 'binary', description: `At most ${describeBytes(maxBytes)}` }, ...(schema.properties as JsonSchema) },
+    required: [field, ...((schema.required as string[]) ?? [])],
+  };
+  return { required: true, content: { 'multipart/form-data': { schema: form } } };
+}
+
 function parameter(name: string, where: 'path' | 'query' | 'header', operation: Operation, variable: string, required: boolean) {
   const type = operation.variableTypes.get(variable);
   return { name, in: where, required, schema: type ? inputSchema(type) : { type: 'string' } };
 }
 
-function withRequest(schema: JsonSchema): JsonSchema {
+/** The success body: the operation's fields, those left out when null no longer required, and `request`. */
+function withRequest(schema: JsonSchema, omitNull: readonly string[] = []): JsonSchema {
   const properties = { ...(schema.properties as Record<string, JsonSchema>), request: { type: 'string' } };
-  return { ...schema, properties, required: [...((schema.required as string[]) ?? []), 'request'] };
+  const required = ((schema.required as string[]) ?? []).filter((name) => !omitNull.includes(name));
+  return { ...schema, properties, required: [...required, 'request'] };
 }
 
 function inputSchema(type: GraphQLInputType): JsonSchema {

@@ -1,13 +1,18 @@
+import { createReadStream } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   getNamedType,
+  isInputObjectType,
   isInterfaceType,
   type ExecutionResult,
+  type GraphQLInputType,
   type GraphQLSchema,
 } from 'graphql';
-import { AppError, ValidationError, type FieldIssue, type Issue } from '../errors.js';
+import { Upload, type FileUpload } from 'graphql-upload-minimal';
+import { AppError, UnauthorizedError, ValidationError, type FieldIssue, type Issue } from '../errors.js';
 import type { Context } from '../graphql/context.js';
 import { sendAppError, sendError } from '../http/error-response.js';
+import { readMultipartForm, type MultipartForm } from '../http/multipart.js';
 import type { Operation, OperationRegistry, VariableProblem } from './operations.js';
 import type { RestRoute } from './route-table.js';
 
@@ -27,15 +32,25 @@ export function registerRestRoutes(
   for (const route of routes) {
     const operation = registry.get(route.operation);
     const resultKey = rootResponseKey(operation);
+    const { upload } = route;
     app.route({
       method: route.method,
       url: route.path,
+      config: { multipart: upload !== undefined },
       handler: async (request, reply) => {
-        const variables = variablesFor(route, operation, request);
-        const problems = registry.checkVariables(operation, variables);
-        if (problems.length > 0) throw new ValidationError(problems.map((problem) => toFieldIssue(route, problem)));
-        const result = await registry.execute(operation, variables, createContext(request));
-        return sendResult(reply, route, result, resultKey, errorTypes);
+        const context = createContext(request);
+        // The schema refuses an anonymous caller too, but only after the upload: nobody gets to spool a file first.
+        if (upload && !route.public && !context.accountId) throw new UnauthorizedError(context.authFailure ?? undefined);
+        const form = upload ? await readMultipartForm(request, { fileField: upload.field, maxFileBytes: upload.maxBytes }) : null;
+        try {
+          const variables = variablesFor(route, operation, request, form);
+          const problems = [...(form?.problems ?? []), ...registry.checkVariables(operation, variables).map((problem) => toFieldIssue(route, problem))];
+          if (problems.length > 0) throw new ValidationError(problems);
+          const result = await registry.execute(operation, variables, context);
+          return sendResult(reply, route, result, resultKey, errorTypes);
+        } finally {
+          await form?.discard();
+        }
       },
     });
   }
@@ -59,7 +74,7 @@ export function registerRestRoutes(
   }
 }
 
-function variablesFor(route: RestRoute, operation: Operation, request: FastifyRequest): Record<string, unknown> {
+function variablesFor(route: RestRoute, operation: Operation, request: FastifyRequest, form: MultipartForm | null): Record<string, unknown> {
   const variables: Record<string, unknown> = {};
   const params = request.params as Record<string, string>;
   for (const [param, variable] of Object.entries(route.params ?? {})) variables[variable] = params[param];
@@ -69,7 +84,7 @@ function variablesFor(route: RestRoute, operation: Operation, request: FastifyRe
     const value = query[name];
     if (value === undefined) continue;
     // A repeated parameter is ambiguous; passing the array on makes it an invalid value.
-    variables[variable] = Array.isArray(value) ? value : fromQueryString(value, operation, variable);
+    variables[variable] = Array.isArray(value) ? value : fromText(value, operation.variableTypes.get(variable));
   }
 
   for (const [header, variable] of Object.entries(route.headers ?? {})) {
@@ -77,19 +92,41 @@ function variablesFor(route: RestRoute, operation: Operation, request: FastifyRe
     if (value !== undefined) variables[variable] = value;
   }
 
-  if (route.body) {
+  if (route.body && form) {
+    variables[route.body] = formFields(form, operation.variableTypes.get(route.body));
+  } else if (route.body) {
     const body: unknown = request.body === undefined ? {} : request.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new AppError('bad_request', 'The body must be a JSON object');
     }
     variables[route.body] = camelizeKeys(body as Record<string, unknown>);
   }
+  if (route.upload && form?.file) variables[route.upload.variable] = uploadOf(route.upload.field, form.file);
   return variables;
 }
 
-/** Query strings carry text; numbers and booleans are read as such where the variable wants them. */
-function fromQueryString(value: string, operation: Operation, variable: string): unknown {
-  const type = operation.variableTypes.get(variable);
+/** A form's text fields as the input object they stand for: camelCase keys, values read as its field types. */
+function formFields(form: MultipartForm, type: GraphQLInputType | undefined): Record<string, unknown> {
+  const named = type ? getNamedType(type) : undefined;
+  const fieldTypes = named && isInputObjectType(named) ? named.getFields() : {};
+  return Object.fromEntries(
+    [...form.fields].map(([name, values]) => {
+      const key = camelCase(name);
+      // A repeated field is ambiguous; passing the array on makes it an invalid value.
+      return [key, values.length === 1 ? fromText(values[0]!, fieldTypes[key]?.type) : values];
+    }),
+  );
+}
+
+/** The spooled file as graphql-upload-minimal's Upload, the value /graphql gives the same variable. */
+function uploadOf(fieldName: string, file: NonNullable<MultipartForm['file']>): Upload {
+  const upload = new Upload() as Upload & { resolve(file: FileUpload): void };
+  upload.resolve({ fieldName, filename: file.filename, mimetype: file.mimetype, encoding: '7bit', createReadStream: () => createReadStream(file.path) });
+  return upload;
+}
+
+/** Query strings and form fields carry text; numbers and booleans are read as such where the type wants them. */
+function fromText(value: string, type: GraphQLInputType | undefined): unknown {
   const named = type ? getNamedType(type).name : 'String';
   if ((named === 'Int' && /^-?\d{1,15}$/.test(value)) || (named === 'Float' && value.trim() !== '' && Number.isFinite(Number(value)))) {
     return Number(value);
@@ -103,7 +140,9 @@ function toFieldIssue(route: RestRoute, problem: VariableProblem): FieldIssue {
   const issue: Issue = problem.kind;
   if (variable === route.body) return { field: rest.map(snakeCase).join('.') || 'body', issue };
   const restName =
-    Object.entries({ ...route.query, ...route.params, ...route.headers }).find(([, v]) => v === variable)?.[0] ?? variable;
+    Object.entries({ ...route.query, ...route.params, ...route.headers, ...(route.upload ? { [route.upload.field]: route.upload.variable } : {}) }).find(
+      ([, v]) => v === variable,
+    )?.[0] ?? variable;
   return { field: [restName, ...rest.map(snakeCase)].join('.'), issue };
 }
 
@@ -147,10 +186,14 @@ function errorTypeNames(schema: GraphQLSchema): Set<string> {
   return new Set(schema.getImplementations(errorInterface).objects.map((type) => type.name));
 }
 
+function camelCase(name: string): string {
+  return name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase());
+}
+
 function camelizeKeys(value: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(value).map(([key, inner]) => [
-      key.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase()),
+      camelCase(key),
       inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? camelizeKeys(inner as Record<string, unknown>) : inner,
     ]),
   );

@@ -1,7 +1,9 @@
 import { accountRoutes } from './routes/accounts.js';
 import { campaignRoutes } from './routes/campaigns.js';
+import { importRoutes } from './routes/imports.js';
 import { messageRoutes } from './routes/messages.js';
 import { templateRoutes } from './routes/templates.js';
+import { webhookRoutes } from './routes/webhooks.js';
 
 /**
  * The /v1 REST compatibility layer, as data (one file of routes per area in ./routes): each
@@ -27,6 +29,12 @@ export interface RestRoute {
   query?: Record<string, string>;
   /** Variable that receives the JSON body, its keys turned from snake_case into camelCase. */
   body?: string;
+  /**
+   * The body is multipart/form-data instead of JSON: the file part `field` becomes an Upload
+   * in `variable` (at most `maxBytes`, 413 beyond), and the text fields are the body (`body`),
+   * read as the body variable's field types (`true`, `2`).
+   */
+  upload?: { field: string; variable: string; maxBytes: number };
   /** Request header → variable. */
   headers?: Record<string, string>;
   /** Response fields left out when null (the spec shows them only when they have a value). */
@@ -34,4 +42,4 @@ export interface RestRoute {
 }
 
 
-export const routes: readonly RestRoute[] = [...accountRoutes, ...messageRoutes, ...campaignRoutes, ...templateRoutes];
+export const routes: readonly RestRoute[] = [...accountRoutes, ...messageRoutes, ...campaignRoutes, ...importRoutes, ...templateRoutes, ...webhookRoutes];

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,7 @@ import type { Role } from '../../src/config.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // The machines have two cores and tsx compiles the sources on every start.
-const START_TIMEOUT_MS = 20_000;
+const START_TIMEOUT_MS = 60_000;
 const EXIT_TIMEOUT_MS = 10_000;
 
 export interface Exit {
@@ -147,7 +148,8 @@ export function spawnChild(name: string, command: string, args: string[], env: R
 
 /** Only what the child needs: nothing of vitest's own environment leaks into Tern. */
 function baseEnv(): Record<string, string> {
-  const env: Record<string, string> = { NODE_ENV: 'test' };
+  // Tests poll the API as fast as they like; the rate limit has tests of its own.
+  const env: Record<string, string> = { NODE_ENV: 'test', RATE_LIMIT_MAX: '1000000' };
   for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) {
     const value = process.env[name];
     if (value !== undefined) env[name] = value;
@@ -192,4 +194,79 @@ export async function startRedisServer(port: number): Promise<RedisServer> {
   void handle.closed.then(() => rm(dir, { recursive: true, force: true }));
   await handle.waitForOutput(/Ready to accept connections/, 10_000);
   return { port, url: `redis://127.0.0.1:${port}`, handle };
+}
+
+export interface ApiResult {
+  status: number;
+  body: any;
+}
+
+/** One /v1 call to a Tern process; a connection failure shows what the children printed. */
+export async function apiRequest(baseUrl: string, method: string, path: string, body?: unknown, token?: string): Promise<ApiResult> {
+  let response: Response;
+  try {
+    response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch (error) {
+    const cause = error instanceof Error ? `${error.message} (${String(error.cause)})` : String(error);
+    throw new Error(`${method} ${path}: ${cause}\n${transcripts()}`);
+  }
+  const text = await response.text();
+  let parsed: any = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // Not JSON: the raw text is what the assertion shows.
+  }
+  return { status: response.status, body: parsed };
+}
+
+/** An operator-created account, through the CLI as the README says; needs no API process. */
+export async function createAccountWithCli(env: Record<string, string>): Promise<{ account: string; email: string; password: string }> {
+  const email = `processes-${randomBytes(4).toString('hex')}@example.com`;
+  const password = 'a long test password';
+  const created = await runCli(['accounts', 'create', '--email', email, '--password', password], env);
+  return { account: created.account as string, email, password };
+}
+
+/** A bearer token from /v1/auth/login. */
+export async function logIn(baseUrl: string, credentials: { email: string; password: string }): Promise<string> {
+  const login = await apiRequest(baseUrl, 'POST', '/v1/auth/login', { email: credentials.email, password: credentials.password });
+  if (login.status !== 200) throw new Error(`login answered ${login.status}: ${JSON.stringify(login.body)}`);
+  return login.body.token as string;
+}
+
+/** What a Tern process logged at warn level or above, or printed outside its JSON log. */
+export function warnings(handle: ChildHandle, maxLines = 40): string {
+  const lines = handle
+    .transcript()
+    .split('\n')
+    .filter((line) => {
+      if (!line.startsWith('{')) return line.trim() !== '';
+      try {
+        return (JSON.parse(line) as { level: number }).level >= 40;
+      } catch {
+        return true;
+      }
+    });
+  return lines.slice(-maxLines).join('\n');
+}
+
+/**
+ * The simulator's table keeps one row per reference whatever it is sent, so it cannot tell a
+ * message handed over once from one handed over twice. This trigger records every submit the
+ * simulator receives, including those its ON CONFLICT absorbs (BEFORE INSERT fires for both),
+ * in `test_carrier_handovers`.
+ */
+export async function recordCarrierHandovers(db: { query(text: string): Promise<unknown> }): Promise<void> {
+  await db.query(`
+    CREATE TABLE test_carrier_handovers (reference text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
+    CREATE FUNCTION test_record_handover() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN INSERT INTO test_carrier_handovers (reference) VALUES (NEW.reference); RETURN NEW; END $$;
+    CREATE TRIGGER test_record_handover BEFORE INSERT ON simulated_submissions
+      FOR EACH ROW EXECUTE FUNCTION test_record_handover();`);
 }

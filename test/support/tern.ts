@@ -47,9 +47,12 @@ export interface TestTern {
  * A whole Tern (API and workers) on a database and Redis prefix of its own, listening on a
  * free loopback port and driven over real HTTP.
  */
-export async function startTern(options: { env?: Record<string, string>; role?: Role } = {}): Promise<TestTern> {
-  const database = await createTestDatabase();
-  const redisPrefix = `tern_test_${randomBytes(6).toString('hex')}`;
+export async function startTern(
+  options: { env?: Record<string, string>; role?: Role; sharing?: TestTern } = {},
+): Promise<TestTern> {
+  // A second instance on another's database and Redis prefix stands for a second process.
+  const database = options.sharing?.database ?? (await createTestDatabase());
+  const redisPrefix = options.sharing?.redisPrefix ?? `tern_test_${randomBytes(6).toString('hex')}`;
   const config = loadConfig({
     NODE_ENV: 'test',
     HOST: '127.0.0.1',
@@ -59,6 +62,8 @@ export async function startTern(options: { env?: Record<string, string>; role?: 
     REDIS_PREFIX: redisPrefix,
     JWT_SECRET: 'test-secret-that-is-at-least-32-bytes-long',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // Tests poll as fast as they like; the rate limit has tests of its own.
+    RATE_LIMIT_MAX: '1000000',
     ...options.env,
   });
   const clock = new ManualClock();
@@ -102,6 +107,7 @@ export async function startTern(options: { env?: Record<string, string>; role?: 
     },
     async stop() {
       await tern.stop();
+      if (options.sharing) return;
       await database.drop();
       await deleteRedisKeys(redisPrefix);
     },

@@ -26,7 +26,7 @@ export function addAccountTypes(builder: Builder, { accounts }: Services) {
       skipTypeScopes: true,
       errors: { types: [ValidationError, InvalidCredentialsError] },
       args: { input: t.arg({ type: loginInput, required: true }) },
-      resolve: (_root, { input }) => accounts.login(input),
+      resolve: (_root, { input }, context) => accounts.login(input, context.clientAddress),
     }),
   );
 }

@@ -7,6 +7,7 @@ import {
   ValidationError,
   type FieldIssue,
 } from '../../errors.js';
+import { GraphQLUpload } from 'graphql-upload-minimal';
 import type { Builder } from '../builder.js';
 
 /** The failures a client is expected to handle, returned as typed members of a field's union. */
@@ -22,6 +23,8 @@ export function addCommonTypes(builder: Builder) {
       return date;
     },
   });
+
+  builder.addScalarType('Upload', GraphQLUpload, {});
 
   const errorInterface = builder.interfaceRef<AppError>('Error').implement({
     description: 'An expected failure: `code` is the machine-readable code of the REST error body.',

@@ -5,6 +5,7 @@ import type { PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
 import { parseInput } from '../../validation.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './password.js';
+import type { LoginGuard } from './login-guard.js';
 import type { IssuedToken, TokenService } from './tokens.js';
 
 const email = z
@@ -33,6 +34,7 @@ export class AccountService {
   constructor(
     private readonly prisma: PrismaClient,
     private readonly tokens: TokenService,
+    private readonly guard: LoginGuard,
   ) {}
 
   async create(input: { email?: unknown; password?: unknown }): Promise<CreatedAccount> {
@@ -68,14 +70,17 @@ export class AccountService {
     return demo;
   }
 
-  async login(input: { email?: unknown; password?: unknown }): Promise<IssuedToken> {
+  async login(input: { email?: unknown; password?: unknown }, clientAddress: string): Promise<IssuedToken> {
     const data = parseInput(loginInput, input);
-    const account = await this.prisma.account.findUnique({
-      where: { email: data.email.trim().toLowerCase() },
-      select: { id: true, passwordHash: true },
-    });
+    const email = data.email.trim().toLowerCase();
+    await this.guard.beforeAttempt(email, clientAddress);
+    const account = await this.prisma.account.findUnique({ where: { email }, select: { id: true, passwordHash: true } });
     const valid = await verifyPassword(data.password, account?.passwordHash ?? (await decoyPasswordHash));
-    if (!account || !valid) throw new InvalidCredentialsError();
+    if (!account || !valid) {
+      await this.guard.failed(email, clientAddress);
+      throw new InvalidCredentialsError();
+    }
+    await this.guard.succeeded(email, clientAddress);
     return this.tokens.issue(account.id);
   }
 }

@@ -15,7 +15,14 @@ export function createCampaignDispatchWorker({ deps, services }: WorkerContext):
       if (job.data.kind === 'start') await services.campaigns.startScheduled(job.data.campaignId, new Date(job.data.sendAt));
       else await services.campaigns.dispatchBatch(job.data.campaignId);
     },
-    { connection, prefix: deps.config.redisPrefix, concurrency: 4 },
+    {
+      connection,
+      prefix: deps.config.redisPrefix,
+      concurrency: 4,
+      // A batch of a worker that died must go to another soon; its transaction was rolled back.
+      lockDuration: Math.min(deps.config.claimLeaseMs, 30_000),
+      stalledInterval: deps.config.recoveryIntervalMs,
+    },
   );
   worker.on('failed', (job, error) => deps.logger.warn({ campaign: job?.data.campaignId, err: error }, 'campaign job failed'));
   worker.on('closed', () => void connection.quit());

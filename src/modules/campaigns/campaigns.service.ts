@@ -245,7 +245,8 @@ export class CampaignService {
 
   /**
    * Sends the next batch of a running campaign: contacts without a message get one, rendered
-   * from the template. The campaign row is locked for the batch, so two dispatchers never
+   * from the template. The campaign row is locked for the batch (FOR NO KEY UPDATE, which the
+   * foreign-key checks of rows being added to the campaign do not wait on), so two dispatchers never
    * interleave, and the unique (campaign, contact) index makes a second message for a contact
    * impossible whatever happens around it. When no contact is left the campaign finishes.
    */
@@ -373,7 +374,7 @@ export class CampaignService {
   private async lock(tx: Tx, id: string): Promise<LockedCampaign | null> {
     const rows = await tx.$queryRaw<LockedCampaign[]>`
       SELECT id, account_id, status::text AS status, template_id, batch_size, delay, dispatched_batches, send_at, deleted_at
-      FROM campaigns WHERE id = ${id} FOR UPDATE`;
+      FROM campaigns WHERE id = ${id} FOR NO KEY UPDATE`;
     return rows[0] ?? null;
   }
 

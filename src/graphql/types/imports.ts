@@ -1,0 +1,90 @@
+import { NotFoundError, ValidationError } from '../../errors.js';
+import type { RowError } from '../../modules/imports/contact-rows.js';
+import type { FileFormat } from '../../modules/imports/import-options.js';
+import type { Services } from '../../services.js';
+import type { Builder } from '../builder.js';
+
+export function addImportTypes(builder: Builder, { imports }: Services) {
+  const importStatus = builder.enumType('ImportStatus', {
+    description: 'processing (accepted, or being read) → completed or failed',
+    values: ['processing', 'completed', 'failed'] as const,
+  });
+
+  const fileFormat = builder.enumType('ImportFileFormat', { values: ['csv', 'xlsx'] as const });
+
+  const rowError = builder.objectRef<RowError>('ImportRowError').implement({
+    description: 'A field of a row that was skipped; `row` is the row number a spreadsheet shows (the header is row 1)',
+    fields: (t) => ({ row: t.exposeInt('row'), field: t.exposeString('field'), issue: t.exposeString('issue') }),
+  });
+
+  const failure = builder.objectRef<{ code: string; message: string }>('ImportFailure').implement({
+    description: 'Why a whole file was refused: too_many_rows, unreadable_file, missing_column (or internal_error)',
+    fields: (t) => ({ code: t.exposeString('code'), message: t.exposeString('message') }),
+  });
+
+  builder.prismaObject('ImportJob', {
+    fields: (t) => ({
+      id: t.exposeID('id'),
+      campaignId: t.exposeID('campaignId'),
+      status: t.expose('status', { type: importStatus }),
+      receivedFile: t.exposeString('receivedFile', { description: 'The name of the uploaded file' }),
+      fileFormat: t.field({ type: fileFormat, select: { fileFormat: true }, resolve: (job) => job.fileFormat as FileFormat }),
+      processed: t.exposeInt('processed', { description: 'Data rows read so far; moves while the job is processing' }),
+      totalRows: t.exposeInt('totalRows', { description: 'Data rows of the file (not the header, not empty rows), once completed' }),
+      imported: t.exposeInt('imported'),
+      duplicates: t.exposeInt('duplicates', { description: 'Rows whose phone was already in the campaign or earlier in the file' }),
+      invalid: t.exposeInt('invalid'),
+      errors: t.field({
+        type: [rowError],
+        description: 'The first 100 problems of the invalid rows',
+        select: { rowErrors: true },
+        resolve: (job) => job.rowErrors as unknown as RowError[],
+      }),
+      error: t.field({
+        type: failure,
+        nullable: true,
+        select: { errorCode: true, errorMessage: true },
+        resolve: (job) => (job.errorCode ? { code: job.errorCode, message: job.errorMessage ?? '' } : null),
+      }),
+      createdAt: t.expose('createdAt', { type: 'DateTime' }),
+      finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
+    }),
+  });
+
+  const importInput = builder.inputType('ImportContactsInput', {
+    description: 'How to read the file (the form fields of POST /v1/campaigns/{campaign}/contacts/import)',
+    fields: (t) => ({
+      fileFormat: t.field({ type: fileFormat, description: 'Defaults from the file name (.csv, .txt, .xlsx)' }),
+      phoneColumn: t.string({ description: 'Required when the file has a header; without one, a 1-based column number (default 1)' }),
+      nameColumn: t.string({ description: 'A header name, or a 1-based column number without a header' }),
+      emailColumn: t.string({ description: 'A header name, or a 1-based column number without a header' }),
+      documentColumn: t.string({ description: 'A header name, or a 1-based column number without a header' }),
+      tagsColumn: t.string({ description: 'Tags split on ; or |' }),
+      delimiter: t.string({ description: 'CSV only: , (default), ;, | or a tab (also written \\t or tab)' }),
+      hasHeader: t.boolean({ description: 'Whether the first row names the columns; default true' }),
+    }),
+  });
+
+  builder.mutationField('importContacts', (t) =>
+    t.prismaField({
+      type: 'ImportJob',
+      description: 'Upload a CSV or XLSX of contacts (at most 10 MB, 100,000 rows); they are imported by a job',
+      errors: { types: [ValidationError, NotFoundError] },
+      args: {
+        campaign: t.arg.id({ required: true }),
+        file: t.arg({ type: 'Upload', required: true }),
+        input: t.arg({ type: importInput, required: true }),
+      },
+      resolve: (query, _root, args, context) => imports.start(context.accountId!, args.campaign, args.file, args.input, query),
+    }),
+  );
+
+  builder.queryField('importJob', (t) =>
+    t.prismaField({
+      type: 'ImportJob',
+      errors: { types: [NotFoundError] },
+      args: { campaign: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
+      resolve: (query, _root, args, context) => imports.get(context.accountId!, args.campaign, args.id, query),
+    }),
+  );
+}

@@ -1,0 +1,185 @@
+import { NotFoundError, ValidationError } from '../../errors.js';
+import { SUBSCRIBABLE_EVENTS } from '../../modules/webhooks/webhook-events.js';
+import type { DeletedWebhook, RegisteredWebhook, ReplayOutcome } from '../../modules/webhooks/webhooks.service.js';
+import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
+import type { Services } from '../../services.js';
+import type { Builder } from '../builder.js';
+import { addPageType } from './page.js';
+
+interface WebhookPageShape {
+  accountId: string;
+  page: PageRequest;
+}
+
+interface DeliveryPageShape {
+  webhookId: string;
+  page: PageRequest;
+}
+
+const KINDS = SUBSCRIBABLE_EVENTS.map((kind) => `\`${kind}\``).join(', ');
+
+export function addWebhookTypes(builder: Builder, { webhooks }: Services) {
+  builder.prismaObject('WebhookDelivery', {
+    description: 'One attempt to deliver an event to a webhook',
+    fields: (t) => ({
+      id: t.exposeID('id'),
+      eventId: t.exposeID('eventId'),
+      eventType: t.string({ select: { event: { select: { type: true } } }, resolve: (delivery) => delivery.event.type }),
+      url: t.exposeString('url', { description: 'Where the attempt went' }),
+      attempt: t.exposeInt('attempt', { description: '1-based; at most 5 per delivery' }),
+      statusCode: t.exposeInt('statusCode', { nullable: true, description: 'The receiver\'s HTTP status; null when it gave none' }),
+      durationMs: t.exposeInt('durationMs', { nullable: true }),
+      error: t.exposeString('error', { nullable: true, description: 'Why the attempt failed; null when it succeeded' }),
+      createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the attempt started' }),
+    }),
+  });
+
+  builder.prismaObject('Webhook', {
+    fields: (t) => ({
+      id: t.exposeID('id'),
+      url: t.exposeString('url'),
+      events: t.exposeStringList('events', { description: `Subscribed kinds: any of ${KINDS}` }),
+      createdAt: t.expose('createdAt', { type: 'DateTime' }),
+      updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+      deliveries: t.relation('deliveries', {
+        description: 'The delivery log, newest first',
+        args: { page: t.arg.int(), perPage: t.arg.int() },
+        query: (args) => ({ orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], ...pageWindow(parsePage(args)) }),
+      }),
+    }),
+  });
+
+  const registration = builder.objectRef<RegisteredWebhook>('WebhookRegistration').implement({
+    description: 'A webhook as registered, with the account\'s signing secret',
+    fields: (t) => ({
+      id: t.exposeID('id'),
+      url: t.exposeString('url'),
+      events: t.exposeStringList('events'),
+      secret: t.exposeString('secret', { description: 'The HMAC key of every callback of the account (the whole string, as UTF-8)' }),
+      createdAt: t.field({ type: 'DateTime', resolve: (webhook) => webhook.createdAt }),
+      updatedAt: t.field({ type: 'DateTime', resolve: (webhook) => webhook.updatedAt }),
+    }),
+  });
+
+  const secret = builder.objectRef<{ secret: string }>('WebhookSecret').implement({
+    fields: (t) => ({ secret: t.exposeString('secret') }),
+  });
+
+  const replay = builder.objectRef<ReplayOutcome>('WebhookReplay').implement({
+    fields: (t) => ({
+      webhookId: t.exposeID('webhookId'),
+      events: t.exposeInt('events', { description: 'Events queued for delivery again' }),
+    }),
+  });
+
+  const deleted = builder.objectRef<DeletedWebhook>('DeletedWebhook').implement({
+    fields: (t) => ({ id: t.exposeID('id'), deleted: t.exposeBoolean('deleted') }),
+  });
+
+  const webhookPage = addPageType(builder, 'WebhookPage', 'Webhook', 'Newest first', {
+    nodes: (query, shape: WebhookPageShape) => webhooks.list(shape.accountId, shape.page, query),
+    total: (shape) => webhooks.count(shape.accountId),
+  });
+
+  const deliveryPage = addPageType(builder, 'WebhookDeliveryPage', 'WebhookDelivery', 'Newest first', {
+    nodes: (query, shape: DeliveryPageShape) => webhooks.listDeliveries(shape.webhookId, shape.page, query),
+    total: (shape) => webhooks.countDeliveries(shape.webhookId),
+  });
+
+  const registerInput = builder.inputType('RegisterWebhookInput', {
+    fields: (t) => ({
+      url: t.string({ description: 'An https URL (http only with WEBHOOK_ALLOW_INSECURE); it must answer a signed webhook.ping with a 2xx' }),
+      events: t.stringList({ description: `At least one of ${KINDS}` }),
+    }),
+  });
+
+  const updateInput = builder.inputType('UpdateWebhookInput', {
+    fields: (t) => ({
+      url: t.string({ description: 'A new URL is pinged as at registration' }),
+      events: t.stringList(),
+    }),
+  });
+
+  const replayInput = builder.inputType('ReplayWebhookInput', {
+    description: 'Exactly one of `since` and `event`',
+    fields: (t) => ({
+      since: t.string({ description: 'ISO 8601 time, at most 7 days back: every subscribed event since then' }),
+      event: t.id({ description: 'One event of the account' }),
+    }),
+  });
+
+  builder.queryField('webhook', (t) =>
+    t.prismaField({
+      type: 'Webhook',
+      errors: { types: [NotFoundError] },
+      args: { id: t.arg.id({ required: true }) },
+      resolve: (query, _root, { id }, context) => webhooks.get(context.accountId!, id, query),
+    }),
+  );
+
+  builder.queryField('webhooks', (t) =>
+    t.field({
+      type: webhookPage,
+      errors: { types: [ValidationError] },
+      args: { page: t.arg.int(), perPage: t.arg.int() },
+      resolve: (_root, args, context) => ({ accountId: context.accountId!, page: parsePage(args) }),
+    }),
+  );
+
+  builder.queryField('webhookDeliveries', (t) =>
+    t.field({
+      type: deliveryPage,
+      description: 'The delivery log of a webhook, newest first',
+      errors: { types: [ValidationError, NotFoundError] },
+      args: { webhook: t.arg.id({ required: true }), page: t.arg.int(), perPage: t.arg.int() },
+      resolve: (_root, args, context) => webhooks.parseDeliveryArgs(context.accountId!, args.webhook, args),
+    }),
+  );
+
+  builder.mutationField('registerWebhook', (t) =>
+    t.field({
+      type: registration,
+      description: 'Pings the URL with a signed webhook.ping and registers it if it answers 2xx (else ValidationError url unreachable)',
+      errors: { types: [ValidationError] },
+      args: { input: t.arg({ type: registerInput, required: true }) },
+      resolve: (_root, { input }, context) => webhooks.register(context.accountId!, input),
+    }),
+  );
+
+  builder.mutationField('updateWebhook', (t) =>
+    t.prismaField({
+      type: 'Webhook',
+      errors: { types: [ValidationError, NotFoundError] },
+      args: { id: t.arg.id({ required: true }), input: t.arg({ type: updateInput, required: true }) },
+      resolve: (query, _root, { id, input }, context) => webhooks.update(context.accountId!, id, input, query),
+    }),
+  );
+
+  builder.mutationField('deleteWebhook', (t) =>
+    t.field({
+      type: deleted,
+      description: 'Stops every delivery to the webhook, pending retries included',
+      errors: { types: [NotFoundError] },
+      args: { id: t.arg.id({ required: true }) },
+      resolve: (_root, { id }, context) => webhooks.delete(context.accountId!, id),
+    }),
+  );
+
+  builder.mutationField('rotateWebhookSecret', (t) =>
+    t.field({
+      type: secret,
+      description: 'A new signing secret for the account; the next attempt of every delivery is signed with it',
+      resolve: async (_root, _args, context) => ({ secret: await webhooks.rotateSecret(context.accountId!) }),
+    }),
+  );
+
+  builder.mutationField('replayWebhook', (t) =>
+    t.field({
+      type: replay,
+      description: 'Delivers past events to the webhook again, with their original id and body, newly signed',
+      errors: { types: [ValidationError, NotFoundError] },
+      args: { id: t.arg.id({ required: true }), input: t.arg({ type: replayInput, required: true }) },
+      resolve: (_root, { id, input }, context) => webhooks.replay(context.accountId!, id, input),
+    }),
+  );
+}

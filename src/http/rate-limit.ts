@@ -1,0 +1,50 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimitedError } from '../errors.js';
+
+export interface RateLimitOptions {
+  redis: Redis;
+  prefix: string;
+  max: number;
+  windowSeconds: number;
+  /** Who a request counts against: its account when the token is valid, else its client address. */
+  identify: (request: FastifyRequest) => string;
+}
+
+function setHeaders(reply: FastifyReply, limit: number, state: RateLimiterRes, now: number) {
+  reply.header('x-ratelimit-limit', String(limit));
+  reply.header('x-ratelimit-remaining', String(Math.max(0, state.remainingPoints)));
+  reply.header('x-ratelimit-reset', String(Math.ceil((now + state.msBeforeNext) / 1000)));
+}
+
+/**
+ * The per-account (or, without a valid token, per-address) budget of every /v1 and GraphQL
+ * request. Counting is one atomic Redis script shared by every API process, so two processes
+ * give one budget and a burst at the edge admits exactly what is left.
+ */
+export function registerRateLimit(app: FastifyInstance, options: RateLimitOptions) {
+  const limiter = new RateLimiterRedis({
+    storeClient: options.redis,
+    keyPrefix: `${options.prefix}:rate`,
+    points: options.max,
+    duration: options.windowSeconds,
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    const path = request.url;
+    if (!path.startsWith('/v1/') && path !== '/v1' && !path.startsWith('/graphql')) return;
+    const now = Date.now();
+    try {
+      setHeaders(reply, options.max, await limiter.consume(options.identify(request)), now);
+    } catch (outcome) {
+      if (!(outcome instanceof RateLimiterRes)) {
+        // Redis is away: the budget cannot be counted, and refusing everything would stop
+        // acceptance, which PostgreSQL alone still guarantees. Serve, and say so.
+        request.log.warn({ err: outcome }, 'rate limit not counted: Redis unavailable');
+        return;
+      }
+      setHeaders(reply, options.max, outcome, now);
+      throw new RateLimitedError(Math.max(1, Math.ceil(outcome.msBeforeNext / 1000)));
+    }
+  });
+}

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { issue } from '../../validation.js';
+
+/** Section 8 of the interface: 10 MB (10 × 1024 × 1024 bytes) and 100,000 data rows per file. */
+export const IMPORT_MAX_FILE_BYTES = 10 * 1024 * 1024;
+export const IMPORT_MAX_ROWS = 100_000;
+export const IMPORT_MAX_ROW_ERRORS = 100;
+
+export type FileFormat = 'csv' | 'xlsx';
+export type ContactColumn = 'phone' | 'name' | 'email' | 'document' | 'tags';
+
+/** What the worker needs to read a file, stored with the job. */
+export interface ImportOptions {
+  hasHeader: boolean;
+  delimiter: string;
+  /** A header name when the file has a header, otherwise a 1-based column number. */
+  columns: Partial<Record<ContactColumn, string | number>>;
+}
+
+// A tab is awkward to type in a form field, so its usual spellings are taken too.
+const DELIMITERS: Record<string, string> = { ',': ',', ';': ';', '|': '|', '\t': '\t', '\\t': '\t', tab: '\t' };
+// The widest sheet XLSX allows.
+const MAX_COLUMN_NUMBER = 16_384;
+
+const COLUMN_FIELDS = ['phoneColumn', 'nameColumn', 'emailColumn', 'documentColumn', 'tagsColumn'] as const;
+
+const columnName = z.string().trim().min(1).max(200).nullish();
+
+function isColumnNumber(value: string): boolean {
+  return /^[1-9][0-9]{0,4}$/.test(value) && Number(value) <= MAX_COLUMN_NUMBER;
+}
+
+/** The form fields of 4.7 (GraphQL names); `phoneColumn` is required when the file has a header. */
+export const importInput = z
+  .strictObject({
+    fileFormat: z.enum(['csv', 'xlsx']).nullish(),
+    phoneColumn: columnName,
+    nameColumn: columnName,
+    emailColumn: columnName,
+    documentColumn: columnName,
+    tagsColumn: columnName,
+    delimiter: z
+      .string()
+      .refine((value) => Object.hasOwn(DELIMITERS, value), issue('invalid_value'))
+      .nullish(),
+    hasHeader: z.boolean().nullish(),
+  })
+  .superRefine((input, context) => {
+    const hasHeader = input.hasHeader ?? true;
+    if (hasHeader && !input.phoneColumn) {
+      context.addIssue({ code: 'custom', path: ['phoneColumn'], message: 'phoneColumn is required when the file has a header', ...issue('required') });
+    }
+    if (hasHeader) return;
+    for (const field of COLUMN_FIELDS) {
+      const value = input[field];
+      if (value && !isColumnNumber(value)) {
+        context.addIssue({ code: 'custom', path: [field], message: 'Without a header, columns are 1-based numbers', ...issue('invalid_value') });
+      }
+    }
+  });
+
+export type ImportInput = z.output<typeof importInput>;
+
+/**
+ * The job's options from a valid input. Without a header the phone is in the first column
+ * unless told otherwise, since no name can be required of a file that has none.
+ */
+export function importOptions(input: ImportInput): ImportOptions {
+  const hasHeader = input.hasHeader ?? true;
+  const columns: ImportOptions['columns'] = {};
+  for (const field of COLUMN_FIELDS) {
+    const value = input[field];
+    if (value) columns[field.replace('Column', '') as ContactColumn] = hasHeader ? value : Number(value);
+  }
+  if (!hasHeader) columns.phone ??= 1;
+  return { hasHeader, delimiter: DELIMITERS[input.delimiter ?? ','] ?? ',', columns };
+}
+
+/** `file_format` defaults from the file name; null when the name says neither. */
+export function formatFromName(filename: string): FileFormat | null {
+  const extension = /\.([A-Za-z0-9]+)$/.exec(filename)?.[1]?.toLowerCase();
+  if (extension === 'csv' || extension === 'txt') return 'csv';
+  if (extension === 'xlsx') return 'xlsx';
+  return null;
+}

@@ -1,0 +1,316 @@
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.js';
+import { AppError, NotFoundError, ValidationError } from '../../errors.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import { newId, newIds } from '../../ids.js';
+import type { Queues } from '../../jobs/queues.js';
+import { saveUpload, type IncomingFile } from '../../uploads.js';
+import { parseInput } from '../../validation.js';
+import { ContactRowMapper, type ContactRow, type RowError } from './contact-rows.js';
+import { IMPORT_MAX_FILE_BYTES, formatFromName, importInput, importOptions, type FileFormat, type ImportOptions } from './import-options.js';
+import { ImportFileError, readSheetRows } from './sheet-reader.js';
+
+/** Contacts per staging INSERT: large enough to cost few round trips, small enough to stream. */
+const STAGE_BATCH = 2_000;
+/** How often (in data rows) the job's `processed` is written for readers. */
+const PROGRESS_EVERY = 5_000;
+/** Runs of one job, crashes included; past it the job fails rather than crash workers for ever. */
+const MAX_RUNS = 5;
+/** An import of 100,000 rows takes seconds; this only ends a transaction left hanging by a stuck worker. */
+const IDLE_IN_TRANSACTION_MS = 10 * 60_000;
+/** A file in IMPORT_DIR this old without a job still waiting for it was left by a crash. */
+const ORPHAN_AFTER_MS = 60 * 60_000;
+
+type ImportJobQuery = Pick<Prisma.ImportJobFindFirstArgs, 'select' | 'include'>;
+
+interface RunnableJob {
+  id: string;
+  accountId: string;
+  campaignId: string;
+  fileFormat: string;
+  filePath: string | null;
+  options: Prisma.JsonValue;
+}
+
+interface ImportOutcome {
+  rows: number;
+  imported: number;
+  duplicates: number;
+  invalid: number;
+  errors: RowError[];
+}
+
+/**
+ * Bulk contact import (section 4.7, the Import section of decisions.md). The upload is
+ * streamed to IMPORT_DIR and a BullMQ job imports it in ONE transaction: its rows are staged
+ * in a temporary table while the file is read, then inserted into `contacts` in a single
+ * statement whose ON CONFLICT (campaign_id, phone) is the database's guarantee against
+ * duplicates. A run that fails or crashes therefore leaves nothing behind, and its retry starts
+ * over from the file. That transaction runs on a connection of the pool taken directly: through
+ * Prisma's client, 100,000 rows cost twice the CPU and over 100 MB more memory.
+ */
+export class ImportService {
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly pool: pg.Pool,
+    private readonly clock: Clock,
+    private readonly queues: Queues,
+    private readonly logger: Logger,
+    private readonly importDir: string,
+  ) {}
+
+  /**
+   * Accepts an upload: the campaign and options are checked before the file is read, the file
+   * is stored (413 as soon as it passes 10 MB), then the job is created and enqueued.
+   */
+  async start(accountId: string, campaignId: string, file: Promise<IncomingFile>, input: unknown, query: ImportJobQuery = {}) {
+    await this.requireCampaign(accountId, campaignId);
+    const data = parseInput(importInput, input);
+    const upload = await file.catch((error: unknown) => {
+      // The request named a file that never came, or broke off before it: a malformed request.
+      throw new AppError('bad_request', `The file could not be received: ${error instanceof Error ? error.message : String(error)}`);
+    });
+    const fileFormat = data.fileFormat ?? formatFromName(upload.filename);
+    if (!fileFormat) throw new ValidationError([{ field: 'fileFormat', issue: 'required' }], 'fileFormat is required when the file name ends in neither .csv nor .xlsx');
+
+    const id = newId('job');
+    const filePath = join(this.importDir, `${id}.${fileFormat}`);
+    await mkdir(this.importDir, { recursive: true });
+    await saveUpload(upload.createReadStream(), filePath, IMPORT_MAX_FILE_BYTES);
+    let job;
+    try {
+      job = await this.prisma.importJob.create({
+        ...query,
+        data: {
+          id,
+          accountId,
+          campaignId,
+          receivedFile: basename(upload.filename.replaceAll('\\', '/')).slice(0, 255) || 'upload',
+          fileFormat,
+          options: importOptions(data) as unknown as Prisma.InputJsonValue,
+          filePath,
+          createdAt: this.clock.now(),
+        },
+      });
+    } catch (error) {
+      await rm(filePath, { force: true });
+      throw error;
+    }
+    await this.enqueue(id);
+    return job;
+  }
+
+  async get(accountId: string, campaignId: string, id: string, query: ImportJobQuery = {}) {
+    const job = await this.prisma.importJob.findFirst({ ...query, where: { id, campaignId, accountId, campaign: { deletedAt: null } } });
+    if (!job) throw new NotFoundError('Import job');
+    return job;
+  }
+
+  /** One run of a job, by the worker. A job no longer `processing` is left as it is. */
+  async run(id: string): Promise<void> {
+    const { count } = await this.prisma.importJob.updateMany({
+      where: { id, status: 'processing' },
+      data: { attempts: { increment: 1 }, processed: 0 },
+    });
+    if (count === 0) return;
+    const job = await this.prisma.importJob.findUniqueOrThrow({
+      where: { id },
+      select: { id: true, accountId: true, campaignId: true, fileFormat: true, filePath: true, options: true, attempts: true },
+    });
+    if (job.attempts > MAX_RUNS) {
+      await this.giveUp(id, `The import was started ${MAX_RUNS} times without completing`);
+      return;
+    }
+    if (!job.filePath || !(await fileExists(job.filePath))) {
+      await this.end(id, job.filePath, new ImportFileError('unreadable_file', 'The uploaded file is no longer available to the worker'));
+      return;
+    }
+    let outcome: ImportOutcome | null;
+    try {
+      outcome = await this.inTransaction((client) => this.importFile(client, job));
+    } catch (error) {
+      if (!(error instanceof ImportFileError)) throw error;
+      await this.end(id, job.filePath, error);
+      return;
+    }
+    // Null: another run of the job completed it while this one read the file.
+    if (!outcome) return;
+    this.logger.info({ job: id, ...outcome, errors: outcome.errors.length }, 'import completed');
+    await rm(job.filePath, { force: true });
+  }
+
+  /** The last attempt failed for a reason of the service's, not of the file's. */
+  async giveUp(id: string, reason: string): Promise<void> {
+    const job = await this.prisma.importJob.findUnique({ where: { id }, select: { filePath: true } });
+    if (job) await this.end(id, job.filePath, { code: 'internal_error', message: `${reason}; upload the file again` });
+  }
+
+  /**
+   * Jobs still `processing` long after their upload whose BullMQ job is gone (Redis lost it, or
+   * it was never added) get it again; files in IMPORT_DIR that no such job waits for, left by a
+   * crash at the wrong moment, are removed. The number of jobs enqueued again.
+   */
+  async recoverStalled(overdueMs: number): Promise<number> {
+    const stalled = await this.prisma.importJob.findMany({
+      where: { status: 'processing', createdAt: { lt: new Date(this.clock.now().getTime() - overdueMs) } },
+      select: { id: true },
+      take: 100,
+    });
+    let enqueued = 0;
+    for (const { id } of stalled) {
+      if (await this.queues.contactImport.getJob(id)) continue;
+      await this.enqueue(id);
+      enqueued += 1;
+    }
+    await this.removeOrphanFiles();
+    return enqueued;
+  }
+
+  /** Commits what `work` did, unless it throws or answers null. */
+  private async inTransaction<T>(work: (client: pg.PoolClient) => Promise<T | null>): Promise<T | null> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_MS}`);
+      const result = await work(client);
+      await client.query(result === null ? 'ROLLBACK' : 'COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((failure: Error) => {
+        broken = failure;
+      });
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private async importFile(client: pg.PoolClient, job: RunnableJob): Promise<ImportOutcome | null> {
+    const options = job.options as unknown as ImportOptions;
+    const mapper = new ContactRowMapper(options);
+    await client.query('CREATE TEMP TABLE import_staging (id text, phone text, name text, email text, document text, tags text) ON COMMIT DROP');
+    let batch: ContactRow[] = [];
+    let staged = 0;
+    // One batch is written while the next one is read; the database does its share meanwhile.
+    let staging: Promise<unknown> = Promise.resolve();
+    const flush = async () => {
+      await staging;
+      staging = stage(client, batch);
+      staging.catch(() => undefined);
+      staged += batch.length;
+      batch = [];
+    };
+    for await (const row of readSheetRows(job.filePath!, job.fileFormat as FileFormat, options.delimiter)) {
+      const before = mapper.rows;
+      const contact = mapper.accept(row);
+      if (contact) batch.push(contact);
+      if (batch.length >= STAGE_BATCH) await flush();
+      if (mapper.rows !== before && mapper.rows % PROGRESS_EVERY === 0) await this.reportProgress(job.id, mapper.rows);
+    }
+    mapper.finish();
+    await flush();
+    await staging;
+
+    // Imports into one campaign take their turn here, which also makes a second run of this
+    // job (a worker thought dead that was not) wait, then see the first one's result.
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`contact-import:${job.campaignId}`]);
+    const current = await client.query<{ status: string }>('SELECT status::text AS status FROM import_jobs WHERE id = $1', [job.id]);
+    if (current.rows[0]?.status !== 'processing') return null;
+
+    const now = this.clock.now();
+    // Only this statement touches `contacts`, so the campaign is held for a moment, not for the whole read.
+    const inserted = await client.query(
+      `INSERT INTO contacts (id, account_id, campaign_id, phone, name, email, document, tags, import_job_id, created_at)
+       SELECT id, $1, $2, phone, name, email, document, string_to_array(tags, '|'), $3, $4
+       FROM import_staging
+       ON CONFLICT (campaign_id, phone) DO NOTHING`,
+      [job.accountId, job.campaignId, job.id, now],
+    );
+    const imported = inserted.rowCount ?? 0;
+    const outcome: ImportOutcome = {
+      rows: mapper.rows,
+      imported,
+      duplicates: mapper.duplicates + (staged - imported),
+      invalid: mapper.invalid,
+      errors: mapper.errors,
+    };
+    await client.query(
+      `UPDATE import_jobs SET status = 'completed', total_rows = $2, processed = $2, imported = $3, duplicates = $4, invalid = $5,
+         row_errors = $6, file_path = NULL, finished_at = $7
+       WHERE id = $1`,
+      [job.id, outcome.rows, outcome.imported, outcome.duplicates, outcome.invalid, JSON.stringify(outcome.errors), now],
+    );
+    return outcome;
+  }
+
+  /** Written on the service's own connection, outside the import's transaction, so readers see it now. */
+  private async reportProgress(id: string, processed: number): Promise<void> {
+    await this.prisma.importJob.update({ where: { id }, data: { processed } });
+  }
+
+  /** A failed job reports no counts: none of its rows were imported. */
+  private async end(id: string, filePath: string | null, failure: { code: string; message: string }): Promise<void> {
+    await this.prisma.importJob.updateMany({
+      where: { id, status: 'processing' },
+      data: { status: 'failed', errorCode: failure.code, errorMessage: failure.message, filePath: null, finishedAt: this.clock.now() },
+    });
+    if (filePath) await rm(filePath, { force: true });
+    this.logger.info({ job: id, code: failure.code }, 'import failed');
+  }
+
+  private async enqueue(id: string): Promise<void> {
+    try {
+      await this.queues.contactImport.add('import', { importJobId: id }, { jobId: id });
+    } catch (error) {
+      this.logger.warn({ err: error, job: id }, 'could not enqueue the import; the recovery sweep will');
+    }
+  }
+
+  private async removeOrphanFiles(): Promise<void> {
+    const names = await readdir(this.importDir).catch(() => [] as string[]);
+    if (names.length === 0) return;
+    const waiting = await this.prisma.importJob.findMany({
+      where: { status: 'processing', filePath: { in: names.map((name) => join(this.importDir, name)) } },
+      select: { filePath: true },
+    });
+    const kept = new Set(waiting.map((job) => job.filePath));
+    for (const name of names) {
+      const path = join(this.importDir, name);
+      if (kept.has(path)) continue;
+      const stats = await stat(path).catch(() => null);
+      // File times are the machine's, not the service clock's.
+      if (stats?.isFile() && Date.now() - stats.mtimeMs > ORPHAN_AFTER_MS) await rm(path, { force: true });
+    }
+  }
+
+  private async requireCampaign(accountId: string, campaignId: string): Promise<void> {
+    const campaign = await this.prisma.campaign.findFirst({ where: { id: campaignId, accountId, deletedAt: null }, select: { id: true } });
+    if (!campaign) throw new NotFoundError('Campaign');
+  }
+}
+
+/** Stages a batch of contacts in the run's temporary table. */
+async function stage(client: pg.PoolClient, contacts: ContactRow[]): Promise<unknown> {
+  if (contacts.length === 0) return;
+  // Tags travel joined by '|', which no tag contains: the file's tags were split on it.
+  return client.query(
+    `INSERT INTO import_staging (id, phone, name, email, document, tags)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`,
+    [
+      newIds('cnt', contacts.length),
+      contacts.map((c) => c.phone),
+      contacts.map((c) => c.name ?? null),
+      contacts.map((c) => c.email ?? null),
+      contacts.map((c) => c.document ?? null),
+      contacts.map((c) => (c.tags ?? []).join('|')),
+    ],
+  );
+}
+
+async function fileExists(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => null))?.isFile() ?? false;
+}

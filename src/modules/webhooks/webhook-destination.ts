@@ -1,0 +1,64 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+/** The addresses a host name resolves to; replaced in tests to map names without DNS. */
+export type Resolve = (hostname: string) => Promise<string[]>;
+
+export const systemResolve: Resolve = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
+
+export interface DestinationPolicy {
+  allowPrivateNetworks: boolean;
+  allowInsecure: boolean;
+}
+
+/** A destination Tern will not call: a failed attempt that no retry can mend. */
+export class DestinationRefusedError extends Error {}
+
+const RANGE_NAMES: Record<string, string> = {
+  loopback: 'loopback',
+  private: 'private',
+  linkLocal: 'link-local (cloud metadata lives there)',
+  carrierGradeNat: 'carrier-grade NAT',
+  uniqueLocal: 'unique-local (private)',
+  unspecified: 'unspecified',
+  broadcast: 'broadcast',
+  multicast: 'multicast',
+  reserved: 'reserved',
+  ipv4Mapped: 'IPv4-mapped',
+  rfc6052: 'NAT64',
+  '6to4': '6to4',
+  teredo: 'Teredo',
+};
+
+/**
+ * Resolves the URL's host and checks every address it has: only public unicast addresses may
+ * be called, unless WEBHOOK_ALLOW_PRIVATE_NETWORKS is set; an IPv4-mapped IPv6 address is
+ * judged as the IPv4 address it carries. Answers the address to connect to, so that the
+ * connection goes where the check looked (no second lookup that DNS rebinding could answer).
+ */
+export async function resolveDestination(url: URL, policy: DestinationPolicy, resolve: Resolve): Promise<string> {
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowInsecure)) {
+    throw new DestinationRefusedError(
+      url.protocol === 'http:' ? 'destination refused: plain http is not allowed (WEBHOOK_ALLOW_INSECURE is off)' : `destination refused: ${url.protocol} URLs are not allowed`,
+    );
+  }
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const literal = isIP(host) !== 0;
+  const addresses = literal ? [host] : await resolve(host);
+  if (addresses.length === 0) throw new Error(`${host} has no address`);
+  if (!policy.allowPrivateNetworks) {
+    for (const address of addresses) {
+      const range = ipaddr.process(address).range();
+      if (range === 'unicast') continue;
+      const kind = RANGE_NAMES[range] ?? range;
+      // The address itself stays unsaid for names: the log would otherwise map the account's view of internal DNS.
+      throw new DestinationRefusedError(
+        literal
+          ? `destination refused: ${host} is a ${kind} address, not a public one (WEBHOOK_ALLOW_PRIVATE_NETWORKS is off)`
+          : `destination refused: ${host} resolves to a ${kind} address, not a public one (WEBHOOK_ALLOW_PRIVATE_NETWORKS is off)`,
+      );
+    }
+  }
+  return addresses[0]!;
+}

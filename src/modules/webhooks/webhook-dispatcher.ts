@@ -1,0 +1,122 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.js';
+import type { PrismaClient } from '../../generated/prisma/client.js';
+import type { WebhookDeliveries, PlannedDelivery } from './webhook-deliveries.js';
+import { eventBody, goesToCampaignUrl, isSubscribable } from './webhook-events.js';
+
+interface UndispatchedEvent {
+  id: string;
+  account_id: string;
+  type: string;
+  payload: unknown;
+  campaign_id: string | null;
+  created_at: Date;
+  body: string | null;
+}
+
+const BATCH = 500;
+
+/**
+ * Turns event rows, written in the same transactions as the changes they tell of, into
+ * deliveries: one per registered webhook of the account subscribed to the kind, and one to
+ * the campaign's own URL for the events of a campaign that has one. A loop in every worker
+ * process; racing loops take disjoint batches (FOR UPDATE SKIP LOCKED). The events are marked
+ * dispatched, their bodies stored and their deliveries planned in one transaction, and only
+ * then enqueued: a crash before the commit leaves the batch for the next loop, one after it
+ * leaves planned deliveries that the recovery sweep enqueues.
+ */
+export class WebhookDispatcher {
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly clock: Clock,
+    private readonly deliveries: WebhookDeliveries,
+    private readonly logger: Logger,
+    private readonly pollMs: number,
+  ) {}
+
+  start(): void {
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+  }
+
+  /** Dispatches one batch; answers how many events it took. */
+  async dispatchBatch(): Promise<number> {
+    // Most polls find nothing; that costs one index probe, not a transaction.
+    const [waiting] = await this.prisma.$queryRaw<unknown[]>`SELECT 1 FROM events WHERE dispatched_at IS NULL LIMIT 1`;
+    if (!waiting) return 0;
+    const now = this.clock.now();
+    const { taken, jobs } = await this.prisma.$transaction(async (tx) => {
+      const events = await tx.$queryRaw<UndispatchedEvent[]>`
+        SELECT id, account_id, type, payload, campaign_id, created_at, body
+        FROM events WHERE dispatched_at IS NULL
+        ORDER BY created_at
+        LIMIT ${BATCH}
+        FOR UPDATE SKIP LOCKED`;
+      if (events.length === 0) return { taken: 0, jobs: [] };
+      const accountIds = [...new Set(events.filter((event) => isSubscribable(event.type)).map((event) => event.account_id))];
+      const campaignIds = [...new Set(events.filter((event) => event.campaign_id && goesToCampaignUrl(event.type)).map((event) => event.campaign_id!))];
+      const webhooks = accountIds.length
+        ? await tx.webhook.findMany({ where: { accountId: { in: accountIds }, deletedAt: null }, select: { id: true, accountId: true, events: true } })
+        : [];
+      const campaigns = campaignIds.length
+        ? await tx.campaign.findMany({ where: { id: { in: campaignIds }, deletedAt: null, webhook: { not: null } }, select: { id: true } })
+        : [];
+      const withUrl = new Set(campaigns.map((campaign) => campaign.id));
+      const webhooksOf = new Map<string, typeof webhooks>();
+      for (const webhook of webhooks) webhooksOf.set(webhook.accountId, [...(webhooksOf.get(webhook.accountId) ?? []), webhook]);
+      const planned: PlannedDelivery[] = [];
+      const bodies: (string | null)[] = [];
+      for (const event of events) {
+        const destinations: PlannedDelivery[] = [];
+        if (isSubscribable(event.type)) {
+          for (const webhook of webhooksOf.get(event.account_id) ?? []) {
+            if (webhook.events.includes(event.type)) {
+              destinations.push({ id: `${event.id}-${webhook.id}`, accountId: event.account_id, eventId: event.id, webhookId: webhook.id });
+            }
+          }
+        }
+        if (event.campaign_id && withUrl.has(event.campaign_id) && goesToCampaignUrl(event.type)) {
+          destinations.push({ id: `${event.id}-${event.campaign_id}`, accountId: event.account_id, eventId: event.id, campaignId: event.campaign_id });
+        }
+        planned.push(...destinations);
+        // An event that goes nowhere needs no body yet; should it ever be replayed, the replay fixes it.
+        bodies.push(event.body ?? (destinations.length > 0 ? eventBody({ id: event.id, type: event.type, payload: event.payload, createdAt: event.created_at }) : null));
+      }
+      await tx.$executeRaw`
+        UPDATE events e SET dispatched_at = ${now}, body = COALESCE(e.body, v.body)
+        FROM unnest(${events.map((event) => event.id)}::text[], ${bodies}::text[]) AS v(id, body)
+        WHERE e.id = v.id`;
+      return { taken: events.length, jobs: await this.deliveries.plan(tx, planned) };
+    });
+    await this.deliveries.enqueue(jobs);
+    return taken;
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let taken = 0;
+      try {
+        taken = await this.dispatchBatch();
+      } catch (error) {
+        this.logger.error({ err: error }, 'webhook dispatcher could not take events; trying again');
+      }
+      if (taken < BATCH && this.running) {
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+          setTimeout(resolve, this.pollMs).unref();
+        });
+        this.wake = null;
+      }
+    }
+  }
+}

@@ -1,0 +1,213 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { Clock } from '../../clock.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import { newId } from '../../ids.js';
+import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
+import { parseInput } from '../../validation.js';
+import type { PlannedDelivery, WebhookDeliveries } from './webhook-deliveries.js';
+import { eventBody, pingBody, SUBSCRIBABLE_EVENTS } from './webhook-events.js';
+import type { WebhookSecrets } from './webhook-secrets.js';
+import type { WebhookSender } from './webhook-sender.js';
+import { webhookUrl } from './webhook-url.js';
+
+/** How far back a replay may reach. */
+const REPLAY_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
+const REPLAY_CHUNK = 1_000;
+
+const eventKinds = z
+  .array(z.enum(SUBSCRIBABLE_EVENTS))
+  .min(1)
+  .transform((kinds) => [...new Set(kinds)]);
+
+const replayInput = z.object({
+  since: z.iso.datetime({ offset: true }).transform((value) => new Date(value)).nullish(),
+  event: z.string().min(1).max(64).nullish(),
+});
+
+type WebhookQuery = Pick<Prisma.WebhookFindFirstArgs, 'select' | 'include'>;
+type DeliveryQuery = Pick<Prisma.WebhookDeliveryFindFirstArgs, 'select' | 'include'>;
+
+export type RegisteredWebhook = Prisma.WebhookGetPayload<object> & { secret: string };
+
+export interface DeletedWebhook {
+  id: string;
+  deleted: true;
+}
+
+export interface ReplayOutcome {
+  webhookId: string;
+  /** Events queued for delivery again. */
+  events: number;
+}
+
+interface ReplayedEvent {
+  id: string;
+  type: string;
+  payload: unknown;
+  created_at: Date;
+  body: string | null;
+}
+
+/**
+ * Webhook registrations of an account: each is checked with a signed `webhook.ping` before it
+ * is stored; the account's one signing secret signs the ping and every callback.
+ */
+export class WebhookService {
+  private readonly registerInput;
+  private readonly updateInput;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly clock: Clock,
+    private readonly secrets: WebhookSecrets,
+    private readonly sender: WebhookSender,
+    private readonly deliveries: WebhookDeliveries,
+    allowInsecure: boolean,
+  ) {
+    const url = webhookUrl(allowInsecure);
+    this.registerInput = z.object({ url, events: eventKinds });
+    this.updateInput = z.strictObject({ url: url.optional(), events: eventKinds.optional() });
+  }
+
+  async register(accountId: string, input: unknown): Promise<RegisteredWebhook> {
+    const data = parseInput(this.registerInput, input);
+    const secret = await this.secrets.current(accountId);
+    await this.ping(data.url, secret);
+    const now = this.clock.now();
+    const webhook = await this.prisma.webhook.create({
+      data: { id: newId('whk'), accountId, url: data.url, events: data.events, createdAt: now, updatedAt: now },
+    });
+    return { ...webhook, secret };
+  }
+
+  async get(accountId: string, id: string, query: WebhookQuery = {}) {
+    const webhook = await this.prisma.webhook.findFirst({ ...query, where: { id, accountId, deletedAt: null } });
+    if (!webhook) throw new NotFoundError('Webhook');
+    return webhook;
+  }
+
+  list(accountId: string, page: PageRequest, query: WebhookQuery = {}) {
+    return this.prisma.webhook.findMany({
+      ...query,
+      where: { accountId, deletedAt: null },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      ...pageWindow(page),
+    });
+  }
+
+  count(accountId: string): Promise<number> {
+    return this.prisma.webhook.count({ where: { accountId, deletedAt: null } });
+  }
+
+  /** A new URL is pinged as at registration; the same URL again is not a change. */
+  async update(accountId: string, id: string, input: unknown, query: WebhookQuery = {}) {
+    const data = parseInput(this.updateInput, input);
+    const current = await this.get(accountId, id, { select: { url: true } });
+    if (data.url === undefined && data.events === undefined) return this.get(accountId, id, query);
+    if (data.url !== undefined && data.url !== current.url) await this.ping(data.url, await this.secrets.current(accountId));
+    return this.prisma.webhook.update({ ...query, where: { id }, data: { url: data.url, events: data.events, updatedAt: this.clock.now() } });
+  }
+
+  /** The registration stays (its delivery log names it) but gets nothing more, pending retries included. */
+  async delete(accountId: string, id: string): Promise<DeletedWebhook> {
+    const { count } = await this.prisma.webhook.updateMany({ where: { id, accountId, deletedAt: null }, data: { deletedAt: this.clock.now() } });
+    if (count === 0) throw new NotFoundError('Webhook');
+    await this.prisma.pendingWebhookDelivery.deleteMany({ where: { webhookId: id } });
+    return { id, deleted: true };
+  }
+
+  rotateSecret(accountId: string): Promise<string> {
+    return this.secrets.rotate(accountId);
+  }
+
+  /** The arguments of the delivery log, checked before anything is read. */
+  async parseDeliveryArgs(accountId: string, webhookId: string, args: { page?: number | null; perPage?: number | null }) {
+    const page = parsePage(args);
+    await this.get(accountId, webhookId, { select: { id: true } });
+    return { webhookId, page };
+  }
+
+  /** Every attempt to the webhook, newest first. */
+  listDeliveries(webhookId: string, page: PageRequest, query: DeliveryQuery = {}) {
+    return this.prisma.webhookDelivery.findMany({
+      ...query,
+      where: { webhookId },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      ...pageWindow(page),
+    });
+  }
+
+  countDeliveries(webhookId: string): Promise<number> {
+    return this.prisma.webhookDelivery.count({ where: { webhookId } });
+  }
+
+  /**
+   * Delivers past events to the webhook again, with their original `id` and body, newly
+   * signed: those since a time (at most seven days back) or one event. Only the kinds the
+   * webhook subscribes to are sent; each replay is a delivery of its own, with its own attempts.
+   */
+  async replay(accountId: string, webhookId: string, input: unknown): Promise<ReplayOutcome> {
+    const data = parseInput(replayInput, input);
+    const since = data.since ?? null;
+    const eventId = data.event ?? null;
+    if ((since === null) === (eventId === null)) {
+      throw new ValidationError(
+        since === null ? [{ field: 'since', issue: 'required' }] : [{ field: 'event', issue: 'invalid_value' }],
+        'Give either `since` or `event`, not both',
+      );
+    }
+    const now = this.clock.now();
+    if (since && (since.getTime() < now.getTime() - REPLAY_WINDOW_MS || since.getTime() > now.getTime())) {
+      throw new ValidationError([{ field: 'since', issue: 'invalid_value' }], '`since` must be within the last 7 days');
+    }
+    const webhook = await this.get(accountId, webhookId, { select: { id: true, events: true } });
+    if (eventId) {
+      const event = await this.prisma.event.findFirst({ where: { id: eventId, accountId }, select: { id: true } });
+      if (!event) throw new NotFoundError('Event');
+    }
+    // Replays are deliveries of their own: their ids must not meet the first delivery's, or another replay's.
+    const replayTag = `r${randomBytes(6).toString('hex')}`;
+    let replayed = 0;
+    let after: { createdAt: Date; id: string } | null = null;
+    for (;;) {
+      const events: ReplayedEvent[] = await this.prisma.$queryRaw<ReplayedEvent[]>`
+        SELECT id, type, payload, created_at, body FROM events
+        WHERE account_id = ${accountId} AND type = ANY(${webhook.events})
+          AND ${eventId ? Prisma.sql`id = ${eventId}` : Prisma.sql`created_at >= ${since}`}
+          ${after ? Prisma.sql`AND (created_at, id) > (${after.createdAt}, ${after.id})` : Prisma.empty}
+        ORDER BY created_at, id
+        LIMIT ${REPLAY_CHUNK}`;
+      if (events.length === 0) break;
+      const planned: PlannedDelivery[] = events.map((event) => ({ id: `${event.id}-${webhook.id}-${replayTag}`, accountId, eventId: event.id, webhookId: webhook.id }));
+      const jobs = await this.prisma.$transaction(async (tx) => {
+        const missing = events.filter((event) => event.body === null);
+        if (missing.length > 0) {
+          // Not dispatched yet, or dispatched to no one: the body is fixed now, and kept from here on.
+          await tx.$executeRaw`
+            UPDATE events e SET body = COALESCE(e.body, v.body)
+            FROM unnest(${missing.map((event) => event.id)}::text[],
+              ${missing.map((event) => eventBody({ id: event.id, type: event.type, payload: event.payload, createdAt: event.created_at }))}::text[]) AS v(id, body)
+            WHERE e.id = v.id`;
+        }
+        return this.deliveries.plan(tx, planned);
+      });
+      await this.deliveries.enqueue(jobs);
+      replayed += events.length;
+      const last = events[events.length - 1]!;
+      after = { createdAt: last.created_at, id: last.id };
+      if (events.length < REPLAY_CHUNK) break;
+    }
+    return { webhookId: webhook.id, events: replayed };
+  }
+
+  /** decisions.md: registered only if the URL answers the signed ping with a 2xx within the timeout. */
+  private async ping(url: string, secret: string): Promise<void> {
+    const now = this.clock.now();
+    const outcome = await this.sender.send(url, pingBody(newId('evt'), now), secret, now);
+    if (!outcome.ok) {
+      throw new ValidationError([{ field: 'url', issue: 'unreachable' }], `The URL did not answer the signed webhook.ping with a 2xx: ${outcome.error}`);
+    }
+  }
+}

@@ -1,0 +1,49 @@
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { AppError } from './errors.js';
+
+/**
+ * An uploaded file as both layers hand it to a service: the shape of graphql-upload-minimal's
+ * FileUpload, which /graphql resolves from the multipart request and the /v1 layer builds
+ * from its form.
+ */
+export interface IncomingFile {
+  filename: string;
+  createReadStream(): Readable;
+}
+
+export function describeBytes(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MB` : `${bytes} bytes`;
+}
+
+/**
+ * Streams an upload into a new file, counting bytes as they pass: the first chunk beyond
+ * `maxBytes` ends it with 413 `payload_too_large`, so nothing larger is ever stored or held.
+ * On any failure the partial file is removed.
+ */
+export async function saveUpload(source: Readable, path: string, maxBytes: number): Promise<number> {
+  let bytes = 0;
+  let sourceFailed = false;
+  source.once('error', () => {
+    sourceFailed = true;
+  });
+  const limit = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      bytes += chunk.length;
+      if (bytes > maxBytes) done(new AppError('payload_too_large', `The file is larger than ${describeBytes(maxBytes)}`));
+      else done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(source, limit, createWriteStream(path, { flags: 'wx' }));
+    return bytes;
+  } catch (error) {
+    await rm(path, { force: true });
+    if (error instanceof AppError) throw error;
+    // The client went away or broke the multipart body: its request, not the service, failed.
+    if (sourceFailed) throw new AppError('bad_request', 'The upload ended before the whole file was received');
+    throw error;
+  }
+}

@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import pg from 'pg';
+import { newId } from '../../src/ids.js';
+import { createQueues } from '../../src/jobs/queues.js';
+import { createProducerConnection } from '../../src/jobs/redis-connections.js';
+
+// The floor under the gateway: the durable work of one send (one INSERT of the same row through
+// pg, one BullMQ add of the same job) behind a bare node:http server, with nothing of the
+// gateway around it: no Fastify, no GraphQL, no token check, no validation beyond reading the
+// body. Started by the harness with the environment Tern gets, plus BASELINE_ACCOUNT.
+
+const env = process.env;
+const required = (name: string): string => {
+  const value = env[name];
+  if (!value) throw new Error(`baseline: ${name} is required`);
+  return value;
+};
+const accountId = required('BASELINE_ACCOUNT');
+const pool = new pg.Pool({ connectionString: required('DATABASE_URL'), max: Number(env.DATABASE_POOL_SIZE ?? 20) });
+const redis = createProducerConnection(required('REDIS_URL'));
+// The product's producer, so the job carries the same options (attempts, backoff, removal).
+const queues = createQueues(redis, required('REDIS_PREFIX'));
+
+function reply(response: ServerResponse, status: number, body: unknown) {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  response.end(text);
+}
+
+async function readJson(request: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+}
+
+async function send(request: IncomingMessage, response: ServerResponse) {
+  const body = (await readJson(request)) as { to?: unknown; message?: unknown };
+  if (typeof body.to !== 'string' || typeof body.message !== 'string') {
+    reply(response, 422, { error: { code: 'validation_error', message: 'to and message are required' } });
+    return;
+  }
+  const id = newId('msg');
+  // The bench's text is one GSM-7 segment; working that out is the gateway's business, not durable work.
+  await pool.query('INSERT INTO messages (id, account_id, "to", text, encoding, segments, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+    id,
+    accountId,
+    body.to,
+    body.message,
+    'GSM-7',
+    1,
+    new Date(),
+  ]);
+  await queues.messageSend.add('send', { messageId: id }, { jobId: id });
+  reply(response, 202, { message: id, status: 'queued', to: body.to, request: `req_${randomUUID().replaceAll('-', '')}` });
+}
+
+const server = createServer((request, response) => {
+  if (request.method === 'GET' && request.url === '/health') {
+    reply(response, 200, { status: 'ok' });
+    return;
+  }
+  if (request.method !== 'POST' || request.url !== '/v1/messages/send') {
+    reply(response, 404, { error: { code: 'not_found', message: 'The baseline only sends' } });
+    return;
+  }
+  send(request, response).catch((error: unknown) => {
+    process.stderr.write(`baseline: ${error instanceof Error ? error.message : String(error)}\n`);
+    if (!response.headersSent) reply(response, 500, { error: { code: 'internal_error', message: 'The send failed' } });
+  });
+});
+
+await queues.messageSend.waitUntilReady();
+await pool.query('SELECT 1');
+server.listen(Number(env.PORT ?? 3000), env.HOST ?? '127.0.0.1');
+
+process.once('SIGTERM', () => {
+  server.close();
+  void Promise.allSettled([pool.end(), queues.close().then(() => redis.quit())]).then(() => process.exit(0));
+});

@@ -1,0 +1,369 @@
+import { CONNECTIONS, LOAD_SECONDS, WARMUP_SECONDS, type Layout } from './bench.js';
+import type { MachineFacts } from './machine.js';
+import type { ProfileSummary } from './profile.js';
+import type { FlowResult, LoadResult, Scenario, ScenarioResult } from './scenarios/scenario.js';
+
+export interface Outcome {
+  scenario: string;
+  layout: Layout;
+  result: ScenarioResult | null;
+  error: string | null;
+  /** Why the scenario did not start, when the run had no time left for it. */
+  skipped: string | null;
+}
+
+export interface ReportInput {
+  startedAt: Date;
+  seconds: number;
+  machine: MachineFacts;
+  loadAverageAtEnd: number;
+  databaseName: string;
+  layouts: readonly Layout[];
+  scenarios: readonly Scenario[];
+  selected: ReadonlySet<string>;
+  outcomes: Outcome[];
+  profiled: boolean;
+}
+
+const number = (value: number, digits = 0) => value.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const DASH = '–';
+
+function table(header: string[], rows: string[][]): string {
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
+}
+
+/** The targets of the issue: what they read, and the bar. Judged on the one-process layout. */
+interface Target {
+  name: string;
+  value(results: Results, layout: Layout): number | null;
+  format(value: number): string;
+  met(value: number): boolean;
+}
+
+class Results {
+  constructor(private readonly outcomes: Outcome[]) {}
+
+  load(scenario: string, layout: Layout): LoadResult | null {
+    const result = this.find(scenario, layout);
+    return result?.kind === 'load' ? result : null;
+  }
+
+  flow(scenario: string, layout: Layout): FlowResult | null {
+    const result = this.find(scenario, layout);
+    return result?.kind === 'flow' ? result : null;
+  }
+
+  ratio(over: string, under: string, layout: Layout): number | null {
+    const a = this.load(over, layout);
+    const b = this.load(under, layout);
+    return a && b && b.acceptedPerSecond > 0 ? a.acceptedPerSecond / b.acceptedPerSecond : null;
+  }
+
+  private find(scenario: string, layout: Layout): ScenarioResult | null {
+    return this.outcomes.find((outcome) => outcome.scenario === scenario && outcome.layout.key === layout.key)?.result ?? null;
+  }
+}
+
+const importTime = (scenario: string, bound: number): Target => ({
+  name: `${scenario} < ${bound} s, upload to completed`,
+  value: (results, layout) => {
+    const flow = results.flow(scenario, layout);
+    return flow && !flow.incomplete ? flow.wallSeconds : null;
+  },
+  format: (value) => `${number(value, 1)} s`,
+  met: (value) => value < bound,
+});
+
+const importMemory = (scenario: string): Target => ({
+  name: `${scenario} peak memory of a process < 300 MB`,
+  value: (results, layout) => results.flow(scenario, layout)?.memory?.peakRssMiB ?? null,
+  format: (value) => `${number(value)} MiB`,
+  met: (value) => value * 1024 * 1024 < 300e6,
+});
+
+const TARGETS: Target[] = [
+  {
+    name: 'send-rest ≥ 1,500 accepted/s',
+    value: (results, layout) => results.load('send-rest', layout)?.acceptedPerSecond ?? null,
+    format: (value) => number(value),
+    met: (value) => value >= 1_500,
+  },
+  {
+    name: 'send-rest p99 < 100 ms',
+    value: (results, layout) => results.load('send-rest', layout)?.p99Ms ?? null,
+    format: (value) => `${number(value)} ms`,
+    met: (value) => value < 100,
+  },
+  {
+    name: 'send-graphql within 10 % of send-rest (graphql/rest ≥ 0.90)',
+    value: (results, layout) => results.ratio('send-graphql', 'send-rest', layout),
+    format: (value) => number(value, 2),
+    met: (value) => value >= 0.9,
+  },
+  {
+    name: 'gateway/baseline ≥ 0.6, REST',
+    value: (results, layout) => results.ratio('send-rest', 'baseline', layout),
+    format: (value) => number(value, 2),
+    met: (value) => value >= 0.6,
+  },
+  {
+    name: 'gateway/baseline ≥ 0.6, GraphQL',
+    value: (results, layout) => results.ratio('send-graphql', 'baseline', layout),
+    format: (value) => number(value, 2),
+    met: (value) => value >= 0.6,
+  },
+  {
+    name: 'end-to-end ≥ 1,000 messages/s',
+    // An incomplete run still has its delivery rate up to the deadline, and missed the target.
+    value: (results, layout) => results.flow('end-to-end', layout)?.perSecond ?? null,
+    format: (value) => number(value),
+    met: (value) => value >= 1_000,
+  },
+  {
+    name: 'webhooks ≥ 500 callbacks/s',
+    value: (results, layout) => {
+      const flow = results.flow('webhooks', layout);
+      return flow && !flow.incomplete ? flow.perSecond : null;
+    },
+    format: (value) => number(value),
+    met: (value) => value >= 500,
+  },
+  {
+    name: 'webhooks p99 event → callback < 1 s',
+    value: (results, layout) => results.flow('webhooks', layout)?.p99Ms ?? null,
+    format: (value) => `${number(value)} ms`,
+    met: (value) => value < 1_000,
+  },
+  importTime('import-csv', 5),
+  importTime('import-xlsx', 20),
+  importMemory('import-csv'),
+  importMemory('import-xlsx'),
+];
+
+export function renderReport(input: ReportInput): string {
+  const { machine, layouts, outcomes } = input;
+  const results = new Results(outcomes);
+  const runnable = input.scenarios.filter((scenario) => 'run' in scenario);
+  const sections: string[] = [];
+
+  sections.push(
+    `# Tern benchmark\n\n${input.startedAt.toISOString()} · ${number(input.seconds)} s in all · commit ${machine.commit}` +
+      (input.selected.size < runnable.length || layouts.length < 2 ? ' · **partial run** (`--only`/`--layout`)' : ''),
+  );
+
+  sections.push(
+    `## Machine\n\n` +
+      table(
+        ['', ''],
+        [
+          ['CPU', machine.cpu],
+          ['Cores', String(machine.cores)],
+          ['Memory', `${machine.memoryGiB} GiB`],
+          ['OS', machine.os],
+          ['Node.js', machine.node],
+          ['PostgreSQL', machine.postgres],
+          ['Redis', machine.redis],
+          ['Load generator', `autocannon ${machine.autocannon}, in the harness process on the same machine`],
+          ['Load average (1 min), start → end', `${number(machine.loadAverage, 2)} → ${number(input.loadAverageAtEnd, 2)}`],
+        ],
+      ),
+  );
+
+  sections.push(
+    [
+      '## How it ran',
+      '',
+      `- Tern runs as it does in production: child processes \`node --import tsx src/main.ts <role>\` with \`NODE_ENV=production\`, \`LOG_LEVEL=warn\`, \`SIMULATOR_DELAY_MS=0\` and every other setting at its default (\`DATABASE_POOL_SIZE\` 20, \`SEND_CONCURRENCY\` 32), on a fresh database \`${input.databaseName}\` (dropped at the end) and a Redis prefix of each scenario's own (its keys deleted after it).`,
+      `- Load: ${CONNECTIONS} connections, a ${WARMUP_SECONDS} s warm-up, then ${LOAD_SECONDS} s measured; every request has a new destination number (none ending 0001 or 0002, so every message is delivered). Scenarios run one after another, never side by side; before each the message tables are emptied and PostgreSQL takes a checkpoint.`,
+      '- **Acceptance scenarios run without workers** (role `api`), for the gateway and the baseline alike, so both do the same work: accept, store, enqueue. The jobs they enqueue are deleted with their prefix. The end-to-end scenario runs the API and the workers together, in one process in the one-process layout.',
+      `- Layouts: **${layouts.map((layout) => `${layout.label}**: acceptance on ${layout.describe.acceptance}, baseline on ${layout.describe.baseline}, end-to-end on ${layout.describe.flow}`).join('; **')}. The product has no \`WEB_CONCURRENCY\`; several API processes share one port through \`test/bench/cluster.ts\` (node:cluster), as a \`WEB_CONCURRENCY\` would.`,
+      '- Costs: *service CPU* is the user+system CPU of every process under test (from /proc) per request or message, over the measured window; *PG transactions* are the bench database\'s commits and rollbacks per message stored (pg_stat_database); *machine busy* is all cores, PostgreSQL, Redis, the load generator and anything else on this shared machine included.',
+      '- Targets are read from this report, never asserted in tests.',
+    ].join('\n'),
+  );
+
+  const loadScenarios = runnable.filter((scenario) => layouts.some((layout) => results.load(scenario.name, layout)));
+  if (loadScenarios.length > 0) {
+    sections.push(
+      `## Acceptance\n\n` +
+        table(
+          ['Scenario', ...layouts.flatMap((layout) => [`${layout.label}: accepted/s`, 'p50', 'p99', 'errors'])],
+          loadScenarios.map((scenario) => [
+            scenario.name,
+            ...layouts.flatMap((layout) => {
+              const load = results.load(scenario.name, layout);
+              return load
+                ? [`**${number(load.acceptedPerSecond)}**`, `${number(load.p50Ms)} ms`, `${number(load.p99Ms)} ms`, number(load.errors)]
+                : [DASH, DASH, DASH, DASH];
+            }),
+          ]),
+        ) +
+        '\n\n' +
+        table(
+          ['Gateway against baseline (accepted/s ÷ accepted/s)', ...layouts.map((layout) => layout.label)],
+          [
+            ['send-rest / baseline', ...layouts.map((layout) => formatRatio(results.ratio('send-rest', 'baseline', layout)))],
+            ['send-graphql / baseline', ...layouts.map((layout) => formatRatio(results.ratio('send-graphql', 'baseline', layout)))],
+            ['send-graphql / send-rest', ...layouts.map((layout) => formatRatio(results.ratio('send-graphql', 'send-rest', layout)))],
+          ],
+        ),
+    );
+  }
+
+  const flowScenarios = runnable.filter((scenario) => layouts.some((layout) => results.flow(scenario.name, layout)));
+  for (const scenario of flowScenarios) {
+    const flows = layouts.map((layout) => results.flow(scenario.name, layout));
+    const row = (name: string, cell: (flow: FlowResult) => string) => [name, ...flows.map((flow) => (flow ? cell(flow) : DASH))];
+    sections.push(
+      `## ${scenario.name}\n\n${scenario.describe}.\n\n` +
+        table(
+          ['', ...layouts.map((layout) => layout.label)],
+          [
+            row('messages accepted / delivered / failed', (flow) => `${number(flow.accepted)} / ${number(flow.completed)} / ${number(flow.failed)}`),
+            row('sends not accepted', (flow) => (flow.errors === undefined ? DASH : number(flow.errors))),
+            row('intake while delivering (accepted/s)', (flow) => number(flow.intakePerSecond)),
+            row('wall time, first send → last delivered', (flow) => `${number(flow.wallSeconds, 1)} s`),
+            row('**messages/s**', (flow) => `**${number(flow.perSecond)}**`),
+            row('acceptance → delivered, p50 / p99', (flow) => `${number(flow.p50Ms)} ms / ${number(flow.p99Ms)} ms`),
+            row('service CPU per message', (flow) => `${number(flow.costs.serviceCpuMsPer, 2)} ms`),
+            row('PG transactions per message', (flow) => formatOptional(flow.costs.pgTransactionsPerMessage, 1)),
+            row('machine busy', (flow) => `${number(flow.costs.machineBusyPercent)} %`),
+            row('complete?', (flow) => flow.incomplete ?? 'yes'),
+            ...(flows.some((flow) => flow?.memory)
+              ? [row('resident memory, before → peak', (flow) => (flow.memory ? `${number(flow.memory.idleRssMiB)} → ${number(flow.memory.peakRssMiB)} MiB` : DASH))]
+              : []),
+          ],
+        ),
+    );
+  }
+
+  const costRows = outcomes.flatMap((outcome) =>
+    outcome.result?.kind === 'load'
+      ? [
+          [
+            outcome.scenario,
+            outcome.layout.label,
+            `${number(outcome.result.costs.serviceCpuMsPer, 2)} ms`,
+            formatOptional(outcome.result.costs.pgTransactionsPerMessage, 1),
+            `${number(outcome.result.costs.machineBusyPercent)} %`,
+            `${number(outcome.result.costs.loadGeneratorCorePercent)} %`,
+          ],
+        ]
+      : [],
+  );
+  if (costRows.length > 0) {
+    sections.push(
+      `## Costs of acceptance\n\n` +
+        table(['Scenario', 'Layout', 'service CPU per request', 'PG transactions per message', 'machine busy (all cores)', 'load generator (of one core)'], costRows),
+    );
+  }
+
+  sections.push(
+    `## Targets\n\nOn these ${machine.cores}-core machines, judged on the one-process layout (all cores beside it); ✅ met, ❌ missed.\n\n` +
+      table(
+        ['Target', ...layouts.map((layout) => layout.label)],
+        TARGETS.map((target) => [
+          target.name,
+          ...layouts.map((layout) => {
+            const value = target.value(results, layout);
+            return value === null ? 'not measured' : `${target.format(value)} ${target.met(value) ? '✅' : '❌'}`;
+          }),
+        ]),
+      ),
+  );
+
+  sections.push(
+    `## Scenarios\n\n` +
+      table(
+        ['Scenario', 'What', 'State'],
+        input.scenarios.map((scenario) => [
+          scenario.name,
+          scenario.describe,
+          'pending' in scenario ? scenario.pending : !input.selected.has(scenario.name) ? 'not selected in this run' : stateOf(scenario.name, outcomes),
+        ]),
+      ),
+  );
+
+  const errorSamples = outcomes.flatMap((outcome) =>
+    outcome.result?.firstError ? [`- ${outcome.scenario}, ${outcome.layout.label}: \`${outcome.result.firstError.replaceAll('`', "'")}\``] : [],
+  );
+  if (errorSamples.length > 0) sections.push(`## First error of each scenario that had errors\n\n${errorSamples.join('\n')}`);
+
+  const failures = outcomes.filter((outcome) => outcome.error);
+  if (failures.length > 0) {
+    sections.push(
+      `## Failures\n\n` +
+        failures.map((outcome) => `### ${outcome.scenario}, ${outcome.layout.label}\n\n\`\`\`\n${outcome.error}\n\`\`\``).join('\n\n'),
+    );
+  }
+
+  if (input.profiled) {
+    sections.push(
+      `## Profiles\n\nCPU is V8's sampling profiler (\`--cpu-prof\`) on every process under test, cut to the measured window: self time by package or source file, and the costliest functions; "per" is per request (per message for flows). Redis figures are the whole server's (\`INFO commandstats\`), other clients included. PostgreSQL activity samples the bench database's backends every 50 ms.\n\n` +
+        outcomes
+          .filter((outcome) => outcome.result?.profile)
+          .map((outcome) => renderProfile(`${outcome.scenario}, ${outcome.layout.label}`, outcome.result!.profile!))
+          .join('\n\n'),
+    );
+  }
+
+  return `${sections.join('\n\n')}\n`;
+}
+
+function stateOf(scenario: string, outcomes: Outcome[]): string {
+  const states = outcomes
+    .filter((outcome) => outcome.scenario === scenario)
+    .map((outcome) => `${outcome.layout.label}: ${outcome.skipped ?? (outcome.error ? 'failed' : 'ran')}`);
+  return states.join('; ');
+}
+
+function formatRatio(value: number | null): string {
+  return value === null ? DASH : number(value, 2);
+}
+
+function formatOptional(value: number | null, digits: number): string {
+  return value === null ? DASH : number(value, digits);
+}
+
+function renderProfile(title: string, profile: ProfileSummary): string {
+  const parts = [`### ${title}`];
+  if (profile.cpu) {
+    parts.push(
+      `${number(profile.cpu.sampledMs)} ms of CPU sampled.\n\n` +
+        table(
+          ['Where (self time)', '%', 'ms per'],
+          profile.cpu.areas.map((area) => [area.name, number(area.percent, 1), number(area.per, 3)]),
+        ) +
+        '\n\n' +
+        table(
+          ['Function (self time)', '%', 'ms per'],
+          profile.cpu.functions.map((fn) => [`\`${fn.name}\``, number(fn.percent, 1), number(fn.per, 3)]),
+        ),
+    );
+  }
+  if (profile.redis.length > 0) {
+    parts.push(
+      table(
+        ['Redis command', 'calls per', 'µs per call'],
+        profile.redis.slice(0, 10).map((row) => [row.command, number(row.per, 2), number(row.usecPerCall, 1)]),
+      ),
+    );
+  }
+  parts.push(
+    `PostgreSQL backends of the bench database: ${number(profile.pgActivity.averageBackends, 1)} on average.\n\n` +
+      table(
+        ['Backend state', '% of samples', 'backends on average'],
+        profile.pgActivity.states.map((state) => [state.name, number(state.percent, 1), number(state.per, 1)]),
+      ),
+  );
+  if (profile.pgStatements) {
+    parts.push(
+      table(
+        ['Statement (pg_stat_statements)', 'calls per', 'mean ms', '% of time'],
+        profile.pgStatements.map((row) => [`\`${row.query.replaceAll('|', '\\|')}\``, number(row.per, 2), number(row.meanMs, 3), number(row.percent, 1)]),
+      ),
+    );
+  }
+  parts.push(...profile.notes);
+  return parts.join('\n\n');
+}

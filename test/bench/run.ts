@@ -1,0 +1,122 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { ROOT } from '../support/tern-processes.js';
+import { Bench, LAYOUTS } from './bench.js';
+import { machineFacts } from './machine.js';
+import { renderReport, type Outcome } from './report.js';
+import { SCENARIOS } from './scenarios/index.js';
+
+// `npm run bench [-- --only send-rest,baseline] [--layout one|all] [--profile]`: the report goes
+// to stdout and to test/bench/results/latest.md (partial.md for a partial run); progress to stderr.
+
+const USAGE = 'usage: npm run bench -- [--only SCENARIO,…] [--layout one|all] [--profile]';
+// Scenarios start only within this budget; the report names those that did not.
+const BUDGET_MS = 8 * 60_000;
+// Past this something hangs: the bench cleans up and gives up without a report.
+const RUN_DEADLINE_MS = 12 * 60_000;
+const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
+
+function fail(message: string): never {
+  process.stderr.write(`bench: ${message}\n`);
+  process.exit(2);
+}
+
+let values: { only?: string; layout?: string; profile?: boolean };
+try {
+  ({ values } = parseArgs({ options: { only: { type: 'string' }, layout: { type: 'string' }, profile: { type: 'boolean' } } }));
+} catch (error) {
+  fail(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
+}
+const runnable = SCENARIOS.filter((scenario) => 'run' in scenario);
+const selected = new Set(values.only ? values.only.split(',').map((name) => name.trim()) : runnable.map((scenario) => scenario.name));
+for (const name of selected) {
+  if (!runnable.some((scenario) => scenario.name === name)) fail(`no runnable scenario "${name}"; there are ${runnable.map((s) => s.name).join(', ')}`);
+}
+const layouts = values.layout ? LAYOUTS.filter((layout) => layout.key === values.layout) : LAYOUTS;
+if (layouts.length === 0) fail(`unknown layout "${values.layout}"\n${USAGE}`);
+const partial = selected.size < runnable.length || layouts.length < LAYOUTS.length;
+
+const startedAt = new Date();
+const elapsed = () => {
+  const seconds = Math.round((Date.now() - startedAt.getTime()) / 1000);
+  return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`;
+};
+const progress = (line: string) => process.stderr.write(`[${elapsed()}] ${line}\n`);
+
+const profileDir = values.profile ? join(RESULTS, 'profiles') : null;
+if (profileDir) rmSync(profileDir, { recursive: true, force: true });
+
+const bench = await Bench.create({
+  serverUrl: process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+  redisUrl: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+  profileDir,
+});
+progress(`database ${bench.databaseName} ready`);
+
+let closing: Promise<void> | null = null;
+const close = () => (closing ??= bench.close());
+const abandon = (reason: string) => {
+  progress(`${reason}; stopping the processes, dropping the database`);
+  // Whatever close() gets stuck on, the bench still ends.
+  setTimeout(() => process.exit(1), 20_000).unref();
+  void close().finally(() => process.exit(1));
+};
+process.once('SIGINT', () => abandon('interrupted'));
+process.once('SIGTERM', () => abandon('terminated'));
+const deadline = setTimeout(() => abandon(`still running after ${RUN_DEADLINE_MS / 60_000} minutes`), RUN_DEADLINE_MS);
+
+const outcomes: Outcome[] = [];
+let report: string;
+try {
+  const machine = await machineFacts(bench.database, bench.redis, ROOT);
+  for (const layout of layouts) {
+    for (const scenario of runnable) {
+      if (!selected.has(scenario.name)) continue;
+      if (Date.now() - startedAt.getTime() > BUDGET_MS) {
+        outcomes.push({ scenario: scenario.name, layout, result: null, error: null, skipped: `not started: the run had used its ${BUDGET_MS / 60_000} minutes` });
+        progress(`${layout.label} · ${scenario.name}: skipped, out of time`);
+        continue;
+      }
+      progress(`${layout.label} · ${scenario.name} …`);
+      await bench.resetMessages();
+      try {
+        const result = await scenario.run(bench, layout);
+        outcomes.push({ scenario: scenario.name, layout, result, error: null, skipped: null });
+        progress(
+          result.kind === 'load'
+            ? `  ${Math.round(result.acceptedPerSecond)} accepted/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ${result.errors} errors`
+            : `  ${result.completed} delivered in ${result.wallSeconds.toFixed(1)} s: ${Math.round(result.perSecond)} messages/s, p99 ${Math.round(result.p99Ms)} ms${result.incomplete ? ` (${result.incomplete})` : ''}`,
+        );
+      } catch (error) {
+        const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+        outcomes.push({ scenario: scenario.name, layout, result: null, error: message, skipped: null });
+        progress(`  failed: ${message.split('\n')[0]}`);
+      }
+    }
+  }
+  report = renderReport({
+    startedAt,
+    seconds: (Date.now() - startedAt.getTime()) / 1000,
+    machine,
+    loadAverageAtEnd: os.loadavg()[0] ?? 0,
+    databaseName: bench.databaseName,
+    layouts,
+    scenarios: SCENARIOS,
+    selected,
+    outcomes,
+    profiled: profileDir !== null,
+  });
+} finally {
+  await close();
+  clearTimeout(deadline);
+}
+
+mkdirSync(RESULTS, { recursive: true });
+const file = join(RESULTS, partial ? 'partial.md' : 'latest.md');
+writeFileSync(file, report);
+process.stdout.write(report);
+progress(`report written to ${file}`);
+process.exit(outcomes.some((outcome) => outcome.error) ? 1 : 0);

@@ -1,0 +1,11 @@
+import { baseline } from './baseline.js';
+import { campaignDispatch } from './campaign-dispatch.js';
+import { contactImportCsv, contactImportXlsx } from './contact-import.js';
+import { endToEnd } from './end-to-end.js';
+import type { Scenario } from './scenario.js';
+import { sendGraphql } from './send-graphql.js';
+import { sendRest } from './send-rest.js';
+import { webhooks } from './webhooks.js';
+
+/** Every scenario, in the order they run; a new one is one module and one entry here. */
+export const SCENARIOS: readonly Scenario[] = [sendRest, sendGraphql, baseline, endToEnd, campaignDispatch, contactImportCsv, contactImportXlsx, webhooks];

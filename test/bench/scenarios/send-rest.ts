@@ -1,0 +1,23 @@
+import type { RequestSpec } from '../bench.js';
+import type { RunnableScenario } from './scenario.js';
+
+/** One GSM-7 segment, like most traffic. */
+export const TEXT = 'Your order 4411 has shipped and arrives tomorrow';
+
+export function restSend(authorization: string): RequestSpec {
+  return {
+    path: '/v1/messages/send',
+    headers: { 'content-type': 'application/json', authorization },
+    body: (to) => JSON.stringify({ to, message: TEXT }),
+    accepted: (status, body) => status === 202 && body.includes('"status":"queued"'),
+  };
+}
+
+export const sendRest: RunnableScenario = {
+  name: 'send-rest',
+  describe: '`POST /v1/messages/send`, a new number per request',
+  async run(bench, layout) {
+    const service = await bench.startGateway(layout, { workers: false });
+    return bench.withService(service, async () => bench.load(service, restSend(await bench.bearer(service))));
+  },
+};

@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTern, type TestAccount, type TestTern } from './support/tern.js';
+
+let t: TestTern;
+let victim: TestAccount;
+
+beforeAll(async () => {
+  t = await startTern({ env: { TRUST_PROXY: 'true' } });
+  victim = await t.createAccount('victim@example.com', 'the right password');
+});
+afterAll(() => t.stop());
+
+const login = (email: string, password: string, address: string) =>
+  t.request('POST', '/v1/auth/login', { body: { email, password }, headers: { 'x-forwarded-for': address } });
+
+describe('repeated login failures', () => {
+  it('slow down, then lock the e-mail for that address only, for a while', async () => {
+    const attacker = '203.0.113.7';
+    const elapsed: number[] = [];
+    for (let i = 0; i < 10; i += 1) {
+      const started = Date.now();
+      const response = await login(victim.email, `wrong ${i}`, attacker);
+      elapsed.push(Date.now() - started);
+      expect(response.status).toBe(401);
+    }
+    // From the fourth failure on, each answer waits at least a quarter of a second longer.
+    expect(elapsed[4]!).toBeGreaterThanOrEqual(250);
+    expect(elapsed[6]!).toBeGreaterThanOrEqual(1_000);
+
+    const locked = await login(victim.email, victim.password, attacker);
+    expect(locked.status).toBe(429);
+    expect(locked.body.error.code).toBe('rate_limited');
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(14 * 60);
+    expect(Number(locked.headers.get('retry-after'))).toBeLessThanOrEqual(15 * 60);
+
+    const elsewhere = await login(victim.email, victim.password, '198.51.100.20');
+    expect(elsewhere.status).toBe(200);
+  });
+
+  it('treat an unknown e-mail exactly like a known one', async () => {
+    const attacker = '203.0.113.8';
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i += 1) statuses.push((await login('nobody@example.com', 'guess', attacker)).status);
+    expect(statuses).toEqual([...Array(10).fill(401), 429]);
+  });
+
+  it('forget the failures of an address after a successful login', async () => {
+    const address = '203.0.113.9';
+    const other = await t.createAccount('forgetful@example.com', 'correct password');
+    for (let i = 0; i < 3; i += 1) expect((await login(other.email, 'typo', address)).status).toBe(401);
+    expect((await login(other.email, other.password, address)).status).toBe(200);
+    // Without the reset, the eighth of these would be the eleventh failure: locked.
+    for (let i = 0; i < 8; i += 1) expect((await login(other.email, 'typo again', address)).status).toBe(401);
+  });
+
+  it('lock the GraphQL login mutation the same way', async () => {
+    const address = '203.0.113.10';
+    const mutation = 'mutation ($input: LoginInput!) { login(input: $input) { __typename } }';
+    const attempt = (password: string) =>
+      t.request('POST', '/graphql', {
+        body: { query: mutation, variables: { input: { email: 'gql@example.com', password } } },
+        headers: { 'x-forwarded-for': address },
+      });
+    for (let i = 0; i < 10; i += 1) expect((await attempt('wrong')).body.data.login.__typename).toBe('InvalidCredentialsError');
+    const locked = await attempt('wrong');
+    expect(locked.status).toBe(429);
+    expect(locked.body.errors[0].extensions.code).toBe('rate_limited');
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});
