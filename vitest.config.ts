@@ -13,9 +13,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
-    // Each file has its own database and Redis prefix, so files run side by side; the
-    // machines have two cores and most of a test's time is spent waiting on I/O.
-    maxWorkers: 3,
+    // Each file has its own database and Redis prefix, so files run side by side, two at a
+    // time: several files start whole Tern processes, and the machines have two cores.
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     env: { NODE_ENV: 'test' },

@@ -59,7 +59,7 @@ it('imports nothing when its worker is killed mid-import, then everything once a
     HOST: '127.0.0.1',
     IMPORT_DIR: importDir,
     // A dead worker's job is taken over within a couple of seconds.
-    CLAIM_LEASE_MS: '1500',
+    CLAIM_LEASE_MS: '3000',
     RECOVERY_INTERVAL_MS: '300',
     RECOVERY_AFTER_MS: '1000',
   };

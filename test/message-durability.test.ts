@@ -32,7 +32,7 @@ const JWT_SECRET = 'durability-test-secret-of-at-least-32-bytes';
 // Small enough that recovery happens within the test, large enough that a live worker's claim
 // (a carrier call of SUBMIT_LATENCY_MS) is never taken over while still in progress.
 const RECOVERY_ENV = {
-  CLAIM_LEASE_MS: '1500',
+  CLAIM_LEASE_MS: '3000',
   RECOVERY_INTERVAL_MS: '300',
   RECOVERY_AFTER_MS: '1000',
   SIMULATOR_DELAY_MS: '50',

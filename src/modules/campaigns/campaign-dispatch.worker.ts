@@ -22,6 +22,9 @@ export function createCampaignDispatchWorker({ deps, services }: WorkerContext):
       // A batch of a worker that died must go to another soon; its transaction was rolled back.
       lockDuration: Math.min(deps.config.claimLeaseMs, 30_000),
       stalledInterval: deps.config.recoveryIntervalMs,
+      // A busy event loop can miss a lock renewal; running the batch again is harmless (its row
+      // lock and the unique index), failing it for that is not.
+      maxStalledCount: 10,
     },
   );
   worker.on('failed', (job, error) => deps.logger.warn({ campaign: job?.data.campaignId, err: error }, 'campaign job failed'));

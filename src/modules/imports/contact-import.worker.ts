@@ -20,6 +20,8 @@ export function createContactImportWorker({ deps, services }: WorkerContext): Wo
     concurrency: 1,
     lockDuration: deps.config.claimLeaseMs,
     stalledInterval: Math.min(deps.config.claimLeaseMs, MAX_STALLED_INTERVAL_MS),
+    // A busy event loop can miss a lock renewal; a run again is harmless (all or nothing).
+    maxStalledCount: 10,
   });
   worker.on('failed', (job, error) => {
     deps.logger.warn({ job: job?.data.importJobId, err: error }, 'import run failed');

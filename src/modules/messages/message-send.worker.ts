@@ -53,6 +53,9 @@ export function createMessageSendWorker({ deps, services, carrier }: WorkerConte
       // to another worker, which may take the claim over once the same lease has passed.
       lockDuration: config.claimLeaseMs,
       stalledInterval: config.recoveryIntervalMs,
+      // A busy event loop can miss a lock renewal; running the job again is harmless (the claim,
+      // the batch's lock), failing it for that is not.
+      maxStalledCount: 10,
       ...(config.carrierMaxPerSecond ? { limiter: { max: config.carrierMaxPerSecond, duration: 1_000 } } : {}),
       autorun: true,
     },
