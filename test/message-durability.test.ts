@@ -6,14 +6,18 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { QUEUE_NAMES } from '../src/jobs/queues.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { REDIS_URL } from './support/server-url.js';
+import { deleteRedisKeys } from './support/tern.js';
 import {
+  apiRequest,
+  createAccountWithCli,
   freePort,
   killAll,
+  logIn,
   pollUntil,
-  runCli,
+  recordCarrierHandovers,
   startRedisServer,
   startTernProcess,
-  transcripts,
+  warnings,
   withDeadline,
   type ChildHandle,
 } from './support/tern-processes.js';
@@ -74,22 +78,8 @@ async function setUp(options: { sharedRedis: boolean }): Promise<Fixture> {
     redisPrefix: `tern_dur_${randomBytes(6).toString('hex')}`,
     sharedRedis: options.sharedRedis,
   };
-  await countCarrierHandovers(fixture.pool);
+  await recordCarrierHandovers(fixture.pool);
   return fixture;
-}
-
-/**
- * The simulator's table keeps one row per reference whatever it is sent, so it cannot tell a
- * message handed over once from one handed over twice. This trigger records every submit the
- * simulator receives, including those its ON CONFLICT absorbs (BEFORE INSERT fires for both).
- */
-async function countCarrierHandovers(pool: pg.Pool): Promise<void> {
-  await pool.query(`
-    CREATE TABLE test_carrier_handovers (reference text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
-    CREATE FUNCTION test_record_handover() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN INSERT INTO test_carrier_handovers (reference) VALUES (NEW.reference); RETURN NEW; END $$;
-    CREATE TRIGGER test_record_handover BEFORE INSERT ON simulated_submissions
-      FOR EACH ROW EXECUTE FUNCTION test_record_handover();`);
 }
 
 function ternEnv(f: Fixture, redisUrl: string, extra: Record<string, string> = {}): Record<string, string> {
@@ -105,20 +95,6 @@ function ternEnv(f: Fixture, redisUrl: string, extra: Record<string, string> = {
   };
 }
 
-async function deleteRedisKeys(prefix: string): Promise<void> {
-  const redis = new Redis(REDIS_URL);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}
-
 /** Looks at the send queue through BullMQ itself rather than at its key names. */
 async function inspectQueue<T>(redisUrl: string, prefix: string, look: (queue: Queue) => Promise<T>): Promise<T> {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: 1, retryStrategy: () => null });
@@ -132,39 +108,6 @@ async function inspectQueue<T>(redisUrl: string, prefix: string, look: (queue: Q
   }
 }
 
-async function api(baseUrl: string, method: string, path: string, body: unknown, token?: string) {
-  let response: Response;
-  try {
-    response = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(10_000),
-    });
-  } catch (error) {
-    const cause = error instanceof Error ? `${error.message} (${String(error.cause)})` : String(error);
-    throw new Error(`${method} ${path}: ${cause}\n${transcripts()}`);
-  }
-  const text = await response.text();
-  let parsed: any = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // Not JSON: the raw text is what the assertion shows.
-  }
-  return { status: response.status, body: parsed };
-}
-
-/** An operator-created account (the CLI, as the README says) and its bearer token. */
-async function createAccount(env: Record<string, string>, baseUrl: string): Promise<string> {
-  const email = `durability-${randomBytes(4).toString('hex')}@example.com`;
-  const password = 'durability password';
-  await runCli(['accounts', 'create', '--email', email, '--password', password], env);
-  const login = await api(baseUrl, 'POST', '/v1/auth/login', { email, password });
-  expect(login.status, JSON.stringify(login.body)).toBe(200);
-  return login.body.token as string;
-}
-
 let numberSeed = 10;
 /** Numbers the simulator delivers: those ending 0001 fail and 0002 reply. */
 function nextNumber(): string {
@@ -175,7 +118,7 @@ function nextNumber(): string {
 /** Sends `count` messages at once; each must be accepted with 202. Returns their ids. */
 async function sendMessages(baseUrl: string, token: string, count: number): Promise<string[]> {
   const responses = await Promise.all(
-    Array.from({ length: count }, (_, index) => api(baseUrl, 'POST', '/v1/messages/send', { to: nextNumber(), message: `durability ${index}` }, token)),
+    Array.from({ length: count }, (_, index) => apiRequest(baseUrl, 'POST', '/v1/messages/send', { to: nextNumber(), message: `durability ${index}` }, token)),
   );
   for (const response of responses) {
     expect(response.status, JSON.stringify(response.body)).toBe(202);
@@ -246,22 +189,6 @@ async function waitUntilAllDelivered(f: Fixture, redisUrl: string, ids: string[]
   );
 }
 
-/** What a Tern process logged at warn level or above, or printed outside its JSON log. */
-function warnings(handle: ChildHandle): string {
-  const lines = handle
-    .transcript()
-    .split('\n')
-    .filter((line) => {
-      if (!line.startsWith('{')) return line.trim() !== '';
-      try {
-        return (JSON.parse(line) as { level: number }).level >= 40;
-      } catch {
-        return true;
-      }
-    });
-  return lines.slice(-40).join('\n');
-}
-
 /** Delivered, and the carrier holds exactly one submission, whose id the message carries. */
 async function expectEachSentExactlyOnce(pool: pg.Pool, ids: string[]): Promise<MessageRow[]> {
   // The carrier's id may be written just after the delivery report moved the status; give it a
@@ -291,7 +218,7 @@ describe('a message accepted with 202', () => {
     const baseUrl = `http://127.0.0.1:${port}`;
     const env = ternEnv(f, REDIS_URL);
     await startTernProcess('api', { ...env, PORT: String(port) });
-    const token = await createAccount(env, baseUrl);
+    const token = await logIn(baseUrl, await createAccountWithCli(env));
     const ids = await sendMessages(baseUrl, token, MESSAGES);
 
     // A worker can also die before its claim is written. Holding these rows keeps their jobs
@@ -355,7 +282,7 @@ describe('a message accepted with 202', () => {
     const baseUrl = `http://127.0.0.1:${apiPort}`;
     const env = ternEnv(f, ownRedis.url);
     const [, worker] = await Promise.all([startTernProcess('api', { ...env, PORT: String(apiPort) }), startTernProcess('worker', env)]);
-    const token = await createAccount(env, baseUrl);
+    const token = await logIn(baseUrl, await createAccountWithCli(env));
 
     // Without a worker the jobs stay in Redis, so the restart is what loses them.
     expect((await worker.stop('SIGTERM')).code).toBe(0);
