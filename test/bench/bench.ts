@@ -330,6 +330,9 @@ export class Bench {
   /** Stops every process still running, drops the database and deletes every key of the run. */
   async close(): Promise<void> {
     await Promise.allSettled([...this.running].map((service) => this.stop(service)));
+    // end() can resolve before its sockets close; the forced DROP below then ends one of them,
+    // which without a listener would be an unhandled error.
+    this.database.on('error', () => undefined);
     await this.database.end().catch(() => undefined);
     const admin = new pg.Client({ connectionString: withDatabase(this.options.serverUrl, 'postgres') });
     await admin.connect();
