@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { PollingLoop } from '../jobs/polling-loop.js';
 import type { Clock } from '../clock.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Carrier, CarrierEventSink, OutboundSms, SubmitResult } from './carrier.js';
@@ -34,27 +35,34 @@ export class SimulatorCarrier implements Carrier {
   readonly name = 'simulator';
   readonly deduplicatesByReference = true;
   private sink: CarrierEventSink | null = null;
-  private running = false;
-  private loop: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
+  private readonly loop: PollingLoop;
 
   constructor(
     private readonly prisma: PrismaClient,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly options: SimulatorOptions,
-  ) {}
+  ) {
+    this.loop = new PollingLoop({
+      step: async () => {
+        const due = await this.takeDue();
+        await this.report(due);
+        return due.length;
+      },
+      batch: BATCH,
+      pollMs: options.pollMs,
+      logger,
+      failure: 'simulator could not report',
+    });
+  }
 
   async start(sink: CarrierEventSink): Promise<void> {
     this.sink = sink;
-    this.running = true;
-    this.loop = this.run();
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.running = false;
-    this.wake?.();
-    await this.loop;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   async send(message: OutboundSms): Promise<SubmitResult> {
@@ -67,32 +75,13 @@ export class SimulatorCarrier implements Carrier {
       ON CONFLICT (reference) DO UPDATE SET reference = EXCLUDED.reference
       RETURNING carrier_message_id`;
     if (this.options.submitLatencyMs > 0) await sleep(this.options.submitLatencyMs);
-    this.wake?.();
+    this.loop.wake();
     return { carrierMessageId: row!.carrier_message_id };
   }
 
   /** How many distinct submissions the simulated network has taken for a reference (0 or 1). */
   async transmissions(reference: string): Promise<number> {
     return this.prisma.simulatedSubmission.count({ where: { reference } });
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      let due: DueSubmission[] = [];
-      try {
-        due = await this.takeDue();
-        await this.report(due);
-      } catch (error) {
-        this.logger.error({ err: error }, 'simulator could not report');
-      }
-      if (due.length < BATCH && this.running) {
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-          setTimeout(resolve, this.options.pollMs).unref();
-        });
-        this.wake = null;
-      }
-    }
   }
 
   private async takeDue(): Promise<DueSubmission[]> {

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { PollingLoop } from '../../jobs/polling-loop.js';
 import type { Clock } from '../../clock.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { WebhookDeliveries, PlannedDelivery } from './webhook-deliveries.js';
@@ -26,27 +27,30 @@ const BATCH = 500;
  * leaves planned deliveries that the recovery sweep enqueues.
  */
 export class WebhookDispatcher {
-  private running = false;
-  private loop: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
+  private readonly loop: PollingLoop;
 
   constructor(
     private readonly prisma: PrismaClient,
     private readonly clock: Clock,
     private readonly deliveries: WebhookDeliveries,
-    private readonly logger: Logger,
-    private readonly pollMs: number,
-  ) {}
-
-  start(): void {
-    this.running = true;
-    this.loop = this.run();
+    logger: Logger,
+    pollMs: number,
+  ) {
+    this.loop = new PollingLoop({
+      step: () => this.dispatchBatch(),
+      batch: BATCH,
+      pollMs,
+      logger,
+      failure: 'webhook dispatcher could not take events; trying again',
+    });
   }
 
-  async stop(): Promise<void> {
-    this.running = false;
-    this.wake?.();
-    await this.loop;
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** Dispatches one batch; answers how many events it took. */
@@ -102,21 +106,4 @@ export class WebhookDispatcher {
     return taken;
   }
 
-  private async run(): Promise<void> {
-    while (this.running) {
-      let taken = 0;
-      try {
-        taken = await this.dispatchBatch();
-      } catch (error) {
-        this.logger.error({ err: error }, 'webhook dispatcher could not take events; trying again');
-      }
-      if (taken < BATCH && this.running) {
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-          setTimeout(resolve, this.pollMs).unref();
-        });
-        this.wake = null;
-      }
-    }
-  }
 }
