@@ -21,6 +21,7 @@ import {
   withDeadline,
   type ApiResult,
   type ChildHandle,
+  FAST_RECOVERY_ENV,
 } from './support/tern-processes.js';
 
 // Issue 5, against real processes that die: at most one message per contact per campaign across
@@ -45,14 +46,7 @@ const DELIVERY_TIMEOUT_MS = 60_000;
 const TEST_TIMEOUT_MS = DISPATCH_TIMEOUT_MS + DELIVERY_TIMEOUT_MS + 30_000;
 const JWT_SECRET = 'campaign-durability-secret-of-at-least-32-bytes';
 
-// Small enough that recovery happens within the test, large enough that a live worker's claim is
-// never taken over while its carrier call is still in progress.
-const RECOVERY_ENV = {
-  CLAIM_LEASE_MS: '3000',
-  RECOVERY_INTERVAL_MS: '300',
-  RECOVERY_AFTER_MS: '1000',
-  SIMULATOR_DELAY_MS: '50',
-};
+const RECOVERY_ENV = { ...FAST_RECOVERY_ENV, SIMULATOR_DELAY_MS: '50' };
 
 interface Shared {
   database: TestDatabase;

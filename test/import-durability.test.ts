@@ -7,7 +7,7 @@ import { afterEach, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { REDIS_URL } from './support/server-url.js';
 import { deleteRedisKeys } from './support/tern.js';
-import { freePort, killAll, pollUntil, runCli, startTernProcess, transcripts } from './support/tern-processes.js';
+import { FAST_RECOVERY_ENV, freePort, killAll, pollUntil, runCli, startTernProcess, transcripts } from './support/tern-processes.js';
 
 // The all-or-nothing promise of an import, checked against a worker process that is killed
 // while its transaction holds every row of the file but has not committed them.
@@ -58,10 +58,7 @@ it('imports nothing when its worker is killed mid-import, then everything once a
     DEMO_ACCOUNT: 'false',
     HOST: '127.0.0.1',
     IMPORT_DIR: importDir,
-    // A dead worker's job is taken over within a couple of seconds.
-    CLAIM_LEASE_MS: '3000',
-    RECOVERY_INTERVAL_MS: '300',
-    RECOVERY_AFTER_MS: '1000',
+    ...FAST_RECOVERY_ENV,
   };
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;

@@ -20,6 +20,7 @@ import {
   warnings,
   withDeadline,
   type ChildHandle,
+  FAST_RECOVERY_ENV,
 } from './support/tern-processes.js';
 
 // The durability promise of a send, checked against real processes that die: a 202 means the
@@ -33,14 +34,8 @@ const DELIVERY_TIMEOUT_MS = 20_000;
 const TEST_TIMEOUT_MS = DELIVERY_TIMEOUT_MS + 30_000;
 const JWT_SECRET = 'durability-test-secret-of-at-least-32-bytes';
 
-// Small enough that recovery happens within the test, large enough that a live worker's claim
-// (a carrier call of SUBMIT_LATENCY_MS) is never taken over while still in progress.
-const RECOVERY_ENV = {
-  CLAIM_LEASE_MS: '3000',
-  RECOVERY_INTERVAL_MS: '300',
-  RECOVERY_AFTER_MS: '1000',
-  SIMULATOR_DELAY_MS: '50',
-};
+// The lease is well above a carrier call of SUBMIT_LATENCY_MS, so a live claim is never taken over.
+const RECOVERY_ENV = { ...FAST_RECOVERY_ENV, SIMULATOR_DELAY_MS: '50' };
 const SUBMIT_LATENCY_MS = 800;
 const HELD = 3;
 

@@ -39,6 +39,16 @@ export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): 
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * Recovery tuned for tests: small enough that a dead worker's work is taken over within the
+ * test, large enough that a live worker's claim is never taken over while it is still working.
+ */
+export const FAST_RECOVERY_ENV = {
+  CLAIM_LEASE_MS: '3000',
+  RECOVERY_INTERVAL_MS: '300',
+  RECOVERY_AFTER_MS: '1000',
+};
+
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
