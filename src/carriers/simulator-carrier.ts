@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Batcher } from '../batcher.js';
 import type { Logger } from 'pino';
 import { PollingLoop } from '../jobs/polling-loop.js';
 import type { Clock } from '../clock.js';
@@ -20,7 +21,8 @@ interface DueSubmission {
 }
 
 const BATCH = 500;
-const REPORT_CONCURRENCY = 16;
+// Reports go to the sink side by side; the messages domain applies them in batches.
+const REPORT_CONCURRENCY = 100;
 // A report batch taken by a worker that then dies is taken again after this long.
 const LOCK_MS = 30_000;
 export const SIMULATED_REPLY = 'Thanks, got it';
@@ -36,6 +38,8 @@ export class SimulatorCarrier implements Carrier {
   readonly deduplicatesByReference = true;
   private sink: CarrierEventSink | null = null;
   private readonly loop: PollingLoop;
+  // Concurrent submits share one INSERT, as the messages domain's statements do.
+  private readonly submissions = new Batcher((messages: OutboundSms[]) => this.submit(messages), { maxBatch: 100, maxInFlight: 4 });
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -66,17 +70,26 @@ export class SimulatorCarrier implements Carrier {
   }
 
   async send(message: OutboundSms): Promise<SubmitResult> {
+    const carrierMessageId = await this.submissions.add(message);
+    if (this.options.submitLatencyMs > 0) await sleep(this.options.submitLatencyMs);
+    this.loop.wake();
+    return { carrierMessageId };
+  }
+
+  private async submit(messages: OutboundSms[]): Promise<string[]> {
     const now = this.clock.now();
     const reportAt = new Date(now.getTime() + this.options.delayMs);
     // The same reference twice is the same submission: the first one's id comes back.
-    const [row] = await this.prisma.$queryRaw<{ carrier_message_id: string }[]>`
+    const rows = await this.prisma.$queryRaw<{ reference: string; carrier_message_id: string }[]>`
       INSERT INTO simulated_submissions (reference, carrier_message_id, "to", text, submitted_at, report_at)
-      VALUES (${message.reference}, ${`sim_${randomUUID()}`}, ${message.to}, ${message.text}, ${now}, ${reportAt})
+      SELECT DISTINCT ON (reference) reference, carrier_message_id, "to", text, ${now}::timestamptz, ${reportAt}::timestamptz
+      FROM unnest(${messages.map((m) => m.reference)}::text[], ${messages.map(() => `sim_${randomUUID()}`)}::text[],
+        ${messages.map((m) => m.to)}::text[], ${messages.map((m) => m.text)}::text[]) AS s(reference, carrier_message_id, "to", text)
+      ORDER BY reference
       ON CONFLICT (reference) DO UPDATE SET reference = EXCLUDED.reference
-      RETURNING carrier_message_id`;
-    if (this.options.submitLatencyMs > 0) await sleep(this.options.submitLatencyMs);
-    this.loop.wake();
-    return { carrierMessageId: row!.carrier_message_id };
+      RETURNING reference, carrier_message_id`;
+    const ids = new Map(rows.map((row) => [row.reference, row.carrier_message_id]));
+    return messages.map((m) => ids.get(m.reference)!);
   }
 
   /** How many distinct submissions the simulated network has taken for a reference (0 or 1). */

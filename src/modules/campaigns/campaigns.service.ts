@@ -61,6 +61,8 @@ interface LockedCampaign {
   batch_size: number;
   delay: number;
   dispatched_batches: number;
+  dispatched_through_at: Date | null;
+  dispatched_through_id: string | null;
   send_at: Date | null;
   deleted_at: Date | null;
 }
@@ -72,6 +74,7 @@ interface PendingContact {
   email: string | null;
   document: string | null;
   tags: string[];
+  created_at: Date;
 }
 
 export interface DispatchOutcome {
@@ -263,7 +266,12 @@ export class CampaignService {
           this.logger.warn({ campaign: campaignId }, 'running campaign without a template; nothing dispatched');
           return { messageIds: [], next: null };
         }
-        const contacts = await this.pendingContacts(tx, campaignId, campaign.batch_size);
+        // Read on from the last batch; a short read means the end, where a read from the start
+        // also finds contacts that committed late with an earlier created_at (an import's rows).
+        let contacts = await this.pendingContacts(tx, campaign, campaign.batch_size);
+        if (contacts.length < campaign.batch_size && campaign.dispatched_through_id) {
+          contacts = await this.pendingContacts(tx, { ...campaign, dispatched_through_at: null, dispatched_through_id: null }, campaign.batch_size);
+        }
         const created = contacts.length
           ? await tx.message.createManyAndReturn({
               data: contacts.map((contact) => {
@@ -285,9 +293,8 @@ export class CampaignService {
               select: { id: true },
             })
           : [];
-        // The batch's contacts now have messages; any contact still pending (added meanwhile, too) keeps it running.
-        const more = (await this.pendingContacts(tx, campaignId, 1)).length > 0;
-        if (!more) {
+        // A short batch was the last: every contact the campaign had has its message now.
+        if (contacts.length < campaign.batch_size) {
           await tx.campaign.update({
             where: { id: campaignId },
             data: { status: 'finished', finishedAt: now, nextBatchAt: null, updatedAt: now, dispatchedBatches: { increment: created.length ? 1 : 0 } },
@@ -298,7 +305,12 @@ export class CampaignService {
         const delayMs = Math.round(campaign.delay * 1000);
         await tx.campaign.update({
           where: { id: campaignId },
-          data: { dispatchedBatches: { increment: 1 }, nextBatchAt: new Date(now.getTime() + delayMs) },
+          data: {
+            dispatchedBatches: { increment: 1 },
+            nextBatchAt: new Date(now.getTime() + delayMs),
+            dispatchedThroughAt: contacts.at(-1)!.created_at,
+            dispatchedThroughId: contacts.at(-1)!.id,
+          },
         });
         return { messageIds: created.map((m) => m.id), next: { batch: campaign.dispatched_batches + 2, delayMs } };
       },
@@ -373,17 +385,21 @@ export class CampaignService {
 
   private async lock(tx: Tx, id: string): Promise<LockedCampaign | null> {
     const rows = await tx.$queryRaw<LockedCampaign[]>`
-      SELECT id, account_id, status::text AS status, template_id, batch_size, delay, dispatched_batches, send_at, deleted_at
+      SELECT id, account_id, status::text AS status, template_id, batch_size, delay, dispatched_batches, dispatched_through_at,
+        dispatched_through_id, send_at, deleted_at
       FROM campaigns WHERE id = ${id} FOR NO KEY UPDATE`;
     return rows[0] ?? null;
   }
 
-  private pendingContacts(tx: Tx, campaignId: string, limit: number): Promise<PendingContact[]> {
+  private pendingContacts(tx: Tx, campaign: LockedCampaign, limit: number): Promise<PendingContact[]> {
+    const after = campaign.dispatched_through_id
+      ? Prisma.sql`AND (c.created_at, c.id) > (${campaign.dispatched_through_at}, ${campaign.dispatched_through_id})`
+      : Prisma.empty;
     return tx.$queryRaw<PendingContact[]>`
-      SELECT c.id, c.phone, c.name, c.email, c.document, c.tags
+      SELECT c.id, c.phone, c.name, c.email, c.document, c.tags, c.created_at
       FROM contacts c
-      WHERE c.campaign_id = ${campaignId}
-        AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.campaign_id = ${campaignId} AND m.contact_id = c.id)
+      WHERE c.campaign_id = ${campaign.id} ${after}
+        AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.campaign_id = ${campaign.id} AND m.contact_id = c.id)
       ORDER BY c.created_at, c.id
       LIMIT ${limit}`;
   }

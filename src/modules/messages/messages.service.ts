@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { Batcher } from '../../batcher.js';
 import type { DeliveryReport, InboundSms } from '../../carriers/carrier.js';
 import type { Clock } from '../../clock.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
@@ -12,7 +13,7 @@ import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
 import { e164 } from '../../phone.js';
 import { issue, parseInput } from '../../validation.js';
 import { analyzeText, type TextAnalysis } from './encoding.js';
-import { deliveredPayload, failedPayload, repliedPayload, sentPayload, type MessageEventType } from './message-events.js';
+import { repliedPayload, type MessageEventType } from './message-events.js';
 
 export const MAX_MESSAGE_CHARACTERS = 1600;
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -20,6 +21,8 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 const messageText = z.string().superRefine((text, context) => {
   const characters = [...text].length;
   if (characters < 1) context.addIssue({ code: 'custom', params: { issue: 'too_short' }, message: 'The message is empty' });
+  // PostgreSQL text cannot hold NUL, and no handset shows it.
+  if (text.includes('\u0000')) context.addIssue({ code: 'custom', params: { issue: 'invalid_value' }, message: 'The message contains a NUL character' });
   if (characters > MAX_MESSAGE_CHARACTERS) {
     context.addIssue({ code: 'custom', params: { issue: 'too_long' }, message: `The message is over ${MAX_MESSAGE_CHARACTERS} characters` });
   }
@@ -70,6 +73,30 @@ export interface ClaimedMessage {
 
 export class UnknownCarrierMessageError extends Error {}
 
+interface NewMessage {
+  id: string;
+  accountId: string;
+  campaignId: string | null;
+  to: string;
+  text: string;
+  encoding: 'GSM-7' | 'UCS-2';
+  segments: number;
+  createdAt: Date;
+}
+
+/** A status change of one message; `carrier` and `carrierMessageId` come with what a carrier said. */
+interface Transition {
+  id: string;
+  status: 'sent' | 'delivered' | 'failed';
+  at: Date;
+  carrier?: string;
+  carrierMessageId?: string;
+  error?: { code: string; message: string };
+}
+
+// Batches grow with load by themselves (see Batcher); a few run side by side on the pool.
+const BATCHING = { maxBatch: 100, maxInFlight: 4 };
+
 type MessageQuery = Omit<Prisma.MessageFindFirstArgs, 'where'>;
 type Tx = Prisma.TransactionClient;
 
@@ -81,6 +108,14 @@ interface TransitionedRow {
 }
 
 export class MessageService {
+  private readonly accepted = new Batcher((messages: NewMessage[]) => this.insertAndEnqueue(messages), BATCHING);
+  private readonly claims = new Batcher((requests: { id: string; leaseMs: number }[]) => this.claimMany(requests), BATCHING);
+  private readonly reportedMessages = new Batcher(
+    (reports: { carrier: string; carrierMessageId: string; reference: string | null }[]) => this.findReported(reports),
+    BATCHING,
+  );
+  private readonly transitions = new Batcher((changes: Transition[]) => this.transitionMany(changes), BATCHING);
+
   constructor(
     private readonly prisma: PrismaClient,
     private readonly clock: Clock,
@@ -106,38 +141,62 @@ export class MessageService {
       const campaign = await this.prisma.campaign.findFirst({ where: { id: campaignId, accountId, deletedAt: null }, select: { id: true } });
       if (!campaign) throw new ValidationError([{ field: 'campaign', issue: 'not_found' }]);
     }
-    const requestHash = createHash('sha256').update(JSON.stringify([data.to, data.message, campaignId])).digest('hex');
     const now = this.clock.now();
-
-    if (key) {
-      const replay = await this.replay(accountId, key, requestHash, now);
-      if (replay) return replay;
+    const { encoding, segments } = analyzeText(data.message);
+    const message: NewMessage = { id: newId('msg'), accountId, campaignId, to: data.to, text: data.message, encoding, segments, createdAt: now };
+    if (!key) {
+      const failure = await this.accepted.add(message);
+      if (failure) throw failure;
+      return { id: message.id, status: 'queued', to: data.to, campaignId, replayed: false };
     }
 
-    const { encoding, segments } = analyzeText(data.message);
-    const id = newId('msg');
-    const create = this.prisma.message.create({
-      data: { id, accountId, campaignId, to: data.to, text: data.message, encoding: encoding === 'GSM-7' ? 'GSM_7' : 'UCS_2', segments, createdAt: now },
-      select: { id: true },
-    });
+    const requestHash = createHash('sha256').update(JSON.stringify([data.to, data.message, campaignId])).digest('hex');
+    const replay = await this.replay(accountId, key, requestHash, now);
+    if (replay) return replay;
     try {
-      if (key) {
-        await this.prisma.$transaction([
-          this.prisma.idempotencyKey.deleteMany({ where: { accountId, key, createdAt: { lte: new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS) } } }),
-          create,
-          this.prisma.idempotencyKey.create({ data: { accountId, key, requestHash, messageId: id, createdAt: now } }),
-        ]);
-      } else {
-        await create;
-      }
+      await this.prisma.$transaction([
+        this.prisma.idempotencyKey.deleteMany({ where: { accountId, key, createdAt: { lte: new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS) } } }),
+        this.prisma.message.create({
+          data: { ...message, encoding: encoding === 'GSM-7' ? 'GSM_7' : 'UCS_2' },
+          select: { id: true },
+        }),
+        this.prisma.idempotencyKey.create({ data: { accountId, key, requestHash, messageId: message.id, createdAt: now } }),
+      ]);
     } catch (error) {
       // Another request with the same key won the race: answer as it did.
-      const replay = key && isUniqueViolation(error) ? await this.replay(accountId, key, requestHash, now) : null;
-      if (replay) return replay;
+      const raced = isUniqueViolation(error) ? await this.replay(accountId, key, requestHash, now) : null;
+      if (raced) return raced;
       throw error;
     }
-    await this.enqueue([id]);
-    return { id, status: 'queued', to: data.to, campaignId, replayed: false };
+    await this.enqueue([message.id]);
+    return { id: message.id, status: 'queued', to: data.to, campaignId, replayed: false };
+  }
+
+  /**
+   * Concurrent sends without an idempotency key share one multi-row INSERT and one `addBulk`:
+   * the commit and the round trips are most of a send's cost, not the rows. Should the batch
+   * fail, each message is tried alone, so that one bad row fails only its own request.
+   */
+  private async insertAndEnqueue(messages: NewMessage[]): Promise<(Error | null)[]> {
+    try {
+      await this.insertMessages(messages);
+    } catch (error) {
+      if (messages.length === 1) return [asError(error)];
+      const alone = await Promise.all(messages.map((message) => this.insertMessages([message]).then(() => null, asError)));
+      await this.enqueue(messages.filter((_, index) => alone[index] === null).map((m) => m.id));
+      return alone;
+    }
+    await this.enqueue(messages.map((m) => m.id));
+    return messages.map(() => null);
+  }
+
+  private async insertMessages(messages: NewMessage[]): Promise<void> {
+    await this.prisma.$executeRaw`
+      INSERT INTO messages (id, account_id, campaign_id, "to", text, encoding, segments, created_at)
+      SELECT * FROM unnest(
+        ${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.accountId)}::text[], ${messages.map((m) => m.campaignId)}::text[],
+        ${messages.map((m) => m.to)}::text[], ${messages.map((m) => m.text)}::text[], ${messages.map((m) => m.encoding)}::"MessageEncoding"[],
+        ${messages.map((m) => m.segments)}::int[], ${messages.map((m) => m.createdAt.toISOString())}::timestamptz[])`;
   }
 
   private async replay(accountId: string, key: string, requestHash: string, now: Date): Promise<MessageAcceptance | null> {
@@ -195,23 +254,39 @@ export class MessageService {
   /**
    * Takes a queued message for one carrier call. The claim is written before the call, so a
    * duplicate or retried job finds it taken and never hands the message over again; a claim
-   * older than the lease belonged to a worker that died, and may be taken over.
+   * older than the lease belonged to a worker that died, and may be taken over. Concurrent
+   * claims share one statement.
    */
   async claimForSending(id: string, leaseMs: number): Promise<ClaimedMessage | null> {
+    return this.claims.add({ id, leaseMs });
+  }
+
+  private async claimMany(requests: { id: string; leaseMs: number }[]): Promise<(ClaimedMessage | null)[]> {
     const now = this.clock.now();
     const rows = await this.prisma.$queryRaw<
       { id: string; to: string; text: string; encoding: 'GSM-7' | 'UCS-2'; segments: number; sender: string | null; previous_claim: Date | null }[]
     >`
-      WITH prior AS (SELECT id, claimed_at FROM messages WHERE id = ${id} FOR UPDATE)
+      WITH request AS (
+        SELECT * FROM unnest(${requests.map((r) => r.id)}::text[], ${requests.map((r) => new Date(now.getTime() - r.leaseMs).toISOString())}::timestamptz[])
+          AS r(id, lapsed_before)),
+      prior AS (
+        SELECT m.id, m.claimed_at, request.lapsed_before FROM messages m JOIN request USING (id)
+        WHERE m.status = 'queued'
+        ORDER BY m.id FOR UPDATE OF m)
       UPDATE messages m SET claimed_at = ${now}
       FROM prior
-      WHERE m.id = prior.id AND m.status = 'queued'
-        AND (prior.claimed_at IS NULL OR prior.claimed_at < ${new Date(now.getTime() - leaseMs)})
+      WHERE m.id = prior.id AND m.status = 'queued' AND (prior.claimed_at IS NULL OR prior.claimed_at < prior.lapsed_before)
       RETURNING m.id, m."to", m.text, m.encoding::text AS encoding, m.segments, prior.claimed_at AS previous_claim,
         (SELECT default_sender FROM account_settings s WHERE s.account_id = m.account_id) AS sender`;
-    const row = rows[0];
-    if (!row) return null;
-    return { id: row.id, to: row.to, text: row.text, encoding: row.encoding, segments: row.segments, sender: row.sender, reclaimed: row.previous_claim !== null };
+    const claimed = new Map(rows.map((row) => [row.id, row]));
+    return requests.map(({ id }) => {
+      const row = claimed.get(id);
+      // The same message asked for twice in one batch is claimed once.
+      claimed.delete(id);
+      return row
+        ? { id: row.id, to: row.to, text: row.text, encoding: row.encoding, segments: row.segments, sender: row.sender, reclaimed: row.previous_claim !== null }
+        : null;
+    });
   }
 
   /** A claim whose carrier call certainly did not happen is given back for the retry. */
@@ -220,66 +295,103 @@ export class MessageService {
   }
 
   async recordSubmitted(id: string, carrier: string, carrierMessageId: string): Promise<void> {
-    const now = this.clock.now();
-    await this.prisma.$transaction(async (tx) => {
-      const moved = await this.transition(tx, id, ['queued'], Prisma.sql`status = 'sent', sent_at = ${now}, carrier = ${carrier}, carrier_message_id = ${carrierMessageId}`);
-      if (moved) {
-        await this.writeEvent(tx, moved, 'message.sent', sentPayload(facts(moved), now), now);
-        return;
-      }
-      // A delivery report overtook the submit acknowledgement; keep the carrier's id all the same.
-      await tx.message.updateMany({ where: { id, carrierMessageId: null }, data: { carrier, carrierMessageId } });
-    });
+    const moved = await this.transitions.add({ id, status: 'sent', at: this.clock.now(), carrier, carrierMessageId });
+    if (moved) return;
+    // A delivery report overtook the submit acknowledgement, or the message failed meanwhile;
+    // keep the carrier's id all the same.
+    await this.prisma.message.updateMany({ where: { id, carrierMessageId: null }, data: { carrier, carrierMessageId } });
   }
 
   async recordFailed(id: string, error: { code: string; message: string }): Promise<void> {
-    const now = this.clock.now();
-    await this.prisma.$transaction(async (tx) => {
-      const moved = await this.transition(
-        tx,
-        id,
-        ['queued', 'sent'],
-        Prisma.sql`status = 'failed', failed_at = ${now}, error_code = ${error.code}, error_message = ${error.message}`,
-      );
-      if (moved) await this.writeEvent(tx, moved, 'message.failed', failedPayload(facts(moved), now, error), now);
-    });
+    await this.transitions.add({ id, status: 'failed', at: this.clock.now(), error });
   }
 
   /**
    * Applies a carrier's delivery report. Statuses only move forward, so a late or repeated
    * report changes nothing; a report for a message the carrier has not acknowledged yet raises
-   * UnknownCarrierMessageError, for the carrier to retry it.
+   * UnknownCarrierMessageError, for the carrier to retry it. Concurrent reports share statements.
    */
   async applyDeliveryReport(carrier: string, report: DeliveryReport): Promise<void> {
-    const message = await this.prisma.message.findFirst({
-      where: { OR: [{ carrier, carrierMessageId: report.carrierMessageId }, ...(report.reference ? [{ id: report.reference }] : [])] },
-      select: { id: true },
-    });
-    if (!message) throw new UnknownCarrierMessageError(`no message for ${carrier} id ${report.carrierMessageId}`);
-    const at = report.at;
+    const id = await this.reportedMessages.add({ carrier, carrierMessageId: report.carrierMessageId, reference: report.reference ?? null });
+    if (!id) throw new UnknownCarrierMessageError(`no message for ${carrier} id ${report.carrierMessageId}`);
     // A report can overtake the record of the submit (or the worker that would record it died):
     // the carrier's id then comes from the report.
-    const carrierIds = Prisma.sql`carrier = COALESCE(carrier, ${carrier}), carrier_message_id = COALESCE(carrier_message_id, ${report.carrierMessageId})`;
-    await this.prisma.$transaction(async (tx) => {
-      if (report.status === 'delivered') {
-        const moved = await this.transition(
-          tx,
-          message.id,
-          ['queued', 'sent'],
-          Prisma.sql`status = 'delivered', delivered_at = ${at}, sent_at = COALESCE(sent_at, ${at}), ${carrierIds}`,
-        );
-        if (moved) await this.writeEvent(tx, moved, 'message.delivered', deliveredPayload(facts(moved), at), at);
-        return;
-      }
-      const error = report.error ?? { code: 'carrier_error', message: 'The carrier reported a failure' };
-      const moved = await this.transition(
-        tx,
-        message.id,
-        ['queued', 'sent'],
-        Prisma.sql`status = 'failed', failed_at = ${at}, sent_at = COALESCE(sent_at, ${at}), error_code = ${error.code}, error_message = ${error.message}, ${carrierIds}`,
-      );
-      if (moved) await this.writeEvent(tx, moved, 'message.failed', failedPayload(facts(moved), at, error), at);
-    });
+    const identity = { carrier, carrierMessageId: report.carrierMessageId };
+    if (report.status === 'delivered') {
+      await this.transitions.add({ id, status: 'delivered', at: report.at, ...identity });
+      return;
+    }
+    const error = report.error ?? { code: 'carrier_error', message: 'The carrier reported a failure' };
+    await this.transitions.add({ id, status: 'failed', at: report.at, error, ...identity });
+  }
+
+  private async findReported(reports: { carrier: string; carrierMessageId: string; reference: string | null }[]): Promise<(string | null)[]> {
+    const rows = await this.prisma.$queryRaw<{ ord: bigint; id: string | null }[]>`
+      SELECT r.ord, COALESCE(
+        (SELECT m.id FROM messages m WHERE m.id = r.reference),
+        (SELECT m.id FROM messages m WHERE m.carrier = r.carrier AND m.carrier_message_id = r.carrier_message_id LIMIT 1)) AS id
+      FROM unnest(${reports.map((r) => r.carrier)}::text[], ${reports.map((r) => r.carrierMessageId)}::text[], ${reports.map((r) => r.reference)}::text[])
+        WITH ORDINALITY AS r(carrier, carrier_message_id, reference, ord)`;
+    const found = new Map(rows.map((row) => [Number(row.ord), row.id]));
+    return reports.map((_, index) => found.get(index + 1) ?? null);
+  }
+
+  /**
+   * Moves messages forward and writes each one's event, in one statement for the whole batch:
+   * a message that has already moved on is left alone and gets no event. Rows are locked in id
+   * order, so batches running side by side cannot deadlock. A message twice in one batch (a
+   * repeated report) goes through a second statement, which then finds it moved on.
+   */
+  private async transitionMany(changes: Transition[]): Promise<boolean[]> {
+    const seen = new Set<string>();
+    const first = changes.map((change) => !seen.has(change.id) && Boolean(seen.add(change.id)));
+    const batch = changes.filter((_, index) => first[index]);
+    const moved = new Set(await this.applyTransitions(batch));
+    const repeats = changes.filter((_, index) => !first[index]);
+    const repeatsMoved = repeats.length > 0 ? await this.transitionMany(repeats) : [];
+    let repeat = 0;
+    return changes.map((change, index) => (first[index] ? moved.has(change.id) : repeatsMoved[repeat++]!));
+  }
+
+  private async applyTransitions(changes: Transition[]): Promise<string[]> {
+    const column = <T>(pick: (change: Transition) => T) => changes.map(pick);
+    const rows = await this.prisma.$queryRaw<{ message_id: string }[]>`
+      WITH change AS (
+        SELECT * FROM unnest(
+          ${column((c) => c.id)}::text[], ${column((c) => c.status)}::text[], ${column((c) => c.at.toISOString())}::text[],
+          ${column((c) => c.carrier ?? null)}::text[], ${column((c) => c.carrierMessageId ?? null)}::text[],
+          ${column((c) => c.error?.code ?? null)}::text[], ${column((c) => c.error?.message ?? null)}::text[],
+          ${column(() => newId('evt'))}::text[])
+          AS c(id, status, at, carrier, carrier_message_id, error_code, error_message, event_id)),
+      target AS (
+        SELECT m.id FROM messages m JOIN change c USING (id)
+        WHERE m.status = 'queued' OR (m.status = 'sent' AND c.status <> 'sent')
+        ORDER BY m.id FOR UPDATE OF m),
+      moved AS (
+        UPDATE messages m SET
+          status = c.status::"MessageStatus",
+          sent_at = CASE WHEN c.status = 'sent' THEN c.at::timestamptz ELSE COALESCE(m.sent_at, CASE WHEN c.carrier IS NOT NULL THEN c.at::timestamptz END) END,
+          delivered_at = CASE WHEN c.status = 'delivered' THEN c.at::timestamptz ELSE m.delivered_at END,
+          failed_at = CASE WHEN c.status = 'failed' THEN c.at::timestamptz ELSE m.failed_at END,
+          error_code = COALESCE(c.error_code, m.error_code),
+          error_message = COALESCE(c.error_message, m.error_message),
+          carrier = COALESCE(m.carrier, c.carrier),
+          carrier_message_id = COALESCE(m.carrier_message_id, c.carrier_message_id)
+        FROM change c, target
+        WHERE m.id = c.id AND target.id = m.id AND (m.status = 'queued' OR (m.status = 'sent' AND c.status <> 'sent'))
+        RETURNING m.id, m.account_id, m.campaign_id, m."to", c.status, c.at, c.error_code, c.error_message, c.event_id)
+      INSERT INTO events (id, account_id, type, payload, campaign_id, message_id, created_at)
+      SELECT event_id, account_id, 'message.' || status,
+        jsonb_build_object('event', 'message.' || status, 'message', id, 'to', "to", 'status', status, 'campaign', campaign_id)
+          || CASE status
+               WHEN 'sent' THEN jsonb_build_object('sent_at', at)
+               WHEN 'delivered' THEN jsonb_build_object('delivered_at', at)
+               ELSE jsonb_build_object('failed_at', at, 'error', jsonb_build_object('code', error_code, 'message', error_message))
+             END,
+        campaign_id, id, at::timestamptz
+      FROM moved
+      RETURNING message_id`;
+    return rows.map((row) => row.message_id);
   }
 
   /**
@@ -349,15 +461,6 @@ export class MessageService {
     return rows.map((row) => row.id);
   }
 
-  /** Moves a message forward from one of `from`; null when it had already moved on. */
-  private async transition(tx: Tx, id: string, from: MessageStatus[], set: Prisma.Sql): Promise<TransitionedRow | null> {
-    const rows = await tx.$queryRaw<TransitionedRow[]>`
-      UPDATE messages SET ${set}
-      WHERE id = ${id} AND status::text = ANY(${from})
-      RETURNING id, account_id, campaign_id, "to"`;
-    return rows[0] ?? null;
-  }
-
   private async writeEvent(tx: Tx, message: TransitionedRow, type: MessageEventType, payload: Prisma.InputJsonObject, at: Date) {
     await tx.event.create({
       data: { id: newId('evt'), accountId: message.account_id, type, payload, campaignId: message.campaign_id, messageId: message.id, createdAt: at },
@@ -365,8 +468,8 @@ export class MessageService {
   }
 }
 
-function facts(row: TransitionedRow) {
-  return { id: row.id, to: row.to, campaignId: row.campaign_id };
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 function isUniqueViolation(error: unknown): boolean {
