@@ -266,7 +266,7 @@ describe('statuses only move forward', () => {
     const { body } = await send(alice, { to: '5511966661235', message: 'Claimed once' });
     await waitForStatus(alice, body.message, ['delivered']);
     expect(await t.tern.services.messages.claimForSending(body.message, 0)).toBeNull();
-    await t.tern.deps.queues.messageSend.add('send', { messageId: body.message }, { jobId: `${body.message}-again` });
+    await t.tern.deps.queues.messageSend.add('send', { messageIds: [body.message] }, { jobId: `${body.message}-again` });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await carrierSubmissions(body.message)).toBe(1);
   });

@@ -8,9 +8,12 @@ export const QUEUE_NAMES = {
   contactImport: 'contact-import',
 } as const;
 
+/** Messages to hand to the carrier: up to SEND_JOB_SIZE, accepted or dispatched together. */
 export interface MessageSendJob {
-  messageId: string;
+  messageIds: string[];
 }
+
+export const SEND_JOB_SIZE = 100;
 
 /** `start`: a scheduled campaign's send_at has come; `dispatch`: send its next batch. */
 export type CampaignDispatchJob = { kind: 'start'; campaignId: string; sendAt: string } | { kind: 'dispatch'; campaignId: string };

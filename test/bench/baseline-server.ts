@@ -51,7 +51,7 @@ async function send(request: IncomingMessage, response: ServerResponse) {
     1,
     new Date(),
   ]);
-  await queues.messageSend.add('send', { messageId: id }, { jobId: id });
+  await queues.messageSend.add('send', { messageIds: [id] }, { jobId: id });
   reply(response, 202, { message: id, status: 'queued', to: body.to, request: `req_${randomUUID().replaceAll('-', '')}` });
 }
 

@@ -1,67 +1,93 @@
 import { Worker } from 'bullmq';
-import { CarrierRejectedError, CarrierUnavailableError } from '../../carriers/carrier.js';
+import { RateLimiterQueue, RateLimiterRedis } from 'rate-limiter-flexible';
+import { CarrierRejectedError, CarrierUnavailableError, type Carrier } from '../../carriers/carrier.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
 import { QUEUE_NAMES, type MessageSendJob } from '../../jobs/queues.js';
 import type { WorkerContext } from '../../jobs/workers.js';
+import type { MessageService } from './messages.service.js';
+
+type Outcome = 'done' | 'retry';
 
 /**
  * Hands each queued message to the carrier exactly once: claim in PostgreSQL, carrier call,
- * record the carrier's id. A job that finds the message claimed or no longer queued does
- * nothing, which makes duplicate and retried jobs harmless.
+ * record the carrier's id. A job carries a batch of messages, which go to the carrier side by
+ * side and each on its own; a message found claimed or no longer queued is skipped, which makes
+ * duplicate and retried jobs harmless. A job whose carrier was unreachable for some of its
+ * messages is retried, and then finds the others done.
  */
 export function createMessageSendWorker({ deps, services, carrier }: WorkerContext): Worker<MessageSendJob> {
   const { config, logger } = deps;
   const connection = createWorkerConnection(config.redisUrl);
+  // The carrier's pace is one budget for every worker process, counted in Redis.
+  const pace = config.carrierMaxPerSecond
+    ? new RateLimiterQueue(
+        new RateLimiterRedis({ storeClient: connection, keyPrefix: `${config.redisPrefix}:carrier-pace`, points: config.carrierMaxPerSecond, duration: 1 }),
+      )
+    : null;
+  const sendOne = async (messageId: string): Promise<Outcome> => {
+    if (pace) await pace.removeTokens(1, carrier.name);
+    // Claimed just before its own carrier call, so a message waiting for the pace is not held.
+    return handOver(services.messages, carrier, messageId, config.claimLeaseMs);
+  };
   const worker = new Worker<MessageSendJob>(
     QUEUE_NAMES.messageSend,
     async (job) => {
-      const message = await services.messages.claimForSending(job.data.messageId, config.claimLeaseMs);
-      if (!message) return;
-      if (message.reclaimed && !carrier.deduplicatesByReference) {
-        // The worker before us died inside the carrier call: sending again could send twice.
-        await services.messages.recordFailed(message.id, {
-          code: 'unknown_outcome',
-          message: 'The send was interrupted and the carrier cannot tell whether it took the message',
-        });
-        return;
-      }
-      let carrierMessageId: string;
-      try {
-        ({ carrierMessageId } = await carrier.send({
-          reference: message.id,
-          to: message.to,
-          text: message.text,
-          encoding: message.encoding,
-          segments: message.segments,
-          from: message.sender,
-        }));
-      } catch (error) {
-        if (error instanceof CarrierRejectedError) {
-          await services.messages.recordFailed(message.id, { code: error.code, message: error.message });
-          return;
-        }
-        if (error instanceof CarrierUnavailableError) await services.messages.releaseClaim(message.id);
-        throw error;
-      }
-      await services.messages.recordSubmitted(message.id, carrier.name, carrierMessageId);
+      const outcomes = await Promise.allSettled(job.data.messageIds.map(sendOne));
+      const failures = outcomes.filter((outcome) => outcome.status === 'rejected');
+      if (failures.length > 0) throw failures[0]!.reason;
+      const retries = outcomes.filter((outcome) => outcome.status === 'fulfilled' && outcome.value === 'retry').length;
+      if (retries > 0) throw new CarrierUnavailableError(`the carrier was unavailable for ${retries} of ${job.data.messageIds.length} messages`);
     },
     {
       connection,
       prefix: config.redisPrefix,
       concurrency: config.sendConcurrency,
       // A job of a worker that died stays active until its lock lapses; BullMQ then hands it
-      // to another worker, which may take the claim over once the same lease has passed.
+      // to another worker, which may take the claims over once the same lease has passed.
       lockDuration: config.claimLeaseMs,
       stalledInterval: config.recoveryIntervalMs,
-      // A busy event loop can miss a lock renewal; running the job again is harmless (the claim,
-      // the batch's lock), failing it for that is not.
+      // A busy event loop can miss a lock renewal; running the job again is harmless (the claims),
+      // failing it for that is not.
       maxStalledCount: 10,
-      ...(config.carrierMaxPerSecond ? { limiter: { max: config.carrierMaxPerSecond, duration: 1_000 } } : {}),
       autorun: true,
     },
   );
-  worker.on('failed', (job, error) => logger.warn({ message: job?.data.messageId, err: error }, 'send attempt failed'));
+  worker.on('failed', (job, error) => logger.warn({ messages: job?.data.messageIds.length, err: error }, 'send attempt failed'));
   // BullMQ leaves a connection it was given open; this one is the worker's alone.
   worker.on('closed', () => void connection.quit());
   return worker;
+}
+
+async function handOver(messages: MessageService, carrier: Carrier, messageId: string, leaseMs: number): Promise<Outcome> {
+  const message = await messages.claimForSending(messageId, leaseMs);
+  if (!message) return 'done';
+  if (message.reclaimed && !carrier.deduplicatesByReference) {
+    // The worker before us died inside the carrier call: sending again could send twice.
+    await messages.recordFailed(message.id, {
+      code: 'unknown_outcome',
+      message: 'The send was interrupted and the carrier cannot tell whether it took the message',
+    });
+    return 'done';
+  }
+  let carrierMessageId: string;
+  try {
+    ({ carrierMessageId } = await carrier.send({
+      reference: message.id,
+      to: message.to,
+      text: message.text,
+      encoding: message.encoding,
+      segments: message.segments,
+      from: message.sender,
+    }));
+  } catch (error) {
+    if (error instanceof CarrierRejectedError) {
+      await messages.recordFailed(message.id, { code: error.code, message: error.message });
+      return 'done';
+    }
+    if (!(error instanceof CarrierUnavailableError)) throw error;
+    await messages.releaseClaim(message.id);
+    return 'retry';
+  }
+  await messages.recordSubmitted(message.id, carrier.name, carrierMessageId);
+  return 'done';
 }

@@ -8,7 +8,7 @@ import { NotFoundError, ValidationError } from '../../errors.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { MessageStatus } from '../../generated/prisma/enums.js';
 import { newId } from '../../ids.js';
-import type { Queues } from '../../jobs/queues.js';
+import { SEND_JOB_SIZE, type Queues } from '../../jobs/queues.js';
 import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
 import { e164 } from '../../phone.js';
 import { issue, parseInput } from '../../validation.js';
@@ -96,6 +96,16 @@ interface Transition {
 
 // Batches grow with load by themselves (see Batcher); a few run side by side on the pool.
 const BATCHING = { maxBatch: 100, maxInFlight: 4 };
+
+interface ClaimRow {
+  id: string;
+  to: string;
+  text: string;
+  encoding: 'GSM-7' | 'UCS-2';
+  segments: number;
+  sender: string | null;
+  previous_claim: Date | null;
+}
 
 type MessageQuery = Omit<Prisma.MessageFindFirstArgs, 'where'>;
 type Tx = Prisma.TransactionClient;
@@ -209,11 +219,21 @@ export class MessageService {
     return { id: existing.message.id, status: 'queued', to: existing.message.to, campaignId: existing.message.campaignId, replayed: true };
   }
 
-  /** Hands messages to the send queue; a failure is logged, not raised: the sweep retries. */
+  /**
+   * Hands messages to the send queue, SEND_JOB_SIZE to a job: per-job costs (Redis round trips,
+   * locks, events) then stay small beside the messages'. A job's id is made of its messages', so
+   * enqueueing the same batch again adds nothing. A failure is logged, not raised: the sweep retries.
+   */
   async enqueue(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
+    const jobs = [];
+    for (let start = 0; start < ids.length; start += SEND_JOB_SIZE) {
+      const messageIds = ids.slice(start, start + SEND_JOB_SIZE);
+      const jobId = messageIds.length === 1 ? messageIds[0]! : `batch-${createHash('sha256').update(messageIds.join(',')).digest('base64url')}`;
+      jobs.push({ name: 'send', data: { messageIds }, opts: { jobId } });
+    }
     try {
-      await this.queues.messageSend.addBulk(ids.map((messageId) => ({ name: 'send', data: { messageId }, opts: { jobId: messageId } })));
+      await this.queues.messageSend.addBulk(jobs);
     } catch (error) {
       this.logger.warn({ err: error, messages: ids.length }, 'could not enqueue messages; the recovery sweep will');
     }
@@ -258,35 +278,38 @@ export class MessageService {
    * claims share one statement.
    */
   async claimForSending(id: string, leaseMs: number): Promise<ClaimedMessage | null> {
-    return this.claims.add({ id, leaseMs });
+    // Rows another transaction holds are skipped by the batch, so that one busy row does not
+    // hold up the others, and then claimed on their own, waiting for the row as a single claim would.
+    const row = (await this.claims.add({ id, leaseMs })) ?? (await this.claimRows([{ id, leaseMs }], false))[0];
+    if (!row) return null;
+    return { id: row.id, to: row.to, text: row.text, encoding: row.encoding, segments: row.segments, sender: row.sender, reclaimed: row.previous_claim !== null };
   }
 
-  private async claimMany(requests: { id: string; leaseMs: number }[]): Promise<(ClaimedMessage | null)[]> {
+  private async claimMany(requests: { id: string; leaseMs: number }[]): Promise<(ClaimRow | undefined)[]> {
+    const claimed = new Map((await this.claimRows(requests, true)).map((row) => [row.id, row]));
+    return requests.map(({ id }) => {
+      const row = claimed.get(id);
+      // The same message asked for twice in one batch is claimed once.
+      claimed.delete(id);
+      return row;
+    });
+  }
+
+  private claimRows(requests: { id: string; leaseMs: number }[], skipLocked: boolean) {
     const now = this.clock.now();
-    const rows = await this.prisma.$queryRaw<
-      { id: string; to: string; text: string; encoding: 'GSM-7' | 'UCS-2'; segments: number; sender: string | null; previous_claim: Date | null }[]
-    >`
+    return this.prisma.$queryRaw<ClaimRow[]>`
       WITH request AS (
         SELECT * FROM unnest(${requests.map((r) => r.id)}::text[], ${requests.map((r) => new Date(now.getTime() - r.leaseMs).toISOString())}::timestamptz[])
           AS r(id, lapsed_before)),
       prior AS (
         SELECT m.id, m.claimed_at, request.lapsed_before FROM messages m JOIN request USING (id)
         WHERE m.status = 'queued'
-        ORDER BY m.id FOR UPDATE OF m)
+        ORDER BY m.id FOR UPDATE OF m ${skipLocked ? Prisma.sql`SKIP LOCKED` : Prisma.empty})
       UPDATE messages m SET claimed_at = ${now}
       FROM prior
       WHERE m.id = prior.id AND m.status = 'queued' AND (prior.claimed_at IS NULL OR prior.claimed_at < prior.lapsed_before)
       RETURNING m.id, m."to", m.text, m.encoding::text AS encoding, m.segments, prior.claimed_at AS previous_claim,
         (SELECT default_sender FROM account_settings s WHERE s.account_id = m.account_id) AS sender`;
-    const claimed = new Map(rows.map((row) => [row.id, row]));
-    return requests.map(({ id }) => {
-      const row = claimed.get(id);
-      // The same message asked for twice in one batch is claimed once.
-      claimed.delete(id);
-      return row
-        ? { id: row.id, to: row.to, text: row.text, encoding: row.encoding, segments: row.segments, sender: row.sender, reclaimed: row.previous_claim !== null }
-        : null;
-    });
   }
 
   /** A claim whose carrier call certainly did not happen is given back for the retry. */
