@@ -35,6 +35,7 @@ const environmentSchema = z.object({
   GRAPHQL_INTROSPECTION: booleanFlag.optional(),
   DEMO_ACCOUNT: booleanFlag.optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  WEB_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   IMPORT_DIR: z.string().min(1).optional(),
 });
 
@@ -72,6 +73,8 @@ export interface Config {
   introspection: boolean;
   demoAccount: boolean;
   shutdownTimeoutMs: number;
+  /** API processes `npm start` forks (node:cluster); 1 runs everything in this process. */
+  webConcurrency: number;
   /** Where uploads wait for the import worker; the API and the workers must share it. */
   importDir: string;
   warnings: string[];
@@ -151,6 +154,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     introspection: env.GRAPHQL_INTROSPECTION ?? !production,
     demoAccount: env.DEMO_ACCOUNT ?? !production,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    webConcurrency: env.WEB_CONCURRENCY,
     importDir: resolve(env.IMPORT_DIR ?? join(tmpdir(), 'tern-imports')),
     warnings,
   };

@@ -1,4 +1,6 @@
+import cluster from 'node:cluster';
 import { createTern } from './app.js';
+import { CLUSTER_ROLE_VARIABLE, clusterPlan, superviseCluster } from './cluster.js';
 import { ConfigError, loadConfig, type Config, type Role } from './config.js';
 import { migrateDatabase } from './db/migrations.js';
 import { createDependencies, createLogger } from './deps.js';
@@ -12,7 +14,7 @@ function fail(message: string): never {
 }
 
 async function main() {
-  const role = (process.argv[2] ?? 'all') as Role;
+  const role = (process.env[CLUSTER_ROLE_VARIABLE] ?? process.argv[2] ?? 'all') as Role;
   if (!ROLES.includes(role)) fail(`unknown role "${role}"; use one of ${ROLES.join(', ')}`);
 
   let config: Config;
@@ -32,6 +34,12 @@ async function main() {
   } catch (error) {
     if (error instanceof UnreachableError) fail(error.message);
     throw error;
+  }
+
+  const plan = cluster.isPrimary ? clusterPlan(role, config.webConcurrency) : null;
+  if (plan) {
+    superviseCluster(plan, logger, config.shutdownTimeoutMs);
+    return;
   }
 
   const tern = createTern(createDependencies(config, { logger }), role);

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -228,6 +229,19 @@ async function login(url: string, email: string, password: string): Promise<{ st
   return { status: response.status, body: await response.json() };
 }
 
+/** The pids of a process's children, from /proc. */
+async function childrenOf(pid: number): Promise<number[]> {
+  const children: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    // Field 4 of /proc/PID/stat, after the parenthesised command name, is the parent's pid.
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (parent === pid) children.push(Number(entry));
+  }
+  return children;
+}
+
 async function appliedMigrations(databaseUrl: string): Promise<string[]> {
   const { rows } = await sql(
     databaseUrl,
@@ -397,6 +411,40 @@ describe('tern as processes', { timeout: 120_000 }, () => {
     expect(loggedIn.body.account).toBe(account.account);
     expect(await server.terminate()).toEqual({ code: 0, signal: null });
     expect(server.stdout()).not.toContain('Demo account');
+  });
+
+  it('runs WEB_CONCURRENCY API processes on one port beside a worker process, and drains them all on SIGTERM', async (context) => {
+    const sandbox = new Sandbox(context);
+    const env = await sandbox.env(sandbox.database().url, { WEB_CONCURRENCY: '2' });
+    const tern = sandbox.start('all', env);
+    const [, email, password] = await tern.waitForOutput(DEMO_LINE);
+    await tern.waitForOutput(/^tern: 2 API processes listening on port \d+$/m);
+    const children = await childrenOf(tern.child.pid!);
+    expect(children, tern.transcript()).toHaveLength(3);
+
+    const token = (await login(urlOf(env), email!, password!)).body.token as string;
+    const sent = await Promise.all(
+      Array.from({ length: 6 }, (_, index) =>
+        fetch(`${urlOf(env)}/v1/messages/send`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          body: JSON.stringify({ to: `55119333300${10 + index}`, message: 'From a cluster' }),
+        }).then(async (response) => ({ code: response.status, ...((await response.json()) as { message: string }) })),
+      ),
+    );
+    expect(sent.map(({ code }) => code)).toEqual(Array(6).fill(202));
+    // The worker process delivers what any API process accepted.
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    for (const { message } of sent) {
+      for (let status = ''; status !== 'delivered'; await sleep(100)) {
+        if (Date.now() > deadline) throw new Error(`message ${message} is ${status}, not delivered:\n${tern.transcript()}`);
+        status = ((await (await fetch(`${urlOf(env)}/v1/messages/${message}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { status: string }).status;
+      }
+    }
+
+    expect(await tern.terminate()).toEqual({ code: 0, signal: null });
+    expect(tern.logs().filter((line) => line === 'stopped')).toHaveLength(3);
+    expect(children.filter((pid) => existsSync(`/proc/${pid}`))).toEqual([]);
   });
 
   it('runs the api and worker roles as separate processes on one database', async (context) => {

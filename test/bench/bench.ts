@@ -55,8 +55,8 @@ export const LAYOUTS: readonly Layout[] = [
     label: `all cores (${CORES})`,
     apiProcesses: CORES,
     describe: {
-      acceptance: `${CORES} \`api\` processes (node:cluster, one port)`,
-      flow: `${CORES} \`api\` processes (node:cluster) + 1 \`worker\` process`,
+      acceptance: `\`api\` with WEB_CONCURRENCY=${CORES} (${CORES} processes, one port)`,
+      flow: `\`all\` with WEB_CONCURRENCY=${CORES} (${CORES} API processes + 1 worker process)`,
       baseline: `${CORES} processes (node:cluster)`,
     },
   },
@@ -180,13 +180,10 @@ export class Bench {
     const env = { ...this.environment(prefix, port), ...options.env };
     const profileDir = this.newProfileDir(`gateway-${layout.key}-${prefix}`);
     const handles: ChildHandle[] = [];
-    if (layout.apiProcesses === 1) {
-      const role = options.workers ? 'all' : 'api';
-      handles.push(this.spawn(`tern ${role}`, ['src/main.ts', role], env, profileDir));
-    } else {
-      handles.push(this.spawn(`tern api ×${layout.apiProcesses}`, ['test/bench/cluster.ts', String(layout.apiProcesses), 'src/main.ts', 'api'], env, profileDir));
-      if (options.workers) handles.push(this.spawn('tern worker', ['src/main.ts', 'worker'], env, profileDir));
-    }
+    // Several API processes are the product's own WEB_CONCURRENCY; with workers, the `all` role adds one worker process.
+    const role = options.workers ? 'all' : 'api';
+    const name = layout.apiProcesses === 1 ? `tern ${role}` : `tern ${role}, WEB_CONCURRENCY=${layout.apiProcesses}`;
+    handles.push(this.spawn(name, ['src/main.ts', role], { ...env, WEB_CONCURRENCY: String(layout.apiProcesses) }, profileDir));
     return this.started(`gateway (${options.workers ? layout.describe.flow : layout.describe.acceptance})`, layout, port, handles, prefix, profileDir, transactionsAtStart);
   }
 
@@ -495,7 +492,7 @@ export class Bench {
       },
     };
     this.running.add(service);
-    if (layout.apiProcesses > 1) await handles[0]!.waitForOutput(/cluster: \d+ processes listening/, READY_TIMEOUT_MS);
+    if (layout.apiProcesses > 1) await handles[0]!.waitForOutput(/(cluster: \d+ processes|tern: \d+ API processes) listening/, READY_TIMEOUT_MS);
     await pollUntil(
       `${name} to answer /health`,
       async () => {

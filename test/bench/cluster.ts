@@ -2,8 +2,8 @@ import cluster from 'node:cluster';
 import { resolve } from 'node:path';
 
 // `node --import tsx test/bench/cluster.ts COUNT SCRIPT [ARGS…]`: COUNT copies of SCRIPT sharing
-// the port they listen on, through node:cluster. The product has no WEB_CONCURRENCY yet; this is
-// how the "all cores" layout runs its API (and the baseline) until it does.
+// the port they listen on, through node:cluster, as the product's WEB_CONCURRENCY runs its API:
+// how the "all cores" layout runs the baseline.
 
 const [countArgument, script, ...args] = process.argv.slice(2);
 const count = Number(countArgument);
