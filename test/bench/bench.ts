@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
@@ -146,6 +147,8 @@ export class Bench {
   ) {}
 
   static async create(options: BenchOptions): Promise<Bench> {
+    // Tern runs as `npm start` runs it: compiled to dist/ first.
+    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
     const runId = randomBytes(4).toString('hex');
     const databaseName = `tern_bench_${runId}`;
     const databaseUrl = withDatabase(options.serverUrl, databaseName);
@@ -183,7 +186,7 @@ export class Bench {
     // Several API processes are the product's own WEB_CONCURRENCY; with workers, the `all` role adds one worker process.
     const role = options.workers ? 'all' : 'api';
     const name = layout.apiProcesses === 1 ? `tern ${role}` : `tern ${role}, WEB_CONCURRENCY=${layout.apiProcesses}`;
-    handles.push(this.spawn(name, ['src/main.ts', role], { ...env, WEB_CONCURRENCY: String(layout.apiProcesses) }, profileDir));
+    handles.push(this.spawn(name, ['dist/main.js', role], { ...env, WEB_CONCURRENCY: String(layout.apiProcesses) }, profileDir));
     return this.started(`gateway (${options.workers ? layout.describe.flow : layout.describe.acceptance})`, layout, port, handles, prefix, profileDir, transactionsAtStart);
   }
 
@@ -464,8 +467,10 @@ export class Bench {
 
   private spawn(name: string, args: string[], env: Record<string, string>, profileDir: string | null): ChildHandle {
     const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-    // Node with the tsx loader, as `npm start` runs it, minus npm: one process to measure and signal.
-    return spawnChild(name, process.execPath, ['--import', 'tsx', ...profile, ...args], env);
+    // Node itself, as `npm start` runs it minus npm: one process to measure and signal. The
+    // harness's own TypeScript (the baseline, cluster.ts) goes through the tsx loader.
+    const loader = args[0]!.endsWith('.ts') ? ['--import', 'tsx'] : [];
+    return spawnChild(name, process.execPath, [...loader, ...profile, ...args], env);
   }
 
   private async started(
