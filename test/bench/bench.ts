@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -22,6 +22,13 @@ import {
   type ProfileSummary,
 } from './profile.js';
 import type { Costs, FlowResult, LoadResult } from './scenarios/scenario.js';
+
+// The V8 flags `npm start` gives Tern (package.json), so that the bench measures the same process.
+const PRODUCT_NODE_FLAGS = (
+  (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start!.match(/node ((?:--\S+ )*)dist\/main\.js/)?.[1] ?? ''
+)
+  .split(' ')
+  .filter(Boolean);
 
 export const CONNECTIONS = 64;
 export const LOAD_SECONDS = 20;
@@ -469,7 +476,7 @@ export class Bench {
     const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
     // Node itself, as `npm start` runs it minus npm: one process to measure and signal. The
     // harness's own TypeScript (the baseline, cluster.ts) goes through the tsx loader.
-    const loader = args[0]!.endsWith('.ts') ? ['--import', 'tsx'] : [];
+    const loader = args[0]!.endsWith('.ts') ? ['--import', 'tsx'] : PRODUCT_NODE_FLAGS;
     return spawnChild(name, process.execPath, [...loader, ...profile, ...args], env);
   }
 
