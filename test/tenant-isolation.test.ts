@@ -1,17 +1,8 @@
-import {
-  getNamedType,
-  isInputObjectType,
-  isObjectType,
-  isUnionType,
-  type GraphQLField,
-  type GraphQLInputType,
-  type GraphQLNamedType,
-  type GraphQLObjectType,
-} from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OperationRegistry } from '../src/rest/operations.js';
 import { routes, type RestRoute } from '../src/rest/route-table.js';
 import { sql } from './support/database.js';
+import { argumentPaths, getAt, leafPaths, rootFieldDocument, rootFields, setAt, uploadArgument, type RootField } from './support/graphql-fields.js';
 import { startTern, type HttpResult, type TestAccount, type TestTern } from './support/tern.js';
 import { waitFor } from './support/wait.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
@@ -164,18 +155,13 @@ const VALID_BODIES: Record<string, (owner: Tenant) => Record<string, unknown>> =
   'POST /v1/webhooks/:webhook/replay': (owner) => ({ event: owner.ids.event }),
 };
 
+const isId = (name: string) => name === 'ID';
+
 /** Input fields of ID type inside a route's body, as dotted snake_case paths. */
 function bodyIdFields(route: RestRoute): string[] {
   if (!route.body) return [];
   const type = registry.get(route.operation).variableTypes.get(route.body);
-  return type ? idPaths(type).map((path) => path.map((part) => part.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)).join('.')) : [];
-}
-
-function idPaths(type: GraphQLInputType, seen = new Set<string>()): string[][] {
-  const named = getNamedType(type);
-  if (named.name === 'ID') return [[]];
-  if (!isInputObjectType(named) || seen.has(named.name)) return [];
-  return Object.values(named.getFields()).flatMap((field) => idPaths(field.type, new Set([...seen, named.name])).map((rest) => [field.name, ...rest]));
+  return type ? leafPaths(type, isId).map((path) => path.map((part) => part.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)).join('.')) : [];
 }
 
 function sendRoute(route: RestRoute, caller: Tenant, path: string, body?: Record<string, unknown>): Promise<HttpResult> {
@@ -289,54 +275,25 @@ const GRAPHQL_VARIABLES: Record<string, (owner: Tenant) => Record<string, unknow
   'Mutation.sendMessage': ({ ids }) => ({ input: { to: '5511999990188', message: 'Hi', campaign: ids.campaign } }),
 };
 
-interface FieldCase {
-  name: string;
-  operation: 'query' | 'mutation';
-  field: GraphQLField<unknown, unknown>;
+interface FieldCase extends RootField {
   /** Every place an id goes: an argument, or a path into an input argument. */
   idPaths: string[][];
 }
 
 function fieldCases(): FieldCase[] {
-  const schema = t.tern.schema;
-  return (
-    [
-      ['query', schema.getQueryType()!],
-      ['mutation', schema.getMutationType()!],
-    ] as const
-  ).flatMap(([operation, type]) =>
-    Object.values(type.getFields())
-      .map((field) => ({ name: `${type.name}.${field.name}`, operation, field, idPaths: field.args.flatMap((arg) => idPaths(arg.type).map((rest) => [arg.name, ...rest])) }))
-      .filter((fieldCase) => fieldCase.idPaths.length > 0),
-  );
-}
-
-/** Every member of a field's result, with what tells a refusal from a success. */
-function selection(type: GraphQLNamedType): string {
-  const members: readonly GraphQLObjectType[] = isUnionType(type) ? type.getTypes() : isObjectType(type) ? [type] : [];
-  return `{ __typename ${members
-    .map((member) => {
-      const fields = member.getFields();
-      const picked = ['id', 'code', 'total'].filter((name) => fields[name]);
-      if (fields.details) picked.push('details { field issue }');
-      if (fields.nodes) picked.push('nodes { __typename }');
-      return picked.length > 0 ? `... on ${member.name} { ${picked.join(' ')} }` : '';
-    })
-    .join(' ')} }`;
+  return rootFields(t.tern.schema)
+    .map((root) => ({ ...root, idPaths: argumentPaths(root.field, isId) }))
+    .filter((fieldCase) => fieldCase.idPaths.length > 0);
 }
 
 async function runField(fieldCase: FieldCase, caller: Tenant, variables: Record<string, unknown>): Promise<any> {
-  const { field } = fieldCase;
-  const used = field.args.filter((arg) => arg.name in variables);
-  const document = `${fieldCase.operation} (${used.map((arg) => `$${arg.name}: ${arg.type.toString()}`).join(', ')}) { result: ${field.name}(${used
-    .map((arg) => `${arg.name}: $${arg.name}`)
-    .join(', ')}) ${selection(getNamedType(field.type))} }`;
-  const upload = used.find((arg) => getNamedType(arg.type).name === 'Upload');
+  const document = rootFieldDocument(fieldCase, variables);
+  const upload = uploadArgument(fieldCase);
   let response: HttpResult;
   if (upload) {
     const form = new FormData();
     form.append('operations', JSON.stringify({ query: document, variables }));
-    form.append('map', JSON.stringify({ 0: [`variables.${upload.name}`] }));
+    form.append('map', JSON.stringify({ 0: [`variables.${upload}`] }));
     form.append('0', new Blob([CSV]), 'contacts.csv');
     response = await multipart(caller, '/graphql', form, CSRF);
   } else {
@@ -344,15 +301,6 @@ async function runField(fieldCase: FieldCase, caller: Tenant, variables: Record<
   }
   expect(response.body.errors, `${fieldCase.name}: ${JSON.stringify(response.body.errors)}`).toBeUndefined();
   return response.body.data.result;
-}
-
-function getAt(value: Record<string, unknown>, path: string[]): unknown {
-  return path.reduce<unknown>((inner, part) => (inner as Record<string, unknown> | undefined)?.[part], value);
-}
-
-function setAt(value: Record<string, unknown>, path: string[], replacement: unknown): Record<string, unknown> {
-  const [head, ...rest] = path;
-  return { ...value, [head!]: rest.length === 0 ? replacement : setAt((value[head!] ?? {}) as Record<string, unknown>, rest, replacement) };
 }
 
 /** Refused as not found: the typed NotFoundError, a ValidationError naming the id, or an empty page. */
