@@ -10,6 +10,7 @@ import { createYoga, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { AppError, RateLimitedError, ValidationError, httpStatusFor } from '../errors.js';
 import { isMultipart, readGraphQLMultipart } from '../http/multipart.js';
+import { unstorableTextPaths } from '../validation.js';
 import type { Context } from './context.js';
 
 export const MAX_BATCHED_OPERATIONS = 10;
@@ -110,6 +111,19 @@ function streamedUploads(maxFieldBytes: number): Plugin<Record<string, unknown>,
   };
 }
 
+/**
+ * Variables with text that cannot be stored (NUL, a lone surrogate) are refused before any
+ * resolver sees them, as /v1 refuses them (the document's own literals are refused by the parser).
+ */
+const refuseUnstorableText: Plugin = {
+  onExecute: ({ args, setResultAndStopExecution }) => {
+    const paths = unstorableTextPaths(args.variableValues ?? {});
+    if (paths.length === 0) return;
+    const details = paths.map((path) => ({ field: path.join('.'), issue: 'invalid_value' as const }));
+    setResultAndStopExecution({ errors: [toPublicGraphQLError(new ValidationError(details, 'Text may not contain NUL characters or unpaired surrogates'))] });
+  },
+};
+
 const disableIntrospection: Plugin = {
   onValidate: ({ addValidationRule }) => {
     addValidationRule(NoSchemaIntrospectionCustomRule);
@@ -144,6 +158,7 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
       // request carrying this header, is taken as a deliberate API call.
       useCSRFPrevention({ requestHeaders: ['x-tern-csrf'] }),
       streamedUploads(options.maxMultipartFieldBytes) as Plugin<ServerContext & Context>,
+      refuseUnstorableText as Plugin<ServerContext & Context>,
       logUnexpectedErrors as Plugin<ServerContext & Context>,
       requestIdExtension as Plugin<ServerContext & Context>,
       ...(options.introspection ? [] : [disableIntrospection as Plugin<ServerContext & Context>]),
