@@ -25,6 +25,8 @@ export interface GraphQLServerOptions {
   logger: Logger;
   graphiql: boolean;
   introspection: boolean;
+  /** Error entries carry only their message, code and the request id. */
+  production: boolean;
   /** The largest `operations` or `map` field of a multipart request. */
   maxMultipartFieldBytes: number;
   createContext: (request: FastifyRequest) => Context;
@@ -87,15 +89,35 @@ const logUnexpectedErrors: Plugin<Context> = {
   }),
 };
 
-/** Every GraphQL answer carries the request id in `extensions.request`, as /v1 bodies carry `request`. */
-const requestIdExtension: Plugin<Record<string, unknown>, ServerContext> = {
-  onResultProcess({ result, setResult, serverContext }) {
-    if (Symbol.asyncIterator in result) return;
-    const requestId = serverContext.req.id;
-    const stamp = (single: ExecutionResult) => ({ ...single, extensions: { ...single.extensions, request: requestId } });
-    setResult(Array.isArray(result) ? result.map(stamp) : stamp(result as ExecutionResult));
-  },
-};
+/** An error entry as production shows it: what the client can act on, nothing about the server. */
+function productionErrorEntry(error: GraphQLError, requestId: string) {
+  const { code, details } = error.extensions ?? {};
+  return {
+    message: error.message,
+    extensions: { code: typeof code === 'string' ? code : 'bad_request', ...(details ? { details } : {}), request: requestId },
+  };
+}
+
+/**
+ * Every GraphQL answer carries the request id in `extensions.request`, as /v1 bodies carry
+ * `request`. In production each error entry is cut down to its message, `extensions.code` (with
+ * `details` for a validation error) and the request id: no locations, paths or anything else of
+ * the server's.
+ */
+function resultExtensions(production: boolean): Plugin<Record<string, unknown>, ServerContext> {
+  return {
+    onResultProcess({ result, setResult, serverContext }) {
+      if (Symbol.asyncIterator in result) return;
+      const requestId = serverContext.req.id;
+      const stamp = (single: ExecutionResult): ExecutionResult => ({
+        ...single,
+        ...(production && single.errors ? { errors: single.errors.map((error) => productionErrorEntry(error, requestId) as unknown as GraphQLError) } : {}),
+        extensions: { ...single.extensions, request: requestId },
+      });
+      setResult(Array.isArray(result) ? result.map(stamp) : stamp(result as ExecutionResult));
+    },
+  };
+}
 
 /**
  * GraphQL multipart requests (file uploads) are parsed by graphql-upload-minimal, which hands
@@ -160,7 +182,7 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
       streamedUploads(options.maxMultipartFieldBytes) as Plugin<ServerContext & Context>,
       refuseUnstorableText as Plugin<ServerContext & Context>,
       logUnexpectedErrors as Plugin<ServerContext & Context>,
-      requestIdExtension as Plugin<ServerContext & Context>,
+      resultExtensions(options.production) as Plugin<ServerContext & Context>,
       ...(options.introspection ? [] : [disableIntrospection as Plugin<ServerContext & Context>]),
     ],
   });

@@ -16,7 +16,10 @@ export function sendError(
   reply.status(httpStatusFor(code)).type('application/json; charset=utf-8');
   // A refusal before GraphQL ran (rate limit, body limits) still answers in GraphQL's shape there.
   if (reply.request.url.startsWith('/graphql')) {
-    return reply.send({ errors: [{ message, extensions: { code, ...(details ? { details } : {}) } }], extensions: { request: reply.request.id } });
+    return reply.send({
+      errors: [{ message, extensions: { code, ...(details ? { details } : {}), request: reply.request.id } }],
+      extensions: { request: reply.request.id },
+    });
   }
   const body: ErrorBody = { error: { code, message, ...(details ? { details } : {}) }, request: reply.request.id };
   return reply.send(body);

@@ -85,6 +85,7 @@ export function createHttpServer({ deps, services, schema }: HttpServerOptions):
     logger: deps.logger,
     graphiql: deps.config.graphiql,
     introspection: deps.config.introspection,
+    production: deps.config.env === 'production',
     maxMultipartFieldBytes: MAX_JSON_BODY_BYTES,
     createContext,
   });
