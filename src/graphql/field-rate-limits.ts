@@ -42,7 +42,6 @@ interface FieldLimit {
   windowSeconds: number;
 }
 
-
 type Resolution = { args: Record<string, unknown>; context: Context; info: GraphQLResolveInfo };
 
 /** Who a field's calls count against. */
