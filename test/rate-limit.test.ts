@@ -81,7 +81,7 @@ describe('the per-account budget', () => {
 describe('per-field limits under the budget (graphql-rate-limit)', () => {
   let limited: TestTern;
   beforeAll(async () => {
-    limited = await startTern({ env: { RATE_LIMIT_SEND_MESSAGE_MAX: '3', RATE_LIMIT_LOGIN_MAX: '2', RATE_LIMIT_WINDOW_S: '60', TRUST_PROXY: 'true' } });
+    limited = await startTern({ env: { RATE_LIMIT_SEND_MESSAGE_MAX: '3', RATE_LIMIT_LOGIN_MAX: '3', RATE_LIMIT_WINDOW_S: '60', TRUST_PROXY: 'true' } });
   });
   afterAll(() => limited.stop());
 
@@ -112,12 +112,22 @@ describe('per-field limits under the budget (graphql-rate-limit)', () => {
     expect((await limited.request('POST', '/v1/messages/send', { token: other.token, body: message(6) })).status).toBe(202);
   });
 
-  it('refuses the third login from one address in a window, not from another address', async () => {
+  it('counts each aliased sendMessage of one document, though the budget counts the request once', async () => {
     const account = await limited.createAccount();
-    const login = (address: string) =>
-      limited.request('POST', '/v1/auth/login', { body: { email: account.email, password: account.password }, headers: { 'x-forwarded-for': address } });
-    expect((await login('203.0.113.7')).status).toBe(200);
-    expect((await login('203.0.113.7')).status).toBe(200);
+    const sends = [1, 2, 3, 4, 5].map((n) => `m${n}: sendMessage(input: { to: "55119999904${n}0", message: "Hi" }) { __typename }`);
+    const response = await limited.graphql(`mutation { ${sends.join(' ')} }`, {}, account.token);
+    expect(response.status).toBe(429);
+    expect(response.body.errors[0]).toMatchObject({ path: ['m4'], extensions: { code: 'rate_limited' } });
+    expect(await limited.tern.deps.prisma.message.count({ where: { accountId: account.account } })).toBe(3);
+  });
+
+  it('refuses the fourth login from one address in a window, not from another address', async () => {
+    // Created without logging in: the harness's own logins come from this test's address.
+    const email = 'field-limit@example.com';
+    const password = 'correct horse battery';
+    await limited.tern.services.accounts.create({ email, password });
+    const login = (address: string) => limited.request('POST', '/v1/auth/login', { body: { email, password }, headers: { 'x-forwarded-for': address } });
+    for (let i = 0; i < 3; i += 1) expect((await login('203.0.113.7')).status).toBe(200);
     const refused = await login('203.0.113.7');
     expect(refused.status).toBe(429);
     expect(refused.body.error.code).toBe('rate_limited');
