@@ -99,6 +99,15 @@ describe('errors in production', () => {
     expect(response.body.errors[0].extensions.details).toEqual([{ field: 'input.message', issue: 'invalid_value' }]);
   });
 
+  it('do so for a refused cross-site request and an over-long batch', async () => {
+    const response = await fetch(`${production.url}/graphql?query=${encodeURIComponent('{ settings { timezone } }')}`, { headers: { authorization: `Bearer ${account.token}` } });
+    expect(response.status).toBe(403);
+    expectMasked({ headers: response.headers, body: await response.json() }, 'bad_request');
+    const batch = await production.request('POST', '/graphql', { token: account.token, body: Array.from({ length: 11 }, () => ({ query: '{ settings { timezone } }' })) });
+    expect(batch.status).toBe(400);
+    expectMasked(batch, 'BAD_REQUEST');
+  });
+
   it('say nothing of a failure inside the server but internal_error and the request id', async () => {
     // A real failure of the database under a running resolver: the table is gone.
     await sql(production.database.url, 'DROP TABLE templates CASCADE');

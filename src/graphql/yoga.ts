@@ -89,13 +89,15 @@ const logUnexpectedErrors: Plugin<Context> = {
   }),
 };
 
-/** An error entry as production shows it: what the client can act on, nothing about the server. */
-function productionErrorEntry(error: GraphQLError, requestId: string) {
-  const { code, details } = error.extensions ?? {};
-  return {
-    message: error.message,
-    extensions: { code: typeof code === 'string' ? code : 'bad_request', ...(details ? { details } : {}), request: requestId },
-  };
+/**
+ * An error entry as production shows it: what the client can act on, nothing about the server.
+ * Still a GraphQLError, whose `extensions.http` Yoga reads for the status and then leaves out.
+ */
+function productionError(error: GraphQLError, requestId: string): GraphQLError {
+  const { code, details, http } = error.extensions ?? {};
+  return new GraphQLError(error.message, {
+    extensions: { code: typeof code === 'string' ? code : 'bad_request', ...(details ? { details } : {}), request: requestId, ...(http ? { http } : {}) },
+  });
 }
 
 /**
@@ -111,7 +113,7 @@ function resultExtensions(production: boolean): Plugin<Record<string, unknown>, 
       const requestId = serverContext.req.id;
       const stamp = (single: ExecutionResult): ExecutionResult => ({
         ...single,
-        ...(production && single.errors ? { errors: single.errors.map((error) => productionErrorEntry(error, requestId) as unknown as GraphQLError) } : {}),
+        ...(production && single.errors ? { errors: single.errors.map((error) => productionError(error, requestId)) } : {}),
         extensions: { ...single.extensions, request: requestId },
       });
       setResult(Array.isArray(result) ? result.map(stamp) : stamp(result as ExecutionResult));
