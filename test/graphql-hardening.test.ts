@@ -104,7 +104,7 @@ describe('errors in production', () => {
     expect(response.status).toBe(403);
     expectMasked({ headers: response.headers, body: await response.json() }, 'bad_request');
     const batch = await production.request('POST', '/graphql', { token: account.token, body: Array.from({ length: 11 }, () => ({ query: '{ settings { timezone } }' })) });
-    expect(batch.status).toBe(400);
+    expect(batch.status).toBe(413);
     expectMasked(batch, 'BAD_REQUEST');
   });
 
