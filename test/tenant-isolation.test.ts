@@ -1,3 +1,4 @@
+import { isNonNullType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OperationRegistry } from '../src/rest/operations.js';
 import { routes, type RestRoute } from '../src/rest/route-table.js';
@@ -339,6 +340,19 @@ describe('the GraphQL schema', () => {
       if (fieldCase.operation === 'query') {
         const own = await runField(fieldCase, bob, mine);
         expect(own.__typename, `${fieldCase.name} with B's own ids`).not.toMatch(/Error$/);
+      }
+    }
+  });
+
+  it('never lists another account\'s rows in a query that takes no id', async () => {
+    const lists = rootFields(t.tern.schema).filter((root) => root.operation === 'query' && root.field.args.every((arg) => !isNonNullType(arg.type)));
+    expect(lists.map((root) => root.name)).toEqual(expect.arrayContaining(['Query.campaigns', 'Query.messages', 'Query.templates', 'Query.webhooks']));
+    for (const root of lists) {
+      const response = await t.graphql(rootFieldDocument(root, {}), {}, bob.token);
+      expect(response.body.errors, root.name).toBeUndefined();
+      expectNoneOf(alice, response.body.data, root.name);
+      if (typeof response.body.data.result.total === 'number') {
+        expect(response.body.data.result.nodes.length, `${root.name} lists B's own rows`).toBeGreaterThan(0);
       }
     }
   });

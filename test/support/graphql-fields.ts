@@ -50,7 +50,8 @@ export function resultSelection(type: GraphQLNamedType): string {
       const fields = member.getFields();
       const picked = ['id', 'code', 'total'].filter((name) => fields[name]);
       if (fields.details) picked.push('details { field issue }');
-      if (fields.nodes) picked.push('nodes { __typename }');
+      const nodes = fields.nodes && getNamedType(fields.nodes.type);
+      if (nodes && isObjectType(nodes)) picked.push(`nodes { __typename ${nodes.getFields().id ? 'id' : ''} }`);
       return picked.length > 0 ? `... on ${member.name} { ${picked.join(' ')} }` : '';
     })
     .join(' ')} }`;
