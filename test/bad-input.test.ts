@@ -168,6 +168,13 @@ function invalidUtf8In(valid: Record<string, unknown>): Buffer {
   return Buffer.concat([Buffer.from(head!), Buffer.from([0x61, 0xff, 0xfe, 0xc3]), Buffer.from(tail!)]);
 }
 
+/** The valid body as JSON text, its first field replaced by an object nested 150,000 deep. */
+function deepIn(valid: Record<string, unknown>): string {
+  const [field] = Object.keys(valid);
+  const [head, tail] = JSON.stringify({ ...valid, [field ?? 'x']: '<<here>>' }).split('"<<here>>"');
+  return `${head}${'{"a":'.repeat(150_000)}1${'}'.repeat(150_000)}${tail}`;
+}
+
 function bodyAttacks(route: RestRoute, path: string): Attack[] {
   const valid = VALID_BODIES[key(route)]!();
   const type = registry.get(route.operation).variableTypes.get(route.body!);
@@ -199,6 +206,7 @@ function bodyAttacks(route: RestRoute, path: string): Attack[] {
     json('array nested 500,000 deep', `{${text},"x":${deepArray}}`),
     json('object nested 10,000 deep', `{${text},"x":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}`),
     json('object nested 150,000 deep', `{${text},"x":${'{"a":'.repeat(150_000)}1${'}'.repeat(150_000)}}`),
+    json('a field of the body nested 150,000 deep', deepIn(valid)),
     json('not JSON', `{${text}`),
     json('a JSON array', JSON.stringify([valid])),
     json('a JSON string', '"text"'),
