@@ -5,6 +5,7 @@ import { createCarrier } from './carriers/index.js';
 import type { Role } from './config.js';
 import type { Dependencies } from './deps.js';
 import { closeDependencies } from './deps.js';
+import { createFieldRateLimits } from './graphql/field-rate-limits.js';
 import { createSchema } from './graphql/schema.js';
 import { createHttpServer } from './http/server.js';
 import { startRecovery } from './jobs/recovery.js';
@@ -37,7 +38,10 @@ export interface Tern {
 
 export function createTern(deps: Dependencies, role: Role): Tern {
   const services = createServices(deps);
-  const schema = createSchema(services, deps.prisma, { strictQueries: deps.config.env !== 'production' });
+  const schema = createSchema(services, deps.prisma, {
+    strictQueries: deps.config.env !== 'production',
+    fieldRateLimits: createFieldRateLimits(deps),
+  });
   const http = role === 'worker' ? null : createHttpServer({ deps, services, schema });
   const carrier = role === 'api' ? null : createCarrier(deps.config, deps);
   let workers: RunningWorkers | null = null;

@@ -29,6 +29,8 @@ const environmentSchema = z.object({
   WEBHOOK_SECRET_KEY: z.string().optional(),
   RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(600),
   RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(60),
+  RATE_LIMIT_SEND_MESSAGE_MAX: z.coerce.number().int().min(1).default(300),
+  RATE_LIMIT_LOGIN_MAX: z.coerce.number().int().min(1).default(30),
   TRUST_PROXY: booleanFlag.default(false),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(20),
   GRAPHIQL: booleanFlag.optional(),
@@ -61,6 +63,10 @@ export interface Config {
   databasePoolSize: number;
   rateLimitMax: number;
   rateLimitWindowSeconds: number;
+  /** sendMessage calls per account in one window, within the budget (graphql-rate-limit). */
+  sendMessageRateLimitMax: number;
+  /** login calls per client address in one window, within the budget (graphql-rate-limit). */
+  loginRateLimitMax: number;
   trustProxy: boolean;
   webhookAllowInsecure: boolean;
   webhookAllowPrivateNetworks: boolean;
@@ -143,6 +149,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     databasePoolSize: env.DATABASE_POOL_SIZE,
     rateLimitMax: env.RATE_LIMIT_MAX,
     rateLimitWindowSeconds: env.RATE_LIMIT_WINDOW_S,
+    sendMessageRateLimitMax: env.RATE_LIMIT_SEND_MESSAGE_MAX,
+    loginRateLimitMax: env.RATE_LIMIT_LOGIN_MAX,
     trustProxy: env.TRUST_PROXY,
     webhookAllowInsecure: env.WEBHOOK_ALLOW_INSECURE,
     webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,

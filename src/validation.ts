@@ -49,3 +49,46 @@ function issueOf(problem: z.core.$ZodIssue): Issue {
       return 'invalid_value';
   }
 }
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Text that cannot be stored as sent: PostgreSQL refuses NUL in text, and a lone surrogate is
+ * not a character (UTF-8 cannot encode it, so it would silently become U+FFFD).
+ */
+export function isUnstorableText(text: string): boolean {
+  return text.includes('\u0000') || LONE_SURROGATE.test(text);
+}
+
+interface PathStep {
+  key: string;
+  parent: PathStep | null;
+}
+
+function pathOf(step: PathStep | null): string[] {
+  const path: string[] = [];
+  for (let current = step; current; current = current.parent) path.unshift(current.key);
+  return path;
+}
+
+/**
+ * The path of every string inside a request's values that isUnstorableText. Iterative, with
+ * shared path steps: a hostile body may nest deeper than the call stack reaches.
+ */
+export function unstorableTextPaths(value: unknown): string[][] {
+  const found: string[][] = [];
+  const pending: { value: unknown; step: PathStep | null }[] = [{ value, step: null }];
+  while (pending.length > 0) {
+    const { value: current, step } = pending.pop()!;
+    if (typeof current === 'string') {
+      if (isUnstorableText(current)) found.push(pathOf(step));
+    } else if (current !== null && typeof current === 'object') {
+      for (const [key, inner] of Object.entries(current)) {
+        const next = { key, parent: step };
+        if (isUnstorableText(key)) found.push(pathOf(next));
+        pending.push({ value: inner, step: next });
+      }
+    }
+  }
+  return found;
+}

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from './support/database.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 
 let t: TestTern;
@@ -58,5 +59,60 @@ describe('production settings', () => {
     } finally {
       await locked.stop();
     }
+  });
+});
+
+describe('errors in production', () => {
+  let production: TestTern;
+  let account: TestAccount;
+  beforeAll(async () => {
+    production = await startTern({ env: { NODE_ENV: 'production', WEBHOOK_SECRET_KEY: 'ab'.repeat(32), RATE_LIMIT_MAX: '1000' } });
+    account = await production.createAccount();
+  });
+  afterAll(() => production.stop());
+
+  /** Each entry has its message and extensions { code, request } (and details for a validation error), nothing else. */
+  function expectMasked(response: { headers: Headers; body: any }, code: string) {
+    const request = response.headers.get('x-request-id');
+    expect(response.body.errors.length).toBeGreaterThan(0);
+    for (const error of response.body.errors) {
+      expect(Object.keys(error).sort()).toEqual(['extensions', 'message']);
+      expect(Object.keys(error.extensions).filter((name) => name !== 'details').sort()).toEqual(['code', 'request']);
+      expect(error.extensions).toMatchObject({ code, request });
+    }
+    expect(response.body.extensions.request).toBe(request);
+    expect(JSON.stringify(response.body)).not.toMatch(/locations|"path"|stack|prisma|relation|templates/i);
+  }
+
+  it('keep only the message, the code and the request id of a resolver error', async () => {
+    expectMasked(await production.graphql('{ settings { timezone } }', {}, 'not-a-token'), 'unauthorized');
+  });
+
+  it('do so for a document that does not validate', async () => {
+    const response = await production.graphql('{ settings { nope } }', {}, account.token);
+    expectMasked(response, 'GRAPHQL_VALIDATION_FAILED');
+  });
+
+  it('do so for a refused variable, with its details', async () => {
+    const response = await production.graphql('mutation ($input: SendMessageInput!) { sendMessage(input: $input) { __typename } }', { input: { to: '5511999990001', message: 'a\u0000b' } }, account.token);
+    expectMasked(response, 'validation_error');
+    expect(response.body.errors[0].extensions.details).toEqual([{ field: 'input.message', issue: 'invalid_value' }]);
+  });
+
+  it('do so for a refused cross-site request and an over-long batch', async () => {
+    const response = await fetch(`${production.url}/graphql?query=${encodeURIComponent('{ settings { timezone } }')}`, { headers: { authorization: `Bearer ${account.token}` } });
+    expect(response.status).toBe(403);
+    expectMasked({ headers: response.headers, body: await response.json() }, 'bad_request');
+    const batch = await production.request('POST', '/graphql', { token: account.token, body: Array.from({ length: 11 }, () => ({ query: '{ settings { timezone } }' })) });
+    expect(batch.status).toBe(413);
+    expectMasked(batch, 'BAD_REQUEST');
+  });
+
+  it('say nothing of a failure inside the server but internal_error and the request id', async () => {
+    // A real failure of the database under a running resolver: the table is gone.
+    await sql(production.database.url, 'DROP TABLE templates CASCADE');
+    const response = await production.graphql('{ templates { ... on TemplatePage { total } } }', {}, account.token);
+    expectMasked(response, 'internal_error');
+    expect(response.body.errors[0].message).toBe('An unexpected error occurred; quote the request id when reporting it');
   });
 });

@@ -532,7 +532,19 @@ describe('files refused as a whole', () => {
     ['a broken zip', { name: 'broken.xlsx', content: new Uint8Array([0x50, 0x4b, 0x03, 0x04, 1, 2, 3, 4, 5, 6, 7, 8, 9]) }, { phone_column: 'phone' }, 'unreadable_file'],
     ['binary sent as CSV', { name: 'bin.csv', content: new Uint8Array([0x70, 0x68, 0x6f, 0x6e, 0x65, 0x0a, 0x00, 0x01]) }, { phone_column: 'phone' }, 'unreadable_file'],
     ['a quote never closed', { name: 'q.csv', content: 'phone,name\n5511999990125,"Open\n5511999990126,B\n' }, { phone_column: 'phone' }, 'unreadable_file'],
-  ])('fails %s with %s and imports nothing', async (_what, file, fields, code) => {
+    [
+      'Latin-1 text, not UTF-8',
+      { name: 'l.csv', content: new Uint8Array([...Buffer.from('phone,name\n5511999990127,Jos'), 0xe9, ...Buffer.from('\n')]) },
+      { phone_column: 'phone', name_column: 'name' },
+      'unreadable_file',
+    ],
+    [
+      'a NUL after the first 4 KB',
+      { name: 'z.csv', content: new Uint8Array([...Buffer.from(`phone,name\n${'5511999990128,A\n'.repeat(400)}`), 0x00, ...Buffer.from('\n')]) },
+      { phone_column: 'phone', name_column: 'name' },
+      'unreadable_file',
+    ],
+  ])('fails %s and imports nothing', async (_what, file, fields, code) => {
     const campaign = await createCampaign(alice);
     const job = await importFile(alice, campaign, file, fields);
     expect(job).toMatchObject({ status: 'failed', imported: 0, error: { code, message: expect.any(String) } });

@@ -77,3 +77,61 @@ describe('the per-account budget', () => {
     expect(response.headers.get('x-ratelimit-remaining')).toBe('4');
   });
 });
+
+describe('per-field limits under the budget (graphql-rate-limit)', () => {
+  let limited: TestTern;
+  beforeAll(async () => {
+    limited = await startTern({ env: { RATE_LIMIT_SEND_MESSAGE_MAX: '3', RATE_LIMIT_LOGIN_MAX: '3', RATE_LIMIT_WINDOW_S: '60', TRUST_PROXY: 'true' } });
+  });
+  afterAll(() => limited.stop());
+
+  const SEND = 'mutation ($input: SendMessageInput!) { sendMessage(input: $input) { __typename } }';
+
+  it('refuses the fourth sendMessage of an account in a window, through /v1 and GraphQL, while its other fields still work', async () => {
+    const account = await limited.createAccount();
+    const other = await limited.createAccount();
+    const message = (n: number) => ({ to: `551199999040${n}`, message: `Hello ${n}` });
+    expect((await limited.request('POST', '/v1/messages/send', { token: account.token, body: message(1) })).status).toBe(202);
+    expect((await limited.graphql(SEND, { input: message(2) }, account.token)).body.data.sendMessage.__typename).toBe('MessageAcceptance');
+    expect((await limited.request('POST', '/v1/messages', { token: account.token, body: message(3) })).status).toBe(202);
+
+    const refused = await limited.request('POST', '/v1/messages/send', { token: account.token, body: message(4) });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('rate_limited');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+    expect(refused.headers.get('x-ratelimit-limit')).toBeTruthy();
+    const viaGraphQL = await limited.graphql(SEND, { input: message(5) }, account.token);
+    expect(viaGraphQL.status).toBe(429);
+    expect(viaGraphQL.body.errors[0].extensions.code).toBe('rate_limited');
+    expect(Number(viaGraphQL.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+
+    expect(await limited.tern.deps.prisma.message.count({ where: { accountId: account.account } })).toBe(3);
+    expect((await limited.request('POST', '/v1/messages/preview', { token: account.token, body: { message: 'Hi' } })).status).toBe(200);
+    expect((await limited.request('GET', '/v1/messages', { token: account.token })).body.total).toBe(3);
+    expect((await limited.request('POST', '/v1/messages/send', { token: other.token, body: message(6) })).status).toBe(202);
+  });
+
+  it('counts each aliased sendMessage of one document, though the budget counts the request once', async () => {
+    const account = await limited.createAccount();
+    const sends = [1, 2, 3, 4, 5].map((n) => `m${n}: sendMessage(input: { to: "55119999904${n}0", message: "Hi" }) { __typename }`);
+    const response = await limited.graphql(`mutation { ${sends.join(' ')} }`, {}, account.token);
+    expect(response.status).toBe(429);
+    expect(response.body.errors[0]).toMatchObject({ path: ['m4'], extensions: { code: 'rate_limited' } });
+    expect(await limited.tern.deps.prisma.message.count({ where: { accountId: account.account } })).toBe(3);
+  });
+
+  it('refuses the fourth login from one address in a window, not from another address', async () => {
+    // Created without logging in: the harness's own logins come from this test's address.
+    const email = 'field-limit@example.com';
+    const password = 'correct horse battery';
+    await limited.tern.services.accounts.create({ email, password });
+    const login = (address: string) => limited.request('POST', '/v1/auth/login', { body: { email, password }, headers: { 'x-forwarded-for': address } });
+    for (let i = 0; i < 3; i += 1) expect((await login('203.0.113.7')).status).toBe(200);
+    const refused = await login('203.0.113.7');
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('rate_limited');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await login('203.0.113.8')).status).toBe(200);
+  });
+});

@@ -2,6 +2,7 @@ import type { GraphQLSchema } from 'graphql';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Services } from '../services.js';
 import { createBuilder } from './builder.js';
+import type { FieldRateLimits } from './field-rate-limits.js';
 import { addAccountTypes } from './types/accounts.js';
 import { addCampaignTypes } from './types/campaigns.js';
 import { addCommonTypes } from './types/common.js';
@@ -11,12 +12,17 @@ import { addSettingsTypes } from './types/settings.js';
 import { addTemplateTypes } from './types/templates.js';
 import { addWebhookTypes } from './types/webhooks.js';
 
-export function createSchema(services: Services, prisma: PrismaClient, options: { strictQueries: boolean }): GraphQLSchema {
+export interface SchemaOptions {
+  strictQueries: boolean;
+  fieldRateLimits: FieldRateLimits;
+}
+
+export function createSchema(services: Services, prisma: PrismaClient, options: SchemaOptions): GraphQLSchema {
   const builder = createBuilder({ prisma, strictQueries: options.strictQueries });
   addCommonTypes(builder);
-  addAccountTypes(builder, services);
+  addAccountTypes(builder, services, options.fieldRateLimits);
   addSettingsTypes(builder, services);
-  const messageTypes = addMessageTypes(builder, services);
+  const messageTypes = addMessageTypes(builder, services, options.fieldRateLimits);
   addCampaignTypes(builder, services, messageTypes);
   addTemplateTypes(builder, services);
   addWebhookTypes(builder, services);

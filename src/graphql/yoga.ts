@@ -10,6 +10,7 @@ import { createYoga, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { AppError, RateLimitedError, ValidationError, httpStatusFor } from '../errors.js';
 import { isMultipart, readGraphQLMultipart } from '../http/multipart.js';
+import { unstorableTextPaths } from '../validation.js';
 import type { Context } from './context.js';
 
 export const MAX_BATCHED_OPERATIONS = 10;
@@ -24,6 +25,8 @@ export interface GraphQLServerOptions {
   logger: Logger;
   graphiql: boolean;
   introspection: boolean;
+  /** Error entries carry only their message, code and the request id. */
+  production: boolean;
   /** The largest `operations` or `map` field of a multipart request. */
   maxMultipartFieldBytes: number;
   createContext: (request: FastifyRequest) => Context;
@@ -86,15 +89,37 @@ const logUnexpectedErrors: Plugin<Context> = {
   }),
 };
 
-/** Every GraphQL answer carries the request id in `extensions.request`, as /v1 bodies carry `request`. */
-const requestIdExtension: Plugin<Record<string, unknown>, ServerContext> = {
-  onResultProcess({ result, setResult, serverContext }) {
-    if (Symbol.asyncIterator in result) return;
-    const requestId = serverContext.req.id;
-    const stamp = (single: ExecutionResult) => ({ ...single, extensions: { ...single.extensions, request: requestId } });
-    setResult(Array.isArray(result) ? result.map(stamp) : stamp(result as ExecutionResult));
-  },
-};
+/**
+ * An error entry as production shows it: what the client can act on, nothing about the server.
+ * Still a GraphQLError, whose `extensions.http` Yoga reads for the status and then leaves out.
+ */
+function productionError(error: GraphQLError, requestId: string): GraphQLError {
+  const { code, details, http } = error.extensions ?? {};
+  return new GraphQLError(error.message, {
+    extensions: { code: typeof code === 'string' ? code : 'bad_request', ...(details ? { details } : {}), request: requestId, ...(http ? { http } : {}) },
+  });
+}
+
+/**
+ * Every GraphQL answer carries the request id in `extensions.request`, as /v1 bodies carry
+ * `request`. In production each error entry is cut down to its message, `extensions.code` (with
+ * `details` for a validation error) and the request id: no locations, paths or anything else of
+ * the server's.
+ */
+function resultExtensions(production: boolean): Plugin<Record<string, unknown>, ServerContext> {
+  return {
+    onResultProcess({ result, setResult, serverContext }) {
+      if (Symbol.asyncIterator in result) return;
+      const requestId = serverContext.req.id;
+      const stamp = (single: ExecutionResult): ExecutionResult => ({
+        ...single,
+        ...(production && single.errors ? { errors: single.errors.map((error) => productionError(error, requestId)) } : {}),
+        extensions: { ...single.extensions, request: requestId },
+      });
+      setResult(Array.isArray(result) ? result.map(stamp) : stamp(result as ExecutionResult));
+    },
+  };
+}
 
 /**
  * GraphQL multipart requests (file uploads) are parsed by graphql-upload-minimal, which hands
@@ -109,6 +134,19 @@ function streamedUploads(maxFieldBytes: number): Plugin<Record<string, unknown>,
     },
   };
 }
+
+/**
+ * Variables with text that cannot be stored (NUL, a lone surrogate) are refused before any
+ * resolver sees them, as /v1 refuses them (the document's own literals are refused by the parser).
+ */
+const refuseUnstorableText: Plugin = {
+  onExecute: ({ args, setResultAndStopExecution }) => {
+    const paths = unstorableTextPaths(args.variableValues ?? {});
+    if (paths.length === 0) return;
+    const details = paths.map((path) => ({ field: path.join('.'), issue: 'invalid_value' as const }));
+    setResultAndStopExecution({ errors: [toPublicGraphQLError(new ValidationError(details, 'Text may not contain NUL characters or unpaired surrogates'))] });
+  },
+};
 
 const disableIntrospection: Plugin = {
   onValidate: ({ addValidationRule }) => {
@@ -144,8 +182,9 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
       // request carrying this header, is taken as a deliberate API call.
       useCSRFPrevention({ requestHeaders: ['x-tern-csrf'] }),
       streamedUploads(options.maxMultipartFieldBytes) as Plugin<ServerContext & Context>,
+      refuseUnstorableText as Plugin<ServerContext & Context>,
       logUnexpectedErrors as Plugin<ServerContext & Context>,
-      requestIdExtension as Plugin<ServerContext & Context>,
+      resultExtensions(options.production) as Plugin<ServerContext & Context>,
       ...(options.introspection ? [] : [disableIntrospection as Plugin<ServerContext & Context>]),
     ],
   });

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, RateLimitedError, ValidationError, httpStatusFor, type FieldIssue } from '../errors.js';
 
@@ -15,7 +16,10 @@ export function sendError(
   reply.status(httpStatusFor(code)).type('application/json; charset=utf-8');
   // A refusal before GraphQL ran (rate limit, body limits) still answers in GraphQL's shape there.
   if (reply.request.url.startsWith('/graphql')) {
-    return reply.send({ errors: [{ message, extensions: { code, ...(details ? { details } : {}) } }], extensions: { request: reply.request.id } });
+    return reply.send({
+      errors: [{ message, extensions: { code, ...(details ? { details } : {}), request: reply.request.id } }],
+      extensions: { request: reply.request.id },
+    });
   }
   const body: ErrorBody = { error: { code, message, ...(details ? { details } : {}) }, request: reply.request.id };
   return reply.send(body);
@@ -47,4 +51,25 @@ export function handleHttpError(error: FastifyError | Error, request: FastifyReq
   }
   request.log.error({ err: error }, 'unexpected error');
   return sendError(reply, 'internal_error', 'An unexpected error occurred; quote the request id when reporting it');
+}
+
+/**
+ * A request Node's HTTP parser refused before Fastify saw it (headers or URL over 16 KB, not
+ * HTTP at all, too slow to arrive): answered in the body of decisions.md, not Node's own.
+ */
+export function answerUnreadableRequest(error: Error & { code?: string }, socket: Socket, requestId: string): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const message =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? 'The request line and headers are larger than 16 KB'
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'The request did not arrive in time'
+        : 'The request is not valid HTTP';
+  const body = JSON.stringify({ error: { code: 'bad_request', message }, request: requestId });
+  socket.end(
+    `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

@@ -105,6 +105,9 @@ function parseForm(
     };
     parser.on('field', (name, value, info) => {
       if (info.valueTruncated) problems.push({ field: name, issue: 'too_long' });
+      // busboy decodes bytes that are not UTF-8 as U+FFFD; these fields (column names, a
+      // delimiter) never hold that character, so it can only be a client sending another encoding.
+      else if (value.includes('\uFFFD')) problems.push({ field: name, issue: 'invalid_value' });
       fields.set(name, [...(fields.get(name) ?? []), value]);
     });
     parser.on('file', (name, stream, info) => {

@@ -9,15 +9,18 @@ import { OperationRegistry } from '../rest/operations.js';
 import { registerRestRoutes } from '../rest/rest-routes.js';
 import { routes } from '../rest/route-table.js';
 import type { Services } from '../services.js';
-import { handleHttpError, sendError } from './error-response.js';
+import { answerUnreadableRequest, handleHttpError, sendError } from './error-response.js';
 import { checkHealth } from './health.js';
 import { acceptMultipart } from './multipart.js';
+import { acceptStrictJson } from './json-body.js';
 import { registerRateLimit } from './rate-limit.js';
 import { authenticate, createRequestContext } from './request-context.js';
 
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
 const REQUEST_TIMEOUT_MS = 60_000;
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+const newRequestId = () => `req_${randomUUID().replaceAll('-', '')}`;
 
 export interface HttpServerOptions {
   deps: Dependencies;
@@ -34,8 +37,11 @@ export function createHttpServer({ deps, services, schema }: HttpServerOptions):
     logController: new LogController({ requestIdLogLabel: 'request' }),
     genReqId: (request) => {
       const sent = request.headers['x-request-id'];
-      return typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : `req_${randomUUID().replaceAll('-', '')}`;
+      return typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : newRequestId();
     },
+    clientErrorHandler: (error, socket) => answerUnreadableRequest(error, socket, newRequestId()),
+    // A path that does not decode (`%FF`) is refused by the router before any hook runs.
+    frameworkErrors: (error, request, reply) => sendError(reply.header('x-request-id', request.id), 'bad_request', `The URL cannot be read: ${error.message}`),
     forceCloseConnections: 'idle',
     // A client that trickles its request (slowloris) is cut off rather than holding a socket.
     requestTimeout: REQUEST_TIMEOUT_MS,
@@ -51,6 +57,7 @@ export function createHttpServer({ deps, services, schema }: HttpServerOptions):
   void app.register(helmet, { contentSecurityPolicy: false, crossOriginEmbedderPolicy: false });
   // JSON is the only body the API reads (multipart uploads excepted); plain text is refused.
   app.removeContentTypeParser('text/plain');
+  acceptStrictJson(app);
   acceptMultipart(app);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -78,6 +85,7 @@ export function createHttpServer({ deps, services, schema }: HttpServerOptions):
     logger: deps.logger,
     graphiql: deps.config.graphiql,
     introspection: deps.config.introspection,
+    production: deps.config.env === 'production',
     maxMultipartFieldBytes: MAX_JSON_BODY_BYTES,
     createContext,
   });

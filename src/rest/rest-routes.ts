@@ -11,6 +11,7 @@ import {
 import { Upload, type FileUpload } from 'graphql-upload-minimal';
 import { AppError, UnauthorizedError, ValidationError, type FieldIssue, type Issue } from '../errors.js';
 import type { Context } from '../graphql/context.js';
+import { unstorableTextPaths } from '../validation.js';
 import { sendAppError, sendError } from '../http/error-response.js';
 import { readMultipartForm, type MultipartForm } from '../http/multipart.js';
 import type { Operation, OperationRegistry, VariableProblem } from './operations.js';
@@ -44,7 +45,12 @@ export function registerRestRoutes(
         const form = upload ? await readMultipartForm(request, { fileField: upload.field, maxFileBytes: upload.maxBytes }) : null;
         try {
           const variables = variablesFor(route, operation, request, form);
-          const problems = [...(form?.problems ?? []), ...registry.checkVariables(operation, variables).map((problem) => toFieldIssue(route, problem))];
+          const problems = [
+            ...(form?.problems ?? []),
+            ...[...registry.checkVariables(operation, variables), ...unstorableTextPaths(variables).map((path) => ({ path, kind: 'invalid_value' as const }))].map(
+              (problem) => toFieldIssue(route, problem),
+            ),
+          ];
           if (problems.length > 0) throw new ValidationError(problems);
           const result = await registry.execute(operation, variables, context);
           return sendResult(reply, route, result, resultKey, errorTypes);
@@ -190,11 +196,17 @@ function camelCase(name: string): string {
   return name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase());
 }
 
-function camelizeKeys(value: Record<string, unknown>): Record<string, unknown> {
+// Input objects nest a few levels at most. Deeper than this a value is wrong whatever its keys
+// (GraphQL's coercion says so), and walking it further could exhaust the call stack.
+const MAX_CAMELIZED_DEPTH = 8;
+
+function camelizeKeys(value: Record<string, unknown>, depth = 0): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(value).map(([key, inner]) => [
       camelCase(key),
-      inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? camelizeKeys(inner as Record<string, unknown>) : inner,
+      depth < MAX_CAMELIZED_DEPTH && inner !== null && typeof inner === 'object' && !Array.isArray(inner)
+        ? camelizeKeys(inner as Record<string, unknown>, depth + 1)
+        : inner,
     ]),
   );
 }

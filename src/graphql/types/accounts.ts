@@ -2,8 +2,9 @@ import { InvalidCredentialsError, ValidationError } from '../../errors.js';
 import type { IssuedToken } from '../../modules/accounts/tokens.js';
 import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
+import type { FieldRateLimits } from '../field-rate-limits.js';
 
-export function addAccountTypes(builder: Builder, { accounts }: Services) {
+export function addAccountTypes(builder: Builder, { accounts }: Services, rateLimits: FieldRateLimits) {
   const token = builder.objectRef<IssuedToken>('Token').implement({
     fields: (t) => ({
       token: t.exposeString('token'),
@@ -26,7 +27,10 @@ export function addAccountTypes(builder: Builder, { accounts }: Services) {
       skipTypeScopes: true,
       errors: { types: [ValidationError, InvalidCredentialsError] },
       args: { input: t.arg({ type: loginInput, required: true }) },
-      resolve: (_root, { input }, context) => accounts.login(input, context.clientAddress),
+      resolve: async (_root, args, context, info) => {
+        await rateLimits.login({ args, context, info });
+        return accounts.login(args.input, context.clientAddress);
+      },
     }),
   );
 }

@@ -5,6 +5,7 @@ import type { TextAnalysis } from '../../modules/messages/encoding.js';
 import type { PageRequest } from '../../pagination.js';
 import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
+import type { FieldRateLimits } from '../field-rate-limits.js';
 import { addPageType } from './page.js';
 
 interface MessagePageShape {
@@ -15,7 +16,7 @@ interface MessagePageShape {
 
 export type MessageTypeRefs = ReturnType<typeof addMessageTypes>;
 
-export function addMessageTypes(builder: Builder, { messages }: Services) {
+export function addMessageTypes(builder: Builder, { messages }: Services, rateLimits: FieldRateLimits) {
   const messageStatus = builder.enumType('MessageStatus', {
     description: 'queued → sent (taken by the carrier) → delivered or failed',
     values: ['queued', 'sent', 'delivered', 'failed'] as const,
@@ -146,7 +147,10 @@ export function addMessageTypes(builder: Builder, { messages }: Services) {
         input: t.arg({ type: sendInput, required: true }),
         idempotencyKey: t.arg.string({ description: 'The same key within 24 h answers the first acceptance again and sends nothing' }),
       },
-      resolve: (_root, { input, idempotencyKey }, context) => messages.send(context.accountId!, input, idempotencyKey),
+      resolve: async (_root, args, context, info) => {
+        await rateLimits.sendMessage({ args, context, info });
+        return messages.send(context.accountId!, args.input, args.idempotencyKey);
+      },
     }),
   );
 

@@ -18,6 +18,9 @@ export const contactFields = {
 
 const addContactInput = z.strictObject(contactFields);
 
+/** A tag longer than any tag can be is a mistake, not a filter that finds nothing. */
+const listInput = z.object({ tag: z.string().max(50).nullish() });
+
 /** The selection Pothos computes for a field; spread into every query. */
 type ContactQuery = Pick<Prisma.ContactFindFirstArgs, 'select' | 'include'>;
 
@@ -68,7 +71,8 @@ export class ContactService {
 
   async parseListArgs(accountId: string, campaignId: string, args: { tag?: string | null; page?: number | null; perPage?: number | null }) {
     await this.requireCampaign(accountId, campaignId);
-    return { page: parsePage(args), filter: args.tag ? { tag: args.tag } : {} };
+    const { tag } = parseInput(listInput, { tag: args.tag });
+    return { page: parsePage(args), filter: tag ? { tag } : {} };
   }
 
   list(accountId: string, campaignId: string, filter: ContactFilter, page: PageRequest, query: ContactQuery = {}) {

@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { Transform } from 'node:stream';
 import { parse } from 'csv-parse';
 import type { FileFormat } from './import-options.js';
 
@@ -60,9 +61,11 @@ async function checkSignature(path: string, format: FileFormat): Promise<void> {
 
 async function* csvRows(path: string, delimiter: string): AsyncGenerator<SheetRow> {
   const input = createReadStream(path);
+  const text = input.pipe(strictUtf8Text());
   // Empty lines are kept as records so that row numbers stay those a spreadsheet shows.
-  const parser = input.pipe(parse({ delimiter, bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: false }));
+  const parser = text.pipe(parse({ delimiter, bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: false }));
   input.once('error', (error) => parser.destroy(error));
+  text.once('error', (error) => parser.destroy(error));
   let number = 0;
   try {
     for await (const record of parser as AsyncIterable<string[]>) {
@@ -72,6 +75,43 @@ async function* csvRows(path: string, delimiter: string): AsyncGenerator<SheetRo
   } finally {
     input.destroy();
   }
+}
+
+/**
+ * The file's bytes as text, refused when they are not UTF-8 (decoded leniently, a Latin-1 file
+ * would import every accented name with U+FFFD in it) or hold a NUL, which no CSV text has and
+ * PostgreSQL cannot store.
+ */
+function strictUtf8Text(): Transform {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const refuse = (problem: string) => new ImportFileError('unreadable_file', `The file is not UTF-8 CSV text: ${problem}`);
+  const decode = (chunk: Buffer | undefined): string => {
+    try {
+      return chunk ? decoder.decode(chunk, { stream: true }) : decoder.decode();
+    } catch {
+      throw refuse('it holds bytes that are not UTF-8 (save it as CSV UTF-8)');
+    }
+  };
+  return new Transform({
+    readableObjectMode: false,
+    decodeStrings: true,
+    transform(chunk: Buffer, _encoding, done) {
+      try {
+        const decoded = decode(chunk);
+        if (decoded.includes('\u0000')) throw refuse('it holds a NUL character');
+        done(null, decoded);
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+    flush(done) {
+      try {
+        done(null, decode(undefined));
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+  });
 }
 
 async function* xlsxRows(path: string): AsyncGenerator<SheetRow> {
