@@ -64,6 +64,9 @@ export function createFieldRateLimits({ redis, config, logger }: Pick<Dependenci
   const limiterFor = (identify: (context: Context) => string): FieldRateLimiter => {
     const limiter = getGraphQLRateLimiter({ identifyContext: identify, store });
     return async ({ args, context, info }, { max, windowSeconds }) => {
+      // 0 turns a field's limit off: its store keeps every call of the window, which at a
+      // high limit costs more than the limit is worth.
+      if (max === 0) return;
       let refusal: string | undefined;
       try {
         // A refused call is not counted, so a slot frees when the oldest counted call leaves the window.

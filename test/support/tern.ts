@@ -64,8 +64,8 @@ export async function startTern(
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     // Tests poll as fast as they like; the rate limit has tests of its own.
     RATE_LIMIT_MAX: '1000000',
-    RATE_LIMIT_SEND_MESSAGE_MAX: '1000000',
-    RATE_LIMIT_LOGIN_MAX: '1000000',
+    RATE_LIMIT_SEND_MESSAGE_MAX: '0',
+    RATE_LIMIT_LOGIN_MAX: '0',
     ...options.env,
   });
   const clock = new ManualClock();
