@@ -100,7 +100,11 @@ export function createHttpServer({ deps, services, schema }: HttpServerOptions):
         reply.header(key, value);
       });
       reply.status(response.status);
-      return reply.send(response.body);
+      // Streamed answers (event streams, incremental delivery) go out as streams; every other is
+      // one body, written at once rather than as a chunked stream of several writes.
+      const contentType = response.headers.get('content-type') ?? '';
+      if (contentType.startsWith('text/event-stream') || contentType.startsWith('multipart/')) return reply.send(response.body);
+      return reply.send(Buffer.from(await response.arrayBuffer()));
     },
   });
 
