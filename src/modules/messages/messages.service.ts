@@ -118,7 +118,9 @@ interface TransitionedRow {
 }
 
 export class MessageService {
-  private readonly accepted = new Batcher((messages: NewMessage[]) => this.insertAndEnqueue(messages), BATCHING);
+  // One acceptance batch at a time: sends arriving meanwhile wait a few milliseconds and share
+  // the next one, so that send jobs (made per batch) carry many messages under load.
+  private readonly accepted = new Batcher((messages: NewMessage[]) => this.insertAndEnqueue(messages), { maxBatch: 100, maxInFlight: 1 });
   private readonly claims = new Batcher((requests: { id: string; leaseMs: number }[]) => this.claimMany(requests), BATCHING);
   private readonly reportedMessages = new Batcher(
     (reports: { carrier: string; carrierMessageId: string; reference: string | null }[]) => this.findReported(reports),
