@@ -42,8 +42,8 @@ export function createTern(deps: Dependencies, role: Role): Tern {
     strictQueries: deps.config.env !== 'production',
     fieldRateLimits: createFieldRateLimits(deps),
   });
-  const http = role === 'worker' ? null : createHttpServer({ deps, services, schema });
   const carrier = role === 'api' ? null : createCarrier(deps.config, deps);
+  const http = role === 'worker' ? null : createHttpServer({ deps, services, schema, carrier });
   let workers: RunningWorkers | null = null;
   let recovery: { stop(): Promise<void> } | null = null;
   const dispatcher =

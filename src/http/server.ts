@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import helmet from '@fastify/helmet';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
+import type { Carrier } from '../carriers/carrier.js';
 import type { Dependencies } from '../deps.js';
 import { createGraphQLServer } from '../graphql/yoga.js';
 import { buildOpenApi } from '../rest/openapi.js';
@@ -26,10 +27,12 @@ export interface HttpServerOptions {
   deps: Dependencies;
   services: Services;
   schema: GraphQLSchema;
+  /** The carrier of this process (the `all` role), whose state /health shows; null in an API-only process. */
+  carrier: Carrier | null;
 }
 
 /** The API process: GraphQL at /graphql, the /v1 layer, /health, one request pipeline for all. */
-export function createHttpServer({ deps, services, schema }: HttpServerOptions): FastifyInstance {
+export function createHttpServer({ deps, services, schema, carrier }: HttpServerOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: MAX_JSON_BODY_BYTES,
@@ -77,7 +80,8 @@ export function createHttpServer({ deps, services, schema }: HttpServerOptions):
 
   app.get('/health', async (_request, reply) => {
     const report = await checkHealth(deps);
-    return reply.status(report.status === 'ok' ? 200 : 503).send({ ...report, request: reply.request.id });
+    // The carrier's state informs; it does not make the API unhealthy (sends wait and retry).
+    return reply.status(report.status === 'ok' ? 200 : 503).send({ ...report, carrier: carrier?.health() ?? null, request: reply.request.id });
   });
 
   const graphql = createGraphQLServer({
