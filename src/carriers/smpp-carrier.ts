@@ -136,7 +136,7 @@ export class SmppCarrier implements Carrier {
     this.receipts.start();
     this.connect();
     if (!(await this.waitForBind(this.options.responseTimeoutMs))) {
-      this.logger.warn({ ...this.health() }, 'SMSC not bound yet; sends are retried until it is');
+      this.logger.warn({ state: this.state, last_error: this.lastError }, 'SMSC not bound yet; sends are retried until it is');
     }
   }
 
@@ -382,7 +382,7 @@ export class SmppCarrier implements Carrier {
     if (this.state === state) return;
     this.state = state;
     if (state !== 'connecting') for (const settle of this.bindWaiters) settle(state === 'bound');
-    const report = this.health();
+    const { carrier: _carrier, ...report } = this.health();
     if (state === 'bound' || state === 'stopped') this.logger.info(report, `SMPP ${state}`);
     else this.logger.warn(report, `SMPP ${state}`);
   }

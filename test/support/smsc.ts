@@ -57,7 +57,8 @@ export class LoopbackSmsc {
 
   constructor(
     readonly systemId: string,
-    readonly password: string,
+    /** Changeable, to let a refused ESME in later. */
+    public password: string,
   ) {}
 
   static async start(systemId = 'tern', password = 'secret'): Promise<LoopbackSmsc> {
@@ -93,12 +94,27 @@ export class LoopbackSmsc {
   deliver(fields: PduFields): Promise<number> {
     const session = this.boundSessions[0];
     if (!session) throw new Error('no ESME is bound');
-    return new Promise((resolve) => {
-      session.send(new smpp.PDU('deliver_sm', fields), (response) => {
+    return new Promise((resolve, reject) => {
+      const sent = session.send(new smpp.PDU('deliver_sm', fields), (response) => {
         this.deliverResponses.push(response.command_status);
         resolve(response.command_status);
       });
+      if (!sent) reject(new Error('the session is closed'));
+      session.once('close', () => reject(new Error('the session closed before deliver_sm_resp')));
     });
+  }
+
+  /** As a real SMSC does with receipts: tries again, on whatever session is bound, until one is acknowledged. */
+  async deliverUntilAcknowledged(fields: PduFields, timeoutMs = 10_000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        return await this.deliver(fields);
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
   }
 
   /** A mobile's message to the ESME. */
@@ -116,12 +132,7 @@ export class LoopbackSmsc {
 
   /** A delivery receipt for an SMSC id: in TLVs (receipted_message_id, message_state) or in the standard text. */
   deliverReceipt(messageId: string, format: 'tlv' | 'text', stat: 'DELIVRD' | 'UNDELIV' | 'ENROUTE' = 'DELIVRD'): Promise<number> {
-    const states = { ENROUTE: 1, DELIVRD: 2, UNDELIV: 5 } as const;
-    if (format === 'tlv') {
-      return this.deliver({ esm_class: 0x04, data_coding: 0, short_message: '', receipted_message_id: messageId, message_state: states[stat] });
-    }
-    const text = `id:${messageId} sub:001 dlvrd:${stat === 'DELIVRD' ? '001' : '000'} submit date:2611210800 done date:2611210801 stat:${stat} err:${stat === 'UNDELIV' ? '001' : '000'} text:Hello`;
-    return this.deliver({ esm_class: 0x04, data_coding: 0, short_message: text });
+    return this.deliver(receiptFields(messageId, format, stat));
   }
 
   async close(): Promise<void> {
@@ -181,8 +192,18 @@ export class LoopbackSmsc {
     const messageId = this.messageId(this.accepted.length + 1);
     this.accepted.push({ messageId, submit, session });
     session.send(pdu.response({ message_id: messageId }));
-    if (this.autoReceipt) setTimeout(() => void this.deliverReceipt(messageId, this.autoReceipt!).catch(() => undefined), 20);
+    const format = this.autoReceipt;
+    if (format) setTimeout(() => void this.deliverUntilAcknowledged(receiptFields(messageId, format, 'DELIVRD')).catch(() => undefined), 20);
   }
+}
+
+function receiptFields(messageId: string, format: 'tlv' | 'text', stat: 'DELIVRD' | 'UNDELIV' | 'ENROUTE'): PduFields {
+  const states = { ENROUTE: 1, DELIVRD: 2, UNDELIV: 5 } as const;
+  if (format === 'tlv') {
+    return { esm_class: 0x04, data_coding: 0, short_message: '', receipted_message_id: messageId, message_state: states[stat] };
+  }
+  const text = `id:${messageId} sub:001 dlvrd:${stat === 'DELIVRD' ? '001' : '000'} submit date:2611210800 done date:2611210801 stat:${stat} err:${stat === 'UNDELIV' ? '001' : '000'} text:Hello`;
+  return { esm_class: 0x04, data_coding: 0, short_message: text };
 }
 
 /** Reads a submit_sm's mandatory parameters and TLVs from its octets (SMPP 3.4, 4.4.1). */
