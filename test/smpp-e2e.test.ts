@@ -61,7 +61,21 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
   it('shows the bind in /health', async () => {
     const response = await t.request('GET', '/health');
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ status: 'ok', carrier: { carrier: 'smpp', state: 'bound', window: { in_use: 0, size: 10 } } });
+    expect(response.body).toMatchObject({ status: 'ok', carriers: [{ carrier: 'smpp', state: 'bound', window: { in_use: 0, size: 10 }, errors: { bind_failures: 0 } }] });
+  });
+
+  it('shows the workers\' binds in the /health of an API-only process too', async () => {
+    const apiOnly = await startTern({ role: 'api', sharing: t, env: { CARRIER: 'smpp', SMPP_URL: smsc.url() } });
+    try {
+      // The API process's own Redis connection may still be coming up right after start.
+      const response = await waitFor(async () => {
+        const health = await apiOnly.request('GET', '/health');
+        return health.body.redis === 'up' ? health : null;
+      });
+      expect(response.body.carriers).toMatchObject([{ carrier: 'smpp', state: 'bound', worker: expect.any(String) }]);
+    } finally {
+      await apiOnly.stop();
+    }
   });
 
   it('sends over REST: submit_sm at the SMSC, receipt, delivered, webhook event', async () => {
@@ -181,7 +195,7 @@ describe('a refused bind', () => {
       expect(response.status).toBe(202);
       const health = await other.request('GET', '/health');
       expect(health.status).toBe(200);
-      expect(health.body.carrier).toMatchObject({ state: 'bind_failed', last_error: expect.stringContaining('ESME_RINVPASWD') });
+      expect(health.body.carriers).toMatchObject([{ state: 'bind_failed', last_error: expect.stringContaining('ESME_RINVPASWD') }]);
       await new Promise((resolve) => setTimeout(resolve, 500));
       const waiting = await other.request('GET', `/v1/messages/${response.body.message}`, { token: carol.token });
       expect(waiting.body.status).toBe('queued');
@@ -225,7 +239,7 @@ describe('opt-out with the simulator carrier', () => {
       expect(refused.status).toBe(422);
       expect(refused.body.error.details).toEqual([{ field: 'to', issue: 'opted_out' }]);
       const health = await simulated.request('GET', '/health');
-      expect(health.body.carrier).toEqual({ carrier: 'simulator', state: 'ready' });
+      expect(health.body.carriers).toEqual([{ carrier: 'simulator', state: 'ready', worker: expect.any(String), updated_at: expect.any(String) }]);
     } finally {
       await simulated.stop();
     }
