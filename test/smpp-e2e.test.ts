@@ -120,6 +120,8 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
     const viaGraphql = await t.graphql(GRAPHQL_SEND, { input: { to: '447700900304', message: 'Still there?' } }, alice.token);
     expect(viaGraphql.body.data.sendMessage).toEqual({ __typename: 'ValidationError', details: [{ field: 'to', issue: 'opted_out' }] });
 
+    expect((await t.request('GET', '/v1/opt-outs')).status).toBe(401);
+    expect((await api(alice, 'GET', '/v1/opt-outs?per_page=0')).status).toBe(422);
     const listed = await api(alice, 'GET', '/v1/opt-outs');
     expect(listed.status).toBe(200);
     expect(listed.body).toMatchObject({ data: [{ phone: '447700900304', created_at: expect.any(String) }], page: 1, per_page: 20, total: 1 });
@@ -143,7 +145,9 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
     await statusOf(alice, seed, 'delivered');
     expect(await smsc.deliverMessage('447700900305', 'unsubscribe')).toBe(0);
     await waitFor(async () => {
-      const listed = await api(alice, 'GET', '/v1/opt-outs');
+      expect((await t.request('GET', '/v1/opt-outs')).status).toBe(401);
+    expect((await api(alice, 'GET', '/v1/opt-outs?per_page=0')).status).toBe(422);
+    const listed = await api(alice, 'GET', '/v1/opt-outs');
       return listed.body.data.some((optOut: { phone: string }) => optOut.phone === '447700900305') ? true : null;
     });
 

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CarrierRejectedError, CarrierUnavailableError, type DeliveryReport, type InboundSms, type OutboundSms } from '../src/carriers/carrier.js';
 import { SmppCarrier, type SmppCarrierOptions } from '../src/carriers/smpp-carrier.js';
 import { systemClock } from '../src/clock.js';
+import { ConfigError, loadConfig } from '../src/config.js';
 import { createPool, createPrismaClient } from '../src/db/prisma.js';
 import type { PrismaClient } from '../src/generated/prisma/client.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
@@ -321,5 +322,32 @@ describe('mobile-originated messages', () => {
     const { smsc, sink } = await connect();
     sink.failInbound = true;
     expect(await smsc.deliverMessage('447700900123', 'STOP')).toBe(smpp.errors.ESME_RX_T_APPN);
+  });
+});
+
+describe('configuration', () => {
+  it('reads SMPP_URL and the SMPP settings', () => {
+    const config = loadConfig({ CARRIER: 'smpp', SMPP_URL: 'smpps://tern%40x:p%3Ass@smsc.example.net', SMPP_WINDOW: '4', SMPP_CONCAT: 'payload' });
+    expect(config.smpp).toMatchObject({ host: 'smsc.example.net', port: 3550, tls: true, systemId: 'tern@x', password: 'p:ss', window: 4, concatenation: 'payload' });
+    expect(loadConfig({ CARRIER: 'smpp', SMPP_URL: 'smpp://tern:pw@10.0.0.1' }).smpp).toMatchObject({ port: 2775, tls: false, window: 10, concatenation: 'udh' });
+    expect(loadConfig({}).smpp).toBeNull();
+  });
+
+  it('stops start-up with one clear line when SMPP_URL is missing or wrong, without echoing the password', () => {
+    expect(() => loadConfig({ CARRIER: 'smpp' })).toThrow(/SMPP_URL is required when CARRIER=smpp/);
+    for (const url of ['http://tern:hunter2@host:2775', 'smpp://:hunter2@host:2775', 'smpp://tern:hunter2toolong@host:2775', 'not a url hunter2']) {
+      const error = (() => {
+        try {
+          loadConfig({ CARRIER: 'smpp', SMPP_URL: url });
+        } catch (caught) {
+          return caught as Error;
+        }
+        return null;
+      })();
+      expect(error, url).toBeInstanceOf(ConfigError);
+      expect(error!.message).toMatch(/^invalid configuration: SMPP_URL /);
+      expect(error!.message).not.toContain('hunter2');
+    }
+    expect(() => loadConfig({ CARRIER: 'smpp', SMPP_URL: 'smpp://tern:pw@host', SMPP_SOURCE_ADDR: 'far too long a sender' })).toThrow(/SMPP_SOURCE_ADDR/);
   });
 });
