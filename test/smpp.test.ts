@@ -40,7 +40,7 @@ interface Harness {
   reports: DeliveryReport[];
   inbound: InboundSms[];
   logs: string[];
-  sink: { failInbound: boolean };
+  sink: { failInbound: boolean; failReports: boolean };
 }
 
 async function connect(options: Partial<SmppCarrierOptions> = {}, credentials: { password?: string } = {}): Promise<Harness> {
@@ -75,9 +75,12 @@ async function connect(options: Partial<SmppCarrierOptions> = {}, credentials: {
   });
   const reports: DeliveryReport[] = [];
   const inbound: InboundSms[] = [];
-  const sink = { failInbound: false };
+  const sink = { failInbound: false, failReports: false };
   await carrier.start({
-    deliveryReport: async (report) => void reports.push(report),
+    deliveryReport: async (report) => {
+      if (sink.failReports) throw new Error('database away');
+      reports.push(report);
+    },
     inbound: async (message) => {
       if (sink.failInbound) throw new Error('database away');
       inbound.push(message);
@@ -307,7 +310,38 @@ describe('delivery receipts', () => {
   });
 });
 
+describe('receipts, durably', () => {
+  it('stores a receipt before acknowledging it and applies it once the messages domain takes it', async () => {
+    const { smsc, carrier, reports, sink } = await connect();
+    const sms = message();
+    await carrier.send(sms);
+    sink.failReports = true;
+    expect(await smsc.deliverReceipt(smsc.messageId(1), 'tlv')).toBe(0);
+    const stored = await prisma.smppReceipt.findUniqueOrThrow({ where: { smscMessageId: smsc.messageId(1) } });
+    expect(stored).toMatchObject({ delivered: true, appliedAt: null });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(reports).toHaveLength(0);
+    sink.failReports = false;
+    await waitFor(async () => (reports.length === 1 ? true : null));
+    expect(reports[0]).toMatchObject({ reference: sms.reference, status: 'delivered' });
+    await waitFor(async () => ((await prisma.smppReceipt.findUniqueOrThrow({ where: { smscMessageId: smsc.messageId(1) } })).appliedAt ? true : null));
+  });
+});
+
 describe('mobile-originated messages', () => {
+  it('puts a concatenated reply together, whatever the order of its parts, and hands it over once', async () => {
+    const { smsc, inbound } = await connect();
+    const udh = (part: number) => Buffer.from([0x05, 0x00, 0x03, 0x2a, 3, part]);
+    expect(await smsc.deliverMessage('447700900125', 'middle ', { udh: udh(2) })).toBe(0);
+    expect(await smsc.deliverMessage('447700900125', 'Start ', { udh: udh(1) })).toBe(0);
+    expect(await smsc.deliverMessage('447700900125', 'Start ', { udh: udh(1) })).toBe(0);
+    expect(inbound).toHaveLength(0);
+    expect(await smsc.deliverMessage('447700900125', 'end', { udh: udh(3) })).toBe(0);
+    expect(inbound).toMatchObject([{ from: '447700900125', text: 'Start middle end' }]);
+    expect(await prisma.smppInboundPart.count({ where: { sourceAddr: '447700900125' } })).toBe(0);
+  });
+
+
   it('hands replies in GSM-7 and UCS-2 to the messages domain', async () => {
     const { smsc, inbound } = await connect();
     expect(await smsc.deliverMessage('447700900123', 'Yes please', { to: 'Tern' })).toBe(0);

@@ -1,4 +1,4 @@
-import { randomInt, randomUUID } from 'node:crypto';
+import { createHash, randomInt, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import smpp, { type PDU, type PduFields, type Session } from 'smpp';
 import type { Clock } from '../clock.js';
@@ -15,8 +15,8 @@ import {
   type SubmitResult,
 } from './carrier.js';
 import { destinationAddress, inboundNumber, sourceAddress } from './smpp-address.js';
-import { decodedText, isDeliveryReceipt, parseReceipt } from './smpp-receipt.js';
-import { submitBodies, type SubmitBody } from './smpp-segments.js';
+import { decodedText, isDeliveryReceipt, parseReceipt, udhElements } from './smpp-receipt.js';
+import { readConcatenation, submitBodies, type Concatenation, type SubmitBody } from './smpp-segments.js';
 
 export type BindState = 'connecting' | 'bound' | 'disconnected' | 'bind_failed' | 'stopped';
 
@@ -91,8 +91,9 @@ class SubmitWindow {
  * Tern's carrier over SMPP 3.4, as an ESME bound as a transceiver: submit_sm out (each part
  * of a long message its own PDU, or one with message_payload), delivery receipts and mobile
  * replies in as deliver_sm. What it must not forget lives in PostgreSQL: the SMSC's id of every
- * part it had acknowledged (so a retry after a disconnect sends only the parts still unanswered)
- * and every receipt, written before deliver_sm_resp, even one that overtook its submit_sm_resp.
+ * part it had acknowledged (so a retry after a disconnect sends only the parts still unanswered),
+ * every receipt, written before deliver_sm_resp, even one that overtook its submit_sm_resp, and
+ * the parts of a concatenated reply until it is whole.
  */
 export class SmppCarrier implements Carrier {
   readonly name = 'smpp';
@@ -445,19 +446,45 @@ export class SmppCarrier implements Carrier {
   private async storeInbound(pdu: PDU): Promise<void> {
     const sink = this.sink;
     if (!sink) throw new Error('the carrier has no sink yet');
+    const source = pdu.source_addr ?? '';
+    const destination = pdu.destination_addr ?? '';
+    let text = decodedText(pdu.short_message) || decodedText(pdu.message_payload);
+    // deliver_sm carries no id of its own for a mobile-originated message.
+    let carrierMessageId = `mo_${randomUUID()}`;
+    const concatenation = readConcatenation([...udhElements(pdu.short_message), ...udhElements(pdu.message_payload)]);
+    if (concatenation && concatenation.parts > 1) {
+      const whole = await this.collectPart(source, destination, concatenation, text);
+      if (!whole) return;
+      ({ text, carrierMessageId } = whole);
+    }
     try {
-      await sink.inbound({
-        // deliver_sm carries no id of its own for a mobile-originated message.
-        carrierMessageId: `mo_${randomUUID()}`,
-        from: inboundNumber(pdu.source_addr ?? ''),
-        to: pdu.destination_addr || null,
-        text: decodedText(pdu.short_message) || decodedText(pdu.message_payload),
-        at: this.clock.now(),
-      });
+      await sink.inbound({ carrierMessageId, from: inboundNumber(source), to: destination || null, text, at: this.clock.now() });
     } catch (error) {
       this.errors.inbound_failures += 1;
       throw error;
     }
+    if (concatenation && concatenation.parts > 1) {
+      await this.prisma.smppInboundPart.deleteMany({
+        where: { sourceAddr: source, destinationAddr: destination, concatRef: concatenation.reference, parts: concatenation.parts },
+      });
+    }
+  }
+
+  /**
+   * Keeps one part of a concatenated reply; once every part is here, the whole text, with an id
+   * derived from the parts, so that two deliveries completing it at once store one reply.
+   */
+  private async collectPart(source: string, destination: string, concatenation: Concatenation, text: string) {
+    const group = { sourceAddr: source, destinationAddr: destination, concatRef: concatenation.reference, parts: concatenation.parts };
+    await this.prisma.smppInboundPart.createMany({
+      data: [{ ...group, part: concatenation.part, text, receivedAt: this.clock.now() }],
+      skipDuplicates: true,
+    });
+    const rows = await this.prisma.smppInboundPart.findMany({ where: group, orderBy: { part: 'asc' } });
+    if (rows.length < concatenation.parts) return null;
+    const first = Math.min(...rows.map((row) => row.receivedAt.getTime()));
+    const key = [source, destination, concatenation.reference, concatenation.parts, first].join('|');
+    return { text: rows.map((row) => row.text).join(''), carrierMessageId: `mo_${createHash('sha256').update(key).digest('hex').slice(0, 32)}` };
   }
 
   /**

@@ -30,6 +30,13 @@ export function decodedText(value: PDU['short_message']): string {
   return typeof message === 'string' ? message : message.toString('latin1');
 }
 
+/** The UDH information elements the package split off a short_message or message_payload. */
+export function udhElements(value: PDU['short_message']): Buffer[] {
+  if (!value || typeof value === 'string' || Buffer.isBuffer(value)) return [];
+  const { udh } = value as DecodedMessage;
+  return Array.isArray(udh) ? udh : [];
+}
+
 export function isDeliveryReceipt(pdu: PDU): boolean {
   return ((pdu.esm_class ?? 0) & ESM_CLASS_TYPE_MASK) === ESM_CLASS_DELIVERY_RECEIPT || typeof pdu.receipted_message_id === 'string';
 }

@@ -98,3 +98,18 @@ export function submitBodies(text: string, encoding: SmppEncoding, mode: Concate
     messagePayload: null,
   }));
 }
+
+export interface Concatenation {
+  reference: number;
+  parts: number;
+  part: number;
+}
+
+/** The concatenation information element of a received UDH (IEI 00, 8-bit reference, or 08, 16-bit); null without one. */
+export function readConcatenation(elements: readonly Buffer[]): Concatenation | null {
+  for (const element of elements) {
+    if (element[0] === 0x00 && element.length >= 5) return { reference: element[2]!, parts: element[3]!, part: element[4]! };
+    if (element[0] === 0x08 && element.length >= 6) return { reference: element.readUInt16BE(2), parts: element[4]!, part: element[5]! };
+  }
+  return null;
+}

@@ -3,10 +3,13 @@ declare module 'smpp' {
   import type { EventEmitter } from 'node:events';
   import type { Server as NetServer, Socket } from 'node:net';
 
-  /** A decoded short_message or message_payload: the text, and the UDH information elements. */
+  /**
+   * A short_message or message_payload with a UDH: decoded, the text and the UDH's information
+   * elements; to encode, the text and the whole UDH.
+   */
   export interface DecodedMessage {
     message: string | Buffer;
-    udh?: Buffer[];
+    udh?: Buffer[] | Buffer;
   }
 
   export interface PduFields {

@@ -117,8 +117,8 @@ export class LoopbackSmsc {
     }
   }
 
-  /** A mobile's message to the ESME. */
-  deliverMessage(from: string, text: string, options: { to?: string; dataCoding?: number } = {}): Promise<number> {
+  /** A mobile's message to the ESME; `udh` makes it one part of a concatenated message. */
+  deliverMessage(from: string, text: string, options: { to?: string; dataCoding?: number; udh?: Buffer } = {}): Promise<number> {
     return this.deliver({
       source_addr_ton: 1,
       source_addr_npi: 1,
@@ -126,7 +126,7 @@ export class LoopbackSmsc {
       destination_addr: options.to ?? '',
       esm_class: 0,
       data_coding: options.dataCoding ?? 0,
-      short_message: text,
+      short_message: options.udh ? { udh: options.udh, message: text } : text,
     });
   }
 

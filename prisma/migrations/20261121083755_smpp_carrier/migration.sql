@@ -25,6 +25,19 @@ CREATE TABLE "smpp_receipts" (
     CONSTRAINT "smpp_receipts_pkey" PRIMARY KEY ("smsc_message_id")
 );
 
+-- CreateTable
+CREATE TABLE "smpp_inbound_parts" (
+    "source_addr" TEXT NOT NULL,
+    "destination_addr" TEXT NOT NULL,
+    "concat_ref" INTEGER NOT NULL,
+    "parts" INTEGER NOT NULL,
+    "part" INTEGER NOT NULL,
+    "text" TEXT NOT NULL,
+    "received_at" TIMESTAMPTZ(3) NOT NULL,
+
+    CONSTRAINT "smpp_inbound_parts_pkey" PRIMARY KEY ("source_addr","destination_addr","concat_ref","parts","part")
+);
+
 -- CreateIndex
 CREATE UNIQUE INDEX "smpp_parts_smsc_message_id_key" ON "smpp_parts"("smsc_message_id");
 
