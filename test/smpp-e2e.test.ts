@@ -168,6 +168,18 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
     expect(viaGraphql.body.data.campaign.stats).toEqual({ contacts: 2, optedOut: 1 });
   });
 
+  it('backs off from ESME_RTHROTTLED and delivers the message once', async () => {
+    const submitsBefore = smsc.submitsReceived().length;
+    smsc.behaviour = (n) => (n <= submitsBefore + 2 ? { status: 0x58 } : 'ok');
+    const id = await send(alice, '447700900311', 'Not so fast');
+    await statusOf(alice, id, 'delivered');
+    expect(smsc.submitsReceived().length - submitsBefore).toBe(3);
+    expect(smsc.accepted.filter((entry) => entry.submit.destination === '447700900311')).toHaveLength(1);
+    const health = await t.request('GET', '/health');
+    expect(health.body.carriers[0].errors.throttled).toBeGreaterThanOrEqual(2);
+    smsc.behaviour = () => 'ok';
+  });
+
   it('sends every message exactly once when the connection drops mid-window, and all are delivered', async () => {
     let dropped = false;
     const submitsBefore = smsc.submitsReceived().length;
