@@ -15,8 +15,8 @@ const SHORT_CODE_MAX_DIGITS = 8;
  * The sender as the SMSC must be told it: a full number (9+ digits, an optional '+') is
  * international, TON 1 / NPI 1 (E.164) without the '+'; up to 8 digits is a short code, TON 3
  * (network specific) / NPI 0; anything with a letter is alphanumeric, TON 5 / NPI 0 — the
- * values Kannel's source-addr autodetection and most aggregators' documentation use. No
- * sender at all is sent empty with TON 0 / NPI 0.
+ * defaults Infobip documents and smppex's autodetection uses. No sender at all is sent empty
+ * with TON 0 / NPI 0.
  */
 export function sourceAddress(sender: string | null): SmppAddress {
   // No sender configured anywhere: the SMSC puts its own default.
