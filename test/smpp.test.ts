@@ -4,6 +4,8 @@ import smpp from 'smpp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CarrierRejectedError, CarrierUnavailableError, type DeliveryReport, type InboundSms, type OutboundSms } from '../src/carriers/carrier.js';
 import { SmppCarrier, type SmppCarrierOptions } from '../src/carriers/smpp-carrier.js';
+import { submitBodies } from '../src/carriers/smpp-segments.js';
+import { analyzeText } from '../src/modules/messages/encoding.js';
 import { systemClock } from '../src/clock.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { createPool, createPrismaClient } from '../src/db/prisma.js';
@@ -180,6 +182,17 @@ describe('submit_sm, PDU by PDU', () => {
     expect(submits[0]!.tlvs.get(MESSAGE_PAYLOAD_TAG)).toEqual(gsm(text));
   });
 
+  it('cuts every text into as many parts as the segments the API reported', () => {
+    const pieces = ['a', '€', '{', 'ж', '😀', ' ', 'Hello world. '];
+    for (let length = 1; length <= 700; length += 7) {
+      for (const [index, piece] of pieces.entries()) {
+        const text = Array.from({ length }, (_, position) => (position % (index + 2) === 0 ? piece : 'x')).join('').slice(0, 1600);
+        const { encoding, segments } = analyzeText(text);
+        expect(submitBodies(text, encoding, 'udh', 7), `${encoding} ${text.length}`).toHaveLength(segments);
+      }
+    }
+  });
+
   it('falls back to SMPP_SOURCE_ADDR when the account has no sender', async () => {
     const { smsc, carrier } = await connect({ sourceAddr: 'Acme' });
     await carrier.send(message({ from: null }));
@@ -212,7 +225,8 @@ describe('flow control', () => {
     smsc.behaviour = async () => {
       outstanding += 1;
       most = Math.max(most, outstanding);
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      // Long enough for the other sends to reach the window while this one waits.
+      await new Promise((resolve) => setTimeout(resolve, 150));
       outstanding -= 1;
       return 'ok' as const;
     };
