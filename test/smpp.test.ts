@@ -73,6 +73,7 @@ async function connect(options: Partial<SmppCarrierOptions> = {}, credentials: {
     throttleBackoffMs: 20,
     maxPerSecond: null,
     receiptPollMs: 100,
+    sendDeadlineMs: 5_000,
     ...options,
   });
   const reports: DeliveryReport[] = [];
@@ -233,6 +234,19 @@ describe('flow control', () => {
     await Promise.all(Array.from({ length: 12 }, () => carrier.send(message())));
     expect(smsc.accepted).toHaveLength(12);
     expect(most).toBe(3);
+  });
+
+  it('gives a message back to the queue rather than wait for the window past its deadline', async () => {
+    const { smsc, carrier } = await connect({ window: 1, sendDeadlineMs: 200 });
+    smsc.behaviour = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      return 'ok' as const;
+    };
+    const outcomes = await Promise.allSettled([carrier.send(message()), carrier.send(message())]);
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    const refused = outcomes.find((outcome) => outcome.status === 'rejected');
+    expect(refused?.status === 'rejected' && refused.reason).toBeInstanceOf(CarrierUnavailableError);
+    expect(smsc.submitsReceived()).toHaveLength(1);
   });
 
   it('keeps the pace of CARRIER_MAX_PER_SECOND', async () => {

@@ -21,6 +21,7 @@ export function createCarrier(config: Config, deps: Pick<Dependencies, 'prisma' 
         ...config.smpp!,
         maxPerSecond: config.carrierMaxPerSecond,
         receiptPollMs: SMPP_RECEIPT_POLL_MS,
+        sendDeadlineMs: Math.floor(config.claimLeaseMs / 2),
       });
   }
 }

@@ -25,6 +25,12 @@ export interface SmppCarrierOptions extends SmppConfig {
   maxPerSecond: number | null;
   /** How often receipts waiting for their submit_sm_resp are looked at again. */
   receiptPollMs: number;
+  /**
+   * How long one send may wait for the window, the pace or a throttled SMSC before it gives the
+   * message back to the queue. Well under the claim's lease: a message whose claim lapses while
+   * it waits here would be taken for one whose worker died, and failed `unknown_outcome`.
+   */
+  sendDeadlineMs: number;
 }
 
 const STATUS = smpp.errors;
@@ -72,12 +78,23 @@ class SubmitWindow {
 
   constructor(readonly size: number) {}
 
-  async acquire(): Promise<void> {
+  /** Takes a slot; false when none came free within `timeoutMs`. */
+  async acquire(timeoutMs: number): Promise<boolean> {
     if (this.inUse < this.size) {
       this.inUse += 1;
-      return;
+      return true;
     }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    return new Promise<boolean>((resolve) => {
+      const take = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.waiting.splice(this.waiting.indexOf(take), 1);
+        resolve(false);
+      }, Math.max(0, timeoutMs));
+      this.waiting.push(take);
+    });
   }
 
   release(): void {
@@ -184,9 +201,10 @@ export class SmppCarrier implements Carrier {
     const accepted = new Map(known.filter((row) => row.smsc_message_id).map((row) => [row.part, row.smsc_message_id!]));
     const source = sourceAddress(message.from ?? this.options.sourceAddr);
     const destination = destinationAddress(message.to);
+    const deadline = Date.now() + this.options.sendDeadlineMs;
     for (const body of bodies) {
       if (accepted.has(body.part)) continue;
-      const smscMessageId = await this.submit(body, {
+      const smscMessageId = await this.submit(body, deadline, {
         service_type: '',
         source_addr_ton: source.ton,
         source_addr_npi: source.npi,
@@ -223,13 +241,18 @@ export class SmppCarrier implements Carrier {
     });
   }
 
-  /** One part through the window, at the carrier's pace; ESME_RTHROTTLED and ESME_RMSGQFUL back off and retry. */
-  private async submit(body: SubmitBody, fields: PduFields): Promise<string> {
+  /**
+   * One part through the window, at the carrier's pace; ESME_RTHROTTLED and ESME_RMSGQFUL back
+   * off and retry. Waiting past `deadline` gives the message back (CarrierUnavailableError).
+   */
+  private async submit(body: SubmitBody, deadline: number, fields: PduFields): Promise<string> {
     for (let attempt = 1; ; attempt += 1) {
-      await this.window.acquire();
+      if (!(await this.window.acquire(deadline - Date.now()))) {
+        throw new CarrierUnavailableError(`the submit window stayed full (${this.window.size} outstanding); the message goes back to the queue`);
+      }
       let response: PDU;
       try {
-        await this.pace();
+        await this.pace(deadline);
         response = await this.request(this.boundSession(), new smpp.PDU('submit_sm', { ...fields }));
       } finally {
         this.window.release();
@@ -240,7 +263,9 @@ export class SmppCarrier implements Carrier {
         this.errors.throttled += 1;
         const pause = Math.min(this.options.throttleBackoffMs * 2 ** (attempt - 1), BACKOFF_CAP_MS);
         this.logger.warn({ status: statusName(status), part: body.part, attempt, pauseMs: pause, window: this.window.inUse }, 'SMSC asks to slow down');
-        if (attempt >= THROTTLE_ATTEMPTS) throw new CarrierUnavailableError(`SMSC still throttling after ${attempt} attempts (${statusName(status)})`);
+        if (attempt >= THROTTLE_ATTEMPTS || Date.now() + pause > deadline) {
+          throw new CarrierUnavailableError(`SMSC still throttling after ${attempt} attempts (${statusName(status)})`);
+        }
         await sleep(pause);
         continue;
       }
@@ -255,10 +280,11 @@ export class SmppCarrier implements Carrier {
   }
 
   /** Spaces submit_sm PDUs evenly at CARRIER_MAX_PER_SECOND, across all the sends of this process. */
-  private async pace(): Promise<void> {
+  private async pace(deadline: number): Promise<void> {
     if (!this.options.maxPerSecond) return;
     const now = Date.now();
     const at = Math.max(now, this.nextSubmitAt);
+    if (at > deadline) throw new CarrierUnavailableError('the carrier\'s pace leaves no slot in time; the message goes back to the queue');
     this.nextSubmitAt = at + 1000 / this.options.maxPerSecond;
     if (at > now) await sleep(at - now);
   }
