@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import type { Carrier } from './carriers/carrier.js';
+import { CarrierHealthBoard } from './carriers/carrier-health.js';
 import { createCarrier } from './carriers/index.js';
 import type { Role } from './config.js';
 import type { Dependencies } from './deps.js';
@@ -42,8 +43,9 @@ export function createTern(deps: Dependencies, role: Role): Tern {
     strictQueries: deps.config.env !== 'production',
     fieldRateLimits: createFieldRateLimits(deps),
   });
-  const http = role === 'worker' ? null : createHttpServer({ deps, services, schema });
   const carrier = role === 'api' ? null : createCarrier(deps.config, deps);
+  const carrierHealth = new CarrierHealthBoard(deps.redis, deps.config.redisPrefix, deps.logger.child({ module: 'carrier-health' }));
+  const http = role === 'worker' ? null : createHttpServer({ deps, services, schema, carriers: () => carrierHealth.read(carrier) });
   let workers: RunningWorkers | null = null;
   let recovery: { stop(): Promise<void> } | null = null;
   const dispatcher =
@@ -64,6 +66,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
           deliveryReport: (report) => services.messages.applyDeliveryReport(carrier.name, report),
           inbound: (message) => services.messages.recordInbound(carrier.name, message),
         });
+        carrierHealth.start(carrier);
         workers = startWorkers(WORKERS, { deps, services, carrier });
         recovery = startRecovery(deps, services);
         dispatcher?.start();
@@ -74,6 +77,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
     },
     async stop() {
       await Promise.all([http?.close(), workers?.close(), recovery?.stop(), dispatcher?.stop()]);
+      await carrierHealth.stop();
       await carrier?.stop();
       await closeDependencies(deps);
     },

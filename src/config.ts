@@ -13,7 +13,20 @@ const environmentSchema = z.object({
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]{1,40}$/).default('tern'),
   JWT_SECRET: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  CARRIER: z.enum(['simulator']).default('simulator'),
+  CARRIER: z.enum(['simulator', 'smpp']).default('simulator'),
+  // Read by hand (parseSmppUrl): a URL error must not echo the password.
+  SMPP_URL: z.string().optional(),
+  SMPP_SYSTEM_TYPE: z.string().max(12).default(''),
+  SMPP_SOURCE_ADDR: z
+    .string()
+    .regex(/^(\+?\d{3,15}|[A-Za-z0-9 ]{3,11})$/, 'a number of 3..15 digits or 3..11 letters and digits')
+    .optional(),
+  SMPP_WINDOW: z.coerce.number().int().min(1).max(1_000).default(10),
+  SMPP_CONCAT: z.enum(['udh', 'payload']).default('udh'),
+  SMPP_ENQUIRE_LINK_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  SMPP_RESPONSE_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(10_000),
+  SMPP_RECONNECT_MS: z.coerce.number().int().min(10).max(600_000).default(1_000),
+  SMPP_THROTTLE_BACKOFF_MS: z.coerce.number().int().min(10).max(600_000).default(1_000),
   SIMULATOR_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(200),
   SIMULATOR_SUBMIT_LATENCY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
   SEND_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(32),
@@ -43,6 +56,24 @@ const environmentSchema = z.object({
 
 export type Role = 'all' | 'api' | 'worker';
 
+/** The SMPP carrier's settings (CARRIER=smpp); see the README's SMPP section. */
+export interface SmppConfig {
+  host: string;
+  port: number;
+  tls: boolean;
+  systemId: string;
+  password: string;
+  systemType: string;
+  /** The sender when the account has no default_sender. */
+  sourceAddr: string | null;
+  window: number;
+  concatenation: 'udh' | 'payload';
+  enquireLinkMs: number;
+  responseTimeoutMs: number;
+  reconnectMs: number;
+  throttleBackoffMs: number;
+}
+
 export interface Config {
   env: 'development' | 'test' | 'production';
   host: string;
@@ -52,7 +83,9 @@ export interface Config {
   redisPrefix: string;
   jwtSecret: string;
   logLevel: string;
-  carrier: 'simulator';
+  carrier: 'simulator' | 'smpp';
+  /** Set when carrier is 'smpp'. */
+  smpp: SmppConfig | null;
   simulatorDelayMs: number;
   simulatorSubmitLatencyMs: number;
   sendConcurrency: number;
@@ -129,6 +162,24 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     warnings.push('WEBHOOK_SECRET_KEY is not set: webhook signing secrets are sealed with a development key');
   }
 
+  let smpp: SmppConfig | null = null;
+  if (env.CARRIER === 'smpp') {
+    if (!env.SMPP_URL) {
+      throw new ConfigError('invalid configuration: SMPP_URL is required when CARRIER=smpp (smpp://system_id:password@host:port, smpps:// for TLS)');
+    }
+    smpp = {
+      ...parseSmppUrl(env.SMPP_URL),
+      systemType: env.SMPP_SYSTEM_TYPE,
+      sourceAddr: env.SMPP_SOURCE_ADDR ?? null,
+      window: env.SMPP_WINDOW,
+      concatenation: env.SMPP_CONCAT,
+      enquireLinkMs: env.SMPP_ENQUIRE_LINK_MS,
+      responseTimeoutMs: env.SMPP_RESPONSE_TIMEOUT_MS,
+      reconnectMs: env.SMPP_RECONNECT_MS,
+      throttleBackoffMs: env.SMPP_THROTTLE_BACKOFF_MS,
+    };
+  }
+
   return {
     env: env.NODE_ENV,
     host: env.HOST,
@@ -139,6 +190,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     jwtSecret,
     logLevel: env.LOG_LEVEL,
     carrier: env.CARRIER,
+    smpp,
     simulatorDelayMs: env.SIMULATOR_DELAY_MS,
     simulatorSubmitLatencyMs: env.SIMULATOR_SUBMIT_LATENCY_MS,
     sendConcurrency: env.SEND_CONCURRENCY,
@@ -166,6 +218,29 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     importDir: resolve(env.IMPORT_DIR ?? join(tmpdir(), 'tern-imports')),
     warnings,
   };
+}
+
+/**
+ * `smpp://system_id:password@host:port` (`smpps://` for TLS; ports 2775 and 3550 by default).
+ * SMPP 3.4 allows a system_id of up to 15 characters and a password of up to 8.
+ */
+function parseSmppUrl(text: string): Pick<SmppConfig, 'host' | 'port' | 'tls' | 'systemId' | 'password'> {
+  const invalid = (why: string) =>
+    new ConfigError(`invalid configuration: SMPP_URL ${why} (expected smpp://system_id:password@host:port, smpps:// for TLS)`);
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw invalid('is not a URL');
+  }
+  if (url.protocol !== 'smpp:' && url.protocol !== 'smpps:') throw invalid(`has the scheme ${url.protocol}`);
+  if (!url.hostname) throw invalid('names no host');
+  const systemId = decodeURIComponent(url.username);
+  const password = decodeURIComponent(url.password);
+  if (!systemId || systemId.length > 15) throw invalid('needs a system_id of 1..15 characters');
+  if (password.length > 8) throw invalid('has a password longer than the 8 characters SMPP 3.4 allows');
+  const tls = url.protocol === 'smpps:';
+  return { host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port ? Number(url.port) : tls ? 3550 : 2775, tls, systemId, password };
 }
 
 /** A 32-byte key written as 64 hex digits or in base64 (either alphabet); null otherwise. */

@@ -6,6 +6,7 @@ import { CampaignService } from './modules/campaigns/campaigns.service.js';
 import { ContactService } from './modules/contacts/contacts.service.js';
 import { ImportService } from './modules/imports/imports.service.js';
 import { MessageService } from './modules/messages/messages.service.js';
+import { OptOutService } from './modules/opt-outs/opt-outs.service.js';
 import { SettingsService } from './modules/settings/settings.service.js';
 import { TemplateService } from './modules/templates/templates.service.js';
 import { WebhookDeliveries } from './modules/webhooks/webhook-deliveries.js';
@@ -19,6 +20,7 @@ export interface Services {
   accounts: AccountService;
   settings: SettingsService;
   messages: MessageService;
+  optOuts: OptOutService;
   campaigns: CampaignService;
   contacts: ContactService;
   imports: ImportService;
@@ -29,7 +31,8 @@ export interface Services {
 
 export function createServices(deps: Dependencies): Services {
   const tokens = new TokenService(deps.config.jwtSecret, deps.clock);
-  const messages = new MessageService(deps.prisma, deps.clock, deps.queues, deps.logger.child({ module: 'messages' }));
+  const optOuts = new OptOutService(deps.prisma);
+  const messages = new MessageService(deps.prisma, deps.clock, deps.queues, deps.logger.child({ module: 'messages' }), optOuts);
   const webhookSecrets = new WebhookSecrets(deps.prisma, deps.config.webhookSecretKey);
   const webhookSender = new WebhookSender({
     timeoutMs: deps.config.webhookTimeoutMs,
@@ -50,6 +53,7 @@ export function createServices(deps: Dependencies): Services {
     accounts: new AccountService(deps.prisma, tokens, new LoginGuard(deps.redis, deps.config.redisPrefix)),
     settings: new SettingsService(deps.prisma),
     messages,
+    optOuts,
     campaigns: new CampaignService(
       deps.prisma,
       deps.clock,

@@ -84,7 +84,7 @@ describe('POST /v1/campaigns', () => {
       status: 'scheduled',
       created_at: response.body.created_at,
       updated_at: expect.any(String),
-      stats: { contacts: 0, queued: 0, sent: 0, delivered: 0, failed: 0, replied: 0 },
+      stats: { contacts: 0, queued: 0, sent: 0, delivered: 0, failed: 0, replied: 0, opted_out: 0 },
       request: stored.headers.get('x-request-id'),
     });
   });
@@ -237,7 +237,7 @@ describe('the transition table', () => {
       event: 'campaign.started',
       campaign,
       status: 'running',
-      stats: { contacts: 2, queued: 0, sent: 0, delivered: 0, failed: 0, replied: 0 },
+      stats: { contacts: 2, queued: 0, sent: 0, delivered: 0, failed: 0, replied: 0, opted_out: 0 },
     });
     expect(events[2]!.payload).toMatchObject({ event: 'campaign.cancelled', status: 'cancelled', stats: { contacts: 2 } });
   });
@@ -264,7 +264,7 @@ describe('dispatch', () => {
       const response = await api(alice, 'GET', `/v1/campaigns/${campaign}`);
       return response.body.stats.delivered === 1000 ? response.body : null;
     }, 30_000);
-    expect(done.stats).toEqual({ contacts: 1000, queued: 0, sent: 0, delivered: 1000, failed: 0, replied: 0 });
+    expect(done.stats).toEqual({ contacts: 1000, queued: 0, sent: 0, delivered: 1000, failed: 0, replied: 0, opted_out: 0 });
   });
 
   it('stops new batches on pause and finishes the rest on resume', async () => {
@@ -443,7 +443,7 @@ describe('campaigns through GraphQL', () => {
     const campaign = await createCampaign(alice);
     const rest = await api(alice, 'GET', `/v1/campaigns/${campaign}`);
     const graphql = await t.graphql(
-      `query ($id: ID!) { campaign(id: $id) { ... on Campaign { id name description webhook delay templateId batchSize sendAt status createdAt updatedAt stats { contacts queued sent delivered failed replied } } } }`,
+      `query ($id: ID!) { campaign(id: $id) { ... on Campaign { id name description webhook delay templateId batchSize sendAt status createdAt updatedAt stats { contacts queued sent delivered failed replied opted_out: optedOut } } } }`,
       { id: campaign },
       alice.token,
     );

@@ -265,7 +265,13 @@ describe('tern as processes', { timeout: 120_000 }, () => {
     const first = sandbox.start('all', env);
     const [, email, password] = await first.waitForOutput(DEMO_LINE);
     expect(email).toBe('demo@tern.local');
-    expect(await waitForHealth(first, url)).toEqual({ status: 'ok', postgres: 'up', redis: 'up', request: expect.any(String) });
+    expect(await waitForHealth(first, url)).toEqual({
+      status: 'ok',
+      postgres: 'up',
+      redis: 'up',
+      carriers: [{ carrier: 'simulator', state: 'ready', worker: expect.any(String), updated_at: expect.any(String) }],
+      request: expect.any(String),
+    });
     expect(first.logs()).toContain(`created database ${database.name}`);
 
     const folders = (await readdir(DEFAULT_MIGRATIONS_DIR, { withFileTypes: true }))

@@ -438,10 +438,10 @@ describe('campaign events', () => {
       event: 'campaign.started',
       campaign,
       status: 'running',
-      stats: { contacts: 1, queued: 0, sent: 0, delivered: 0, failed: 0, replied: 0 },
+      stats: { contacts: 1, queued: 0, sent: 0, delivered: 0, failed: 0, replied: 0, opted_out: 0 },
       created_at: expect.stringMatching(ISO),
     });
-    expect(Object.keys(started.stats)).toEqual(['contacts', 'queued', 'sent', 'delivered', 'failed', 'replied']);
+    expect(Object.keys(started.stats)).toEqual(['contacts', 'queued', 'sent', 'delivered', 'failed', 'replied', 'opted_out']);
     expect(events(path).find((event) => event.event === 'campaign.finished')).toMatchObject({ campaign, status: 'finished' });
     expect(events(path).find((event) => event.event === 'message.delivered')).toMatchObject({ campaign, to: '5511940000002' });
   });

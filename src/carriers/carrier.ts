@@ -42,6 +42,16 @@ export interface CarrierEventSink {
   inbound(message: InboundSms): Promise<void>;
 }
 
+/** What an operator sees of the carrier in GET /health: its connection and, for SMPP, its flow control. */
+export interface CarrierHealth {
+  carrier: string;
+  /** `ready` for the simulator; for SMPP `connecting`, `bound`, `disconnected`, `bind_failed` or `stopped`. */
+  state: string;
+  window?: { in_use: number; size: number };
+  errors?: Record<string, number>;
+  last_error?: string | null;
+}
+
 export interface Carrier {
   readonly name: string;
   /**
@@ -51,6 +61,7 @@ export interface Carrier {
   readonly deduplicatesByReference: boolean;
   start(sink: CarrierEventSink): Promise<void>;
   send(message: OutboundSms): Promise<SubmitResult>;
+  health(): CarrierHealth;
   stop(): Promise<void>;
 }
 

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { PollingLoop } from '../jobs/polling-loop.js';
 import type { Clock } from '../clock.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import type { Carrier, CarrierEventSink, OutboundSms, SubmitResult } from './carrier.js';
+import type { Carrier, CarrierEventSink, CarrierHealth, OutboundSms, SubmitResult } from './carrier.js';
 
 export interface SimulatorOptions {
   /** How long after a submit the delivery report comes. */
@@ -67,6 +67,10 @@ export class SimulatorCarrier implements Carrier {
 
   stop(): Promise<void> {
     return this.loop.stop();
+  }
+
+  health(): CarrierHealth {
+    return { carrier: this.name, state: 'ready' };
   }
 
   async send(message: OutboundSms): Promise<SubmitResult> {

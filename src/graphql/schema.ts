@@ -8,6 +8,7 @@ import { addCampaignTypes } from './types/campaigns.js';
 import { addCommonTypes } from './types/common.js';
 import { addImportTypes } from './types/imports.js';
 import { addMessageTypes } from './types/messages.js';
+import { addOptOutTypes } from './types/opt-outs.js';
 import { addSettingsTypes } from './types/settings.js';
 import { addTemplateTypes } from './types/templates.js';
 import { addWebhookTypes } from './types/webhooks.js';
@@ -27,5 +28,6 @@ export function createSchema(services: Services, prisma: PrismaClient, options: 
   addTemplateTypes(builder, services);
   addWebhookTypes(builder, services);
   addImportTypes(builder, services);
+  addOptOutTypes(builder, services);
   return builder.toSchema({ sortSchema: true });
 }

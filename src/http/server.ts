@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import helmet from '@fastify/helmet';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
+import type { WorkerCarrierHealth } from '../carriers/carrier-health.js';
 import type { Dependencies } from '../deps.js';
 import { createGraphQLServer } from '../graphql/yoga.js';
 import { buildOpenApi } from '../rest/openapi.js';
@@ -26,10 +27,12 @@ export interface HttpServerOptions {
   deps: Dependencies;
   services: Services;
   schema: GraphQLSchema;
+  /** Every worker's carrier (bind state, window, errors), for /health. */
+  carriers: () => Promise<WorkerCarrierHealth[]>;
 }
 
 /** The API process: GraphQL at /graphql, the /v1 layer, /health, one request pipeline for all. */
-export function createHttpServer({ deps, services, schema }: HttpServerOptions): FastifyInstance {
+export function createHttpServer({ deps, services, schema, carriers }: HttpServerOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: MAX_JSON_BODY_BYTES,
@@ -76,8 +79,9 @@ export function createHttpServer({ deps, services, schema }: HttpServerOptions):
   app.setNotFoundHandler((request, reply) => sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`));
 
   app.get('/health', async (_request, reply) => {
-    const report = await checkHealth(deps);
-    return reply.status(report.status === 'ok' ? 200 : 503).send({ ...report, request: reply.request.id });
+    const [report, workers] = await Promise.all([checkHealth(deps), carriers()]);
+    // The carriers' state informs; it does not make the API unhealthy (sends wait and retry).
+    return reply.status(report.status === 'ok' ? 200 : 503).send({ ...report, carriers: workers, request: reply.request.id });
   });
 
   const graphql = createGraphQLServer({

@@ -2,6 +2,7 @@ import { accountRoutes } from './routes/accounts.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { importRoutes } from './routes/imports.js';
 import { messageRoutes } from './routes/messages.js';
+import { optOutRoutes } from './routes/opt-outs.js';
 import { templateRoutes } from './routes/templates.js';
 import { webhookRoutes } from './routes/webhooks.js';
 
@@ -42,4 +43,4 @@ export interface RestRoute {
 }
 
 
-export const routes: readonly RestRoute[] = [...accountRoutes, ...messageRoutes, ...campaignRoutes, ...importRoutes, ...templateRoutes, ...webhookRoutes];
+export const routes: readonly RestRoute[] = [...accountRoutes, ...messageRoutes, ...campaignRoutes, ...importRoutes, ...templateRoutes, ...webhookRoutes, ...optOutRoutes];

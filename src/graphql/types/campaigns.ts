@@ -35,7 +35,8 @@ export function addCampaignTypes(builder: Builder, { campaigns, contacts }: Serv
   });
 
   const stats = builder.objectRef<CampaignStats>('CampaignStats').implement({
-    description: 'contacts: the campaign\'s contacts; queued … failed: its messages by current status; replied: its messages with a reply',
+    description:
+      'contacts: the campaign\'s contacts; queued … failed: its messages by current status; replied: its messages with a reply; optedOut: its contacts whose number opted out (read now; dispatch skips them)',
     fields: (t) => ({
       contacts: t.exposeInt('contacts'),
       queued: t.exposeInt('queued'),
@@ -43,6 +44,7 @@ export function addCampaignTypes(builder: Builder, { campaigns, contacts }: Serv
       delivered: t.exposeInt('delivered'),
       failed: t.exposeInt('failed'),
       replied: t.exposeInt('replied'),
+      optedOut: t.exposeInt('opted_out'),
     }),
   });
 

@@ -10,6 +10,7 @@ import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
 import { parseInput } from '../../validation.js';
 import { analyzeText } from '../messages/encoding.js';
 import type { MessageService } from '../messages/messages.service.js';
+import { contactOptedOut } from '../opt-outs/opt-outs.service.js';
 import { renderTemplate } from '../templates/render-template.js';
 import { webhookUrl } from '../webhooks/webhook-url.js';
 
@@ -20,6 +21,8 @@ export interface CampaignStats {
   delivered: number;
   failed: number;
   replied: number;
+  /** The campaign's contacts whose number opted out of the account, read now: dispatch skips them. */
+  opted_out: number;
 }
 
 export type CampaignAction = 'start' | 'pause' | 'resume' | 'cancel' | 'schedule' | 'unschedule';
@@ -348,7 +351,7 @@ export class CampaignService {
   /** Stats of many campaigns in three grouped queries, for lists without a query per campaign. */
   async statsFor(campaignIds: readonly string[]): Promise<CampaignStats[]> {
     const ids = [...campaignIds];
-    const [contacts, byStatus, replied] = await Promise.all([
+    const [contacts, byStatus, replied, optedOut] = await Promise.all([
       this.prisma.contact.groupBy({ by: ['campaignId'], where: { campaignId: { in: ids } }, _count: { _all: true } }),
       this.prisma.message.groupBy({ by: ['campaignId', 'status'], where: { campaignId: { in: ids } }, _count: { _all: true } }),
       this.prisma.$queryRaw<{ campaign_id: string; replied: bigint }[]>`
@@ -356,12 +359,18 @@ export class CampaignService {
         FROM messages m JOIN inbound_messages i ON i.message_id = m.id
         WHERE m.campaign_id = ANY(${ids})
         GROUP BY m.campaign_id`,
+      this.prisma.$queryRaw<{ campaign_id: string; opted_out: bigint }[]>`
+        SELECT c.campaign_id, count(*) AS opted_out
+        FROM contacts c JOIN campaigns k ON k.id = c.campaign_id
+        WHERE c.campaign_id = ANY(${ids}) AND ${contactOptedOut(Prisma.sql`k.account_id`)}
+        GROUP BY c.campaign_id`,
     ]);
     return ids.map((id) => {
-      const stats: CampaignStats = { contacts: 0, queued: 0, sent: 0, delivered: 0, failed: 0, replied: 0 };
+      const stats: CampaignStats = { contacts: 0, queued: 0, sent: 0, delivered: 0, failed: 0, replied: 0, opted_out: 0 };
       stats.contacts = contacts.find((row) => row.campaignId === id)?._count._all ?? 0;
       for (const row of byStatus) if (row.campaignId === id) stats[row.status] = row._count._all;
       stats.replied = Number(replied.find((row) => row.campaign_id === id)?.replied ?? 0);
+      stats.opted_out = Number(optedOut.find((row) => row.campaign_id === id)?.opted_out ?? 0);
       return stats;
     });
   }
@@ -391,6 +400,7 @@ export class CampaignService {
     return rows[0] ?? null;
   }
 
+  /** Contacts still to be sent: no message yet, and not opted out of the account. */
   private pendingContacts(tx: Tx, campaign: LockedCampaign, limit: number): Promise<PendingContact[]> {
     const after = campaign.dispatched_through_id
       ? Prisma.sql`AND (c.created_at, c.id) > (${campaign.dispatched_through_at}, ${campaign.dispatched_through_id})`
@@ -400,6 +410,7 @@ export class CampaignService {
       FROM contacts c
       WHERE c.campaign_id = ${campaign.id} ${after}
         AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.campaign_id = ${campaign.id} AND m.contact_id = c.id)
+        AND NOT ${contactOptedOut(campaign.account_id)}
       ORDER BY c.created_at, c.id
       LIMIT ${limit}`;
   }
@@ -420,9 +431,13 @@ export class CampaignService {
 
   /** The same counts as statsFor, read inside the transaction that changes the status. */
   private async statsWithin(tx: Tx, campaignId: string): Promise<CampaignStats> {
-    const [row] = await tx.$queryRaw<{ contacts: bigint; queued: bigint; sent: bigint; delivered: bigint; failed: bigint; replied: bigint }[]>`
+    const [row] = await tx.$queryRaw<
+      { contacts: bigint; queued: bigint; sent: bigint; delivered: bigint; failed: bigint; replied: bigint; opted_out: bigint }[]
+    >`
       SELECT
         (SELECT count(*) FROM contacts WHERE campaign_id = ${campaignId}) AS contacts,
+        (SELECT count(*) FROM contacts c JOIN campaigns k ON k.id = c.campaign_id
+          WHERE c.campaign_id = ${campaignId} AND ${contactOptedOut(Prisma.sql`k.account_id`)}) AS opted_out,
         count(*) FILTER (WHERE m.status = 'queued') AS queued,
         count(*) FILTER (WHERE m.status = 'sent') AS sent,
         count(*) FILTER (WHERE m.status = 'delivered') AS delivered,
@@ -436,6 +451,7 @@ export class CampaignService {
       delivered: Number(row?.delivered ?? 0),
       failed: Number(row?.failed ?? 0),
       replied: Number(row?.replied ?? 0),
+      opted_out: Number(row?.opted_out ?? 0),
     };
   }
 

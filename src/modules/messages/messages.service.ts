@@ -11,6 +11,7 @@ import { newId } from '../../ids.js';
 import { SEND_JOB_SIZE, type Queues } from '../../jobs/queues.js';
 import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
 import { e164 } from '../../phone.js';
+import type { OptOutService } from '../opt-outs/opt-outs.service.js';
 import { issue, parseInput } from '../../validation.js';
 import { analyzeText, type TextAnalysis } from './encoding.js';
 import { repliedPayload, type MessageEventType } from './message-events.js';
@@ -133,6 +134,7 @@ export class MessageService {
     private readonly clock: Clock,
     private readonly queues: Queues,
     private readonly logger: Logger,
+    private readonly optOuts: OptOutService,
   ) {}
 
   preview(input: unknown): TextAnalysis {
@@ -157,6 +159,7 @@ export class MessageService {
     const { encoding, segments } = analyzeText(data.message);
     const message: NewMessage = { id: newId('msg'), accountId, campaignId, to: data.to, text: data.message, encoding, segments, createdAt: now };
     if (!key) {
+      await this.optOuts.assertReachable(accountId, data.to);
       const failure = await this.accepted.add(message);
       if (failure) throw failure;
       return { id: message.id, status: 'queued', to: data.to, campaignId, replayed: false };
@@ -165,6 +168,8 @@ export class MessageService {
     const requestHash = createHash('sha256').update(JSON.stringify([data.to, data.message, campaignId])).digest('hex');
     const replay = await this.replay(accountId, key, requestHash, now);
     if (replay) return replay;
+    // After the replay: a send accepted before the opt-out still answers as it did.
+    await this.optOuts.assertReachable(accountId, data.to);
     try {
       await this.prisma.$transaction([
         this.prisma.idempotencyKey.deleteMany({ where: { accountId, key, createdAt: { lte: new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS) } } }),
@@ -421,7 +426,8 @@ export class MessageService {
 
   /**
    * Stores a reply, linked to the latest message the same account sent to that number, with
-   * its `message.replied` event. A carrier redelivering the same inbound message changes nothing.
+   * its `message.replied` event; a STOP or START reply also opts the number out of (or back into)
+   * that account's messages. A carrier redelivering the same inbound message changes nothing.
    */
   async recordInbound(carrier: string, inbound: InboundSms): Promise<void> {
     const replied = inbound.inReplyTo
@@ -452,6 +458,7 @@ export class MessageService {
             receivedAt: inbound.at,
           },
         });
+        await this.optOuts.applyReply(tx, replied.accountId, inbound.from, inbound.text, inbound.at);
         if (latest) {
           await this.writeEvent(
             tx,

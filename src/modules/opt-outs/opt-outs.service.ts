@@ -1,0 +1,68 @@
+import { ValidationError } from '../../errors.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import { pageWindow, type PageRequest } from '../../pagination.js';
+
+type Tx = Prisma.TransactionClient;
+type OptOutQuery = Omit<Prisma.OptOutFindManyArgs, 'where' | 'orderBy' | 'skip' | 'take'>;
+
+/** The keywords carriers and regulators expect to end (and restart) messages to a number. */
+const OPT_OUT_KEYWORDS = new Set(['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT']);
+const OPT_IN_KEYWORDS = new Set(['START', 'UNSTOP']);
+
+export type OptOutKeyword = 'opt_out' | 'opt_in';
+
+/** What a reply asks for: only a whole message that is one of the keywords, in any case, counts. */
+export function optOutKeyword(text: string): OptOutKeyword | null {
+  const word = text.trim().toUpperCase();
+  if (OPT_OUT_KEYWORDS.has(word)) return 'opt_out';
+  if (OPT_IN_KEYWORDS.has(word)) return 'opt_in';
+  return null;
+}
+
+/**
+ * Numbers that asked an account to stop writing to them. A reply STOP (or one of its
+ * synonyms) adds the number, START removes it; a send to an opted-out number is refused and a
+ * campaign never creates a message for one.
+ */
+export class OptOutService {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  /** A send to an opted-out number: 422 `{ field: "to", issue: "opted_out" }`. */
+  async assertReachable(accountId: string, phone: string): Promise<void> {
+    const optOut = await this.prisma.optOut.findUnique({ where: { accountId_phone: { accountId, phone } }, select: { phone: true } });
+    if (optOut) throw new ValidationError([{ field: 'to', issue: 'opted_out' }], 'The recipient has opted out of messages from this account');
+  }
+
+  /** Applies a keyword reply inside the transaction that stores the reply; other replies change nothing. */
+  async applyReply(tx: Tx, accountId: string, phone: string, text: string, at: Date): Promise<OptOutKeyword | null> {
+    const keyword = optOutKeyword(text);
+    if (keyword === 'opt_out') {
+      await tx.optOut.upsert({ where: { accountId_phone: { accountId, phone } }, create: { accountId, phone, createdAt: at }, update: {} });
+    } else if (keyword === 'opt_in') {
+      await tx.optOut.deleteMany({ where: { accountId, phone } });
+    }
+    return keyword;
+  }
+
+  list(accountId: string, page: PageRequest, query: OptOutQuery = {}) {
+    return this.prisma.optOut.findMany({
+      ...query,
+      where: { accountId },
+      orderBy: [{ createdAt: 'desc' }, { phone: 'asc' }],
+      ...pageWindow(page),
+    });
+  }
+
+  count(accountId: string): Promise<number> {
+    return this.prisma.optOut.count({ where: { accountId } });
+  }
+}
+
+/**
+ * SQL true when the contact row aliased `contact` has opted out of the campaign's account
+ * `accountId`: campaign dispatch leaves such contacts out, and stats count them.
+ */
+export function contactOptedOut(accountId: Prisma.Sql | string, contact = 'c'): Prisma.Sql {
+  const account = typeof accountId === 'string' ? Prisma.sql`${accountId}` : accountId;
+  return Prisma.sql`EXISTS (SELECT 1 FROM opt_outs o WHERE o.account_id = ${account} AND o.phone = ${Prisma.raw(`${contact}.phone`)})`;
+}
