@@ -95,12 +95,14 @@ export class LoopbackSmsc {
     const session = this.boundSessions[0];
     if (!session) throw new Error('no ESME is bound');
     return new Promise((resolve, reject) => {
+      const closed = () => reject(new Error('the session closed before deliver_sm_resp'));
       const sent = session.send(new smpp.PDU('deliver_sm', fields), (response) => {
+        session.off('close', closed);
         this.deliverResponses.push(response.command_status);
         resolve(response.command_status);
       });
       if (!sent) reject(new Error('the session is closed'));
-      session.once('close', () => reject(new Error('the session closed before deliver_sm_resp')));
+      else session.once('close', closed);
     });
   }
 

@@ -11,7 +11,7 @@ import { newId } from '../../ids.js';
 import { SEND_JOB_SIZE, type Queues } from '../../jobs/queues.js';
 import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
 import { e164 } from '../../phone.js';
-import type { OptOutService } from '../opt-outs/opt-outs.service.js';
+import { optedOutError, type OptOutService } from '../opt-outs/opt-outs.service.js';
 import { issue, parseInput } from '../../validation.js';
 import { analyzeText, type TextAnalysis } from './encoding.js';
 import { repliedPayload, type MessageEventType } from './message-events.js';
@@ -159,7 +159,6 @@ export class MessageService {
     const { encoding, segments } = analyzeText(data.message);
     const message: NewMessage = { id: newId('msg'), accountId, campaignId, to: data.to, text: data.message, encoding, segments, createdAt: now };
     if (!key) {
-      await this.optOuts.assertReachable(accountId, data.to);
       const failure = await this.accepted.add(message);
       if (failure) throw failure;
       return { id: message.id, status: 'queued', to: data.to, campaignId, replayed: false };
@@ -190,11 +189,19 @@ export class MessageService {
   }
 
   /**
-   * Concurrent sends without an idempotency key share one multi-row INSERT and one `addBulk`:
-   * the commit and the round trips are most of a send's cost, not the rows. Should the batch
-   * fail, each message is tried alone, so that one bad row fails only its own request.
+   * Concurrent sends without an idempotency key share one opt-out check, one multi-row INSERT and
+   * one `addBulk`: the commit and the round trips are most of a send's cost, not the rows. Should
+   * the INSERT fail, each message is tried alone, so that one bad row fails only its own request.
    */
-  private async insertAndEnqueue(messages: NewMessage[]): Promise<(Error | null)[]> {
+  private async insertAndEnqueue(batch: NewMessage[]): Promise<(Error | null)[]> {
+    const optedOut = await this.optOuts.optedOut(batch);
+    const messages = batch.filter((_, index) => !optedOut[index]);
+    const results = messages.length > 0 ? await this.insertAndEnqueueReachable(messages) : [];
+    let result = 0;
+    return batch.map((_, index) => (optedOut[index] ? optedOutError() : results[result++]!));
+  }
+
+  private async insertAndEnqueueReachable(messages: NewMessage[]): Promise<(Error | null)[]> {
     try {
       await this.insertMessages(messages);
     } catch (error) {

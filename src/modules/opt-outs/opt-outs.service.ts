@@ -30,7 +30,16 @@ export class OptOutService {
   /** A send to an opted-out number: 422 `{ field: "to", issue: "opted_out" }`. */
   async assertReachable(accountId: string, phone: string): Promise<void> {
     const optOut = await this.prisma.optOut.findUnique({ where: { accountId_phone: { accountId, phone } }, select: { phone: true } });
-    if (optOut) throw new ValidationError([{ field: 'to', issue: 'opted_out' }], 'The recipient has opted out of messages from this account');
+    if (optOut) throw optedOutError();
+  }
+
+  /** Which of many sends go to opted-out numbers, in one query: true for those. */
+  async optedOut(sends: readonly { accountId: string; to: string }[]): Promise<boolean[]> {
+    const rows = await this.prisma.$queryRaw<{ ord: bigint }[]>`
+      SELECT s.ord FROM unnest(${sends.map((send) => send.accountId)}::text[], ${sends.map((send) => send.to)}::text[]) WITH ORDINALITY AS s(account_id, phone, ord)
+      WHERE EXISTS (SELECT 1 FROM opt_outs o WHERE o.account_id = s.account_id AND o.phone = s.phone)`;
+    const refused = new Set(rows.map((row) => Number(row.ord) - 1));
+    return sends.map((_, index) => refused.has(index));
   }
 
   /** Applies a keyword reply inside the transaction that stores the reply; other replies change nothing. */
@@ -56,6 +65,10 @@ export class OptOutService {
   count(accountId: string): Promise<number> {
     return this.prisma.optOut.count({ where: { accountId } });
   }
+}
+
+export function optedOutError(): ValidationError {
+  return new ValidationError([{ field: 'to', issue: 'opted_out' }], 'The recipient has opted out of messages from this account');
 }
 
 /**
