@@ -339,6 +339,7 @@ const VALID_VARIABLES: Record<string, () => Record<string, unknown>> = {
   'Query.campaigns': () => ({ status: 'scheduled', page: 1, perPage: 10 }),
   'Query.templates': () => ({ page: 1, perPage: 10 }),
   'Query.webhooks': () => ({ page: 1, perPage: 10 }),
+  'Query.optOuts': () => ({ page: 1, perPage: 10 }),
   'Mutation.addContact': () => ({ campaign: ids.campaign, input: { phone: '5511999990277', name: 'Ana', email: 'ana@example.com', document: '1', tags: ['a'] } }),
   'Mutation.cancelCampaign': () => ({ id: ids.campaign }),
   'Mutation.pauseCampaign': () => ({ id: ids.campaign }),

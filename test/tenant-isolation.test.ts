@@ -23,6 +23,8 @@ interface Owned {
   template: string;
   webhook: string;
   event: string;
+  /** Not an id: the number that opted out of the account (each account's own). */
+  optedOut: string;
 }
 
 interface Tenant extends TestAccount {
@@ -45,7 +47,7 @@ beforeAll(async () => {
   ]);
   registry = OperationRegistry.fromDirectory(t.tern.schema);
   const [a, b] = await Promise.all([t.createAccount(), t.createAccount()]);
-  [alice, bob] = await Promise.all([seed(a, '/alice'), seed(b, '/bob')]);
+  [alice, bob] = await Promise.all([seed(a, '/alice', '5511999990301'), seed(b, '/bob', '5511999990302')]);
 });
 afterAll(async () => {
   await Promise.all([t?.stop(), receiver?.close()]);
@@ -74,13 +76,16 @@ function importForm(fields: Record<string, string>): FormData {
 }
 
 /** One of everything, through the API, then waits until the workers are done with it all. */
-async function seed(account: TestAccount, hookPath: string): Promise<Tenant> {
+async function seed(account: TestAccount, hookPath: string, optedOut: string): Promise<Tenant> {
   const template = await created(api(account, 'POST', '/v1/templates', { name: 'Greeting', content: 'Hi {{name}}' }), 'template');
   const campaign = await created(api(account, 'POST', '/v1/campaigns', { name: 'Spring', template }), 'campaign');
   const contact = await created(api(account, 'POST', `/v1/campaigns/${campaign}/contacts`, { phone: '5511999990101', name: 'Ana' }), 'contact');
   const webhook = await created(api(account, 'POST', '/v1/webhooks', { url: `${receiver.url}${hookPath}`, events: ['message.delivered'] }), 'webhook');
   const message = await created(api(account, 'POST', '/v1/messages/send', { to: '5511999990102', message: 'Hello', campaign }), 'message');
   const job = await created(multipart(account, `/v1/campaigns/${campaign}/contacts/import`, importForm({ phone_column: 'phone' })), 'job');
+  // The number answers STOP (as through any carrier): an opt-out of this account's.
+  await created(api(account, 'POST', '/v1/messages/send', { to: optedOut, message: 'Reply STOP to stop' }), 'message');
+  await t.tern.services.messages.recordInbound('simulator', { carrierMessageId: `stop-${optedOut}`, from: optedOut, to: null, text: 'STOP', at: new Date() });
   const event = await waitFor(async () => {
     const { rows } = await sql(t.database.url, `SELECT id FROM events WHERE account_id = $1 AND type = 'message.delivered'`, [account.account]);
     return rows[0]?.id as string | undefined;
@@ -96,7 +101,7 @@ async function seed(account: TestAccount, hookPath: string): Promise<Tenant> {
     );
     return rows[0].pending === 0 && rows[0].undispatched === 0 && rows[0].done >= 1 ? true : null;
   });
-  return { ...account, ids: { campaign, contact, job, message, template, webhook, event } };
+  return { ...account, ids: { campaign, contact, job, message, template, webhook, event, optedOut } };
 }
 
 /** Every row of every table that has an account_id, for one account. */
