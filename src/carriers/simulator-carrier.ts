@@ -39,7 +39,7 @@ export class SimulatorCarrier implements Carrier {
   private sink: CarrierEventSink | null = null;
   private readonly loop: PollingLoop;
   // Concurrent submits share one INSERT, as the messages domain's statements do.
-  private readonly submissions = new Batcher((messages: OutboundSms[]) => this.submit(messages), { maxBatch: 100, maxInFlight: 4 });
+  private readonly submissions = new Batcher((messages: OutboundSms[]) => this.submit(messages), { maxBatch: 100, maxInFlight: 2 });
 
   constructor(
     private readonly prisma: PrismaClient,

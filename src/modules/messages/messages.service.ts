@@ -95,8 +95,9 @@ interface Transition {
   error?: { code: string; message: string };
 }
 
-// Batches grow with load by themselves (see Batcher); a few run side by side on the pool.
-const BATCHING = { maxBatch: 100, maxInFlight: 4 };
+// Batches grow with load by themselves (see Batcher); two run side by side: more would make
+// them smaller, and a statement's round trip (a write to the socket each) costs more than its rows.
+const BATCHING = { maxBatch: 100, maxInFlight: 2 };
 
 interface ClaimRow {
   id: string;
