@@ -36,31 +36,14 @@ declare module 'smpp' {
     message_state?: number;
   }
 
-  export class PDU implements PduFields {
+  // The class's fields are PduFields' (merged from this interface), with the two every PDU has.
+  export interface PDU extends Omit<PduFields, 'command_status' | 'sequence_number'> {}
+  export class PDU {
     constructor(command: string, options?: PduFields);
     command: string;
     command_id: number;
     command_status: number;
     sequence_number: number;
-    system_id?: string;
-    password?: string;
-    system_type?: string;
-    interface_version?: number;
-    service_type?: string;
-    source_addr_ton?: number;
-    source_addr_npi?: number;
-    source_addr?: string;
-    dest_addr_ton?: number;
-    dest_addr_npi?: number;
-    destination_addr?: string;
-    esm_class?: number;
-    registered_delivery?: number;
-    data_coding?: number;
-    short_message?: Buffer | string | DecodedMessage;
-    message_payload?: Buffer | string | DecodedMessage;
-    message_id?: string;
-    receipted_message_id?: string;
-    message_state?: number;
     isResponse(): boolean;
     response(options?: PduFields): PDU;
     toBuffer(): Buffer;

@@ -99,15 +99,7 @@ interface Transition {
 // them smaller, and a statement's round trip (a write to the socket each) costs more than its rows.
 const BATCHING = { maxBatch: 100, maxInFlight: 2 };
 
-interface ClaimRow {
-  id: string;
-  to: string;
-  text: string;
-  encoding: 'GSM-7' | 'UCS-2';
-  segments: number;
-  sender: string | null;
-  previous_claim: Date | null;
-}
+type ClaimRow = Omit<ClaimedMessage, 'reclaimed'> & { previous_claim: Date | null };
 
 type MessageQuery = Omit<Prisma.MessageFindFirstArgs, 'where'>;
 type Tx = Prisma.TransactionClient;
