@@ -12,7 +12,7 @@ import { SEND_JOB_SIZE, type Queues } from '../../jobs/queues.js';
 import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
 import { e164 } from '../../phone.js';
 import { optedOutError, type OptOutService } from '../opt-outs/opt-outs.service.js';
-import { issue, parseInput } from '../../validation.js';
+import { parseInput } from '../../validation.js';
 import { analyzeText, type TextAnalysis } from './encoding.js';
 import { repliedPayload, type MessageEventType } from './message-events.js';
 
@@ -104,7 +104,8 @@ type ClaimRow = Omit<ClaimedMessage, 'reclaimed'> & { previous_claim: Date | nul
 type MessageQuery = Omit<Prisma.MessageFindFirstArgs, 'where'>;
 type Tx = Prisma.TransactionClient;
 
-interface TransitionedRow {
+/** The message an event row is about. */
+interface EventSubject {
   id: string;
   account_id: string;
   campaign_id: string | null;
@@ -493,7 +494,7 @@ export class MessageService {
     return rows.map((row) => row.id);
   }
 
-  private async writeEvent(tx: Tx, message: TransitionedRow, type: MessageEventType, payload: Prisma.InputJsonObject, at: Date) {
+  private async writeEvent(tx: Tx, message: EventSubject, type: MessageEventType, payload: Prisma.InputJsonObject, at: Date) {
     await tx.event.create({
       data: { id: newId('evt'), accountId: message.account_id, type, payload, campaignId: message.campaign_id, messageId: message.id, createdAt: at },
     });
