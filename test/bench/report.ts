@@ -80,7 +80,7 @@ const importTime = (scenario: string, bound: number): Target => ({
 const importMemory = (scenario: string): Target => ({
   name: `${scenario} peak memory of a process < 300 MB`,
   limit:
-    'an idle Tern process is already 210–260 MiB (some 130 MiB of Node and libraries, some 60 MiB for Prisma\'s query ' +
+    'an idle Tern process is already 190–230 MiB (some 130 MiB of Node and libraries, some 60 MiB for Prisma\'s query ' +
     'compiler, WebAssembly instantiated at the first query); exceljs adds its code and, for an XLSX, a cache of every ' +
     'distinct string of the workbook (its shared strings): 60–80 MiB at the peak',
   value: (results, layout) => results.flow(scenario, layout)?.memory?.peakRssMiB ?? null,
