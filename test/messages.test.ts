@@ -193,6 +193,23 @@ describe('Idempotency-Key', () => {
   });
 });
 
+describe('text PostgreSQL cannot store', () => {
+  it('is refused when it comes as a literal in the GraphQL document, which no variable check sees', async () => {
+    const before = await t.tern.deps.prisma.message.count();
+    // A NUL escape is valid GraphQL (a lone surrogate escape is not: the parser refuses it).
+    const response = await t.graphql(
+      'mutation { sendMessage(input: { to: "5511988880099", message: "a\\u0000b" }) { __typename ... on ValidationError { details { field issue } } } }',
+      {},
+      alice.token,
+    );
+    expect(response.body.data?.sendMessage, JSON.stringify(response.body)).toEqual({
+      __typename: 'ValidationError',
+      details: [{ field: 'message', issue: 'invalid_value' }],
+    });
+    expect(await t.tern.deps.prisma.message.count()).toBe(before);
+  });
+});
+
 describe('the simulator, end to end', () => {
   it('delivers an ordinary number: queued → sent → delivered, with events', async () => {
     const { body } = await send(alice, { to: '5511977771234', message: 'Deliver me' });

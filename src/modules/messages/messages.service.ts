@@ -12,7 +12,7 @@ import { SEND_JOB_SIZE, type Queues } from '../../jobs/queues.js';
 import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
 import { e164 } from '../../phone.js';
 import { optedOutError, type OptOutService } from '../opt-outs/opt-outs.service.js';
-import { parseInput } from '../../validation.js';
+import { isUnstorableText, parseInput } from '../../validation.js';
 import { analyzeText, type TextAnalysis } from './encoding.js';
 import { repliedPayload, type MessageEventType } from './message-events.js';
 
@@ -22,8 +22,10 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 const messageText = z.string().superRefine((text, context) => {
   const characters = [...text].length;
   if (characters < 1) context.addIssue({ code: 'custom', params: { issue: 'too_short' }, message: 'The message is empty' });
-  // PostgreSQL text cannot hold NUL, and no handset shows it.
-  if (text.includes('\u0000')) context.addIssue({ code: 'custom', params: { issue: 'invalid_value' }, message: 'The message contains a NUL character' });
+  // The request layers refuse such text in variables; a literal in a GraphQL document reaches here.
+  if (isUnstorableText(text)) {
+    context.addIssue({ code: 'custom', params: { issue: 'invalid_value' }, message: 'The message contains a NUL character or an unpaired surrogate' });
+  }
   if (characters > MAX_MESSAGE_CHARACTERS) {
     context.addIssue({ code: 'custom', params: { issue: 'too_long' }, message: `The message is over ${MAX_MESSAGE_CHARACTERS} characters` });
   }
