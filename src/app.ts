@@ -51,7 +51,14 @@ export function createTern(deps: Dependencies, role: Role): Tern {
   const dispatcher =
     role === 'api'
       ? null
-      : new WebhookDispatcher(deps.prisma, deps.clock, services.webhookDeliveries, deps.logger.child({ module: 'webhook-dispatcher' }), WEBHOOK_DISPATCH_POLL_MS);
+      : new WebhookDispatcher(
+          deps.prisma,
+          deps.clock,
+          services.webhookDeliveries,
+          services.webhookDeliveryJobs,
+          deps.logger.child({ module: 'webhook-dispatcher' }),
+          WEBHOOK_DISPATCH_POLL_MS,
+        );
 
   return {
     deps,
@@ -62,10 +69,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
     async start() {
       if (deps.redis.status === 'wait') await deps.redis.connect();
       if (carrier) {
-        await carrier.start({
-          deliveryReport: (report) => services.messages.applyDeliveryReport(carrier.name, report),
-          inbound: (message) => services.messages.recordInbound(carrier.name, message),
-        });
+        await carrier.start(services.carrierReports.sinkFor(carrier.name));
         carrierHealth.start(carrier);
         workers = startWorkers(WORKERS, { deps, services, carrier });
         recovery = startRecovery(deps, services);

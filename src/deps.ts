@@ -5,7 +5,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { createPool, createPrismaClient } from './db/prisma.js';
 import type { PrismaClient } from './generated/prisma/client.js';
-import { createQueues, type Queues } from './jobs/queues.js';
+import { closeQueues, createQueues, queueList, type Queues } from './jobs/queues.js';
 import { createProducerConnection } from './jobs/redis-connections.js';
 
 /** Everything with a connection or a clock in it, made once per process and passed down. */
@@ -38,7 +38,7 @@ export function createDependencies(
   // While Redis is away ioredis reconnects on its own; say so once per attempt, not as a crash.
   redis.on('error', (error) => logger.warn({ err: error }, 'Redis connection error'));
   const queues = createQueues(redis, config.redisPrefix);
-  for (const queue of [queues.messageSend, queues.campaignDispatch, queues.webhookDelivery, queues.contactImport]) {
+  for (const queue of queueList(queues)) {
     queue.on('error', (error) => logger.warn({ err: error, queue: queue.name }, 'queue error'));
   }
   const pool = createPool(config.databaseUrl, config.databasePoolSize);
@@ -54,7 +54,7 @@ export function createDependencies(
 }
 
 export async function closeDependencies(deps: Dependencies): Promise<void> {
-  await deps.queues.close().catch(() => undefined);
+  await closeQueues(deps.queues).catch(() => undefined);
   // Only a ready connection can quit politely; one still connecting would be kept alive by quit().
   const redisClosed = deps.redis.status === 'ready' ? deps.redis.quit() : Promise.resolve(deps.redis.disconnect());
   await Promise.allSettled([deps.prisma.$disconnect(), redisClosed]);

@@ -1,11 +1,22 @@
 import type { Dependencies } from './deps.js';
+import { CampaignDispatchJobs } from './jobs/campaign-dispatch.job.js';
+import { ContactImportJobs } from './jobs/contact-import.job.js';
+import { MessageSendJobs } from './jobs/message-send.job.js';
+import { WebhookDeliveryJobs } from './jobs/webhook-delivery.job.js';
 import { AccountService } from './modules/accounts/accounts.service.js';
 import { LoginGuard } from './modules/accounts/login-guard.js';
 import { TokenService } from './modules/accounts/tokens.js';
-import { CampaignService } from './modules/campaigns/campaigns.service.js';
+import { CampaignDispatch } from './modules/campaigns/campaign-dispatch.js';
+import { CampaignLifecycle } from './modules/campaigns/campaign-lifecycle.js';
+import { CampaignRecords } from './modules/campaigns/campaign-records.js';
+import { CampaignStatsReader } from './modules/campaigns/campaign-stats.js';
 import { ContactService } from './modules/contacts/contacts.service.js';
 import { ImportService } from './modules/imports/imports.service.js';
-import { MessageService } from './modules/messages/messages.service.js';
+import { CarrierReports } from './modules/messages/carrier-reports.js';
+import { MessageDelivery } from './modules/messages/message-delivery.js';
+import { MessageQueries } from './modules/messages/message-queries.js';
+import { MessageSending } from './modules/messages/message-sending.js';
+import { MessageStatusChanges } from './modules/messages/message-status-changes.js';
 import { OptOutService } from './modules/opt-outs/opt-outs.service.js';
 import { SettingsService } from './modules/settings/settings.service.js';
 import { TemplateService } from './modules/templates/templates.service.js';
@@ -19,53 +30,72 @@ export interface Services {
   tokens: TokenService;
   accounts: AccountService;
   settings: SettingsService;
-  messages: MessageService;
+  /** What the API reads of messages. */
+  messages: MessageQueries;
+  messageSending: MessageSending;
+  /** The workers' side: claims, the carrier's answers, the recovery of stranded messages. */
+  messageDelivery: MessageDelivery;
+  /** Where carriers hand their delivery reports and the replies they receive. */
+  carrierReports: CarrierReports;
   optOuts: OptOutService;
-  campaigns: CampaignService;
+  campaigns: CampaignRecords;
+  campaignLifecycle: CampaignLifecycle;
+  campaignDispatch: CampaignDispatch;
+  campaignStats: CampaignStatsReader;
   contacts: ContactService;
   imports: ImportService;
   templates: TemplateService;
   webhooks: WebhookService;
   webhookDeliveries: WebhookDeliveries;
+  webhookDeliveryJobs: WebhookDeliveryJobs;
 }
 
+/** The composition root of the domain layer: each service made once, with what it depends on. */
 export function createServices(deps: Dependencies): Services {
-  const tokens = new TokenService(deps.config.jwtSecret, deps.clock);
-  const optOuts = new OptOutService(deps.prisma);
-  const messages = new MessageService(deps.prisma, deps.clock, deps.queues, deps.logger.child({ module: 'messages' }), optOuts);
-  const webhookSecrets = new WebhookSecrets(deps.prisma, deps.config.webhookSecretKey);
+  const { prisma, clock, queues, config } = deps;
+  const logger = (module: string) => deps.logger.child({ module });
+
+  const sendJobs = new MessageSendJobs(queues.messageSend, logger('messages'));
+  const dispatchJobs = new CampaignDispatchJobs(queues.campaignDispatch, clock, logger('campaigns'));
+  const webhookDeliveryJobs = new WebhookDeliveryJobs(queues.webhookDelivery, logger('webhooks'));
+  const importJobs = new ContactImportJobs(queues.contactImport, logger('imports'));
+
+  const tokens = new TokenService(config.jwtSecret, clock);
+  const optOuts = new OptOutService(prisma);
+  const statusChanges = new MessageStatusChanges(prisma);
+  const webhookSecrets = new WebhookSecrets(prisma, config.webhookSecretKey);
   const webhookSender = new WebhookSender({
-    timeoutMs: deps.config.webhookTimeoutMs,
-    allowPrivateNetworks: deps.config.webhookAllowPrivateNetworks,
-    allowInsecure: deps.config.webhookAllowInsecure,
+    timeoutMs: config.webhookTimeoutMs,
+    allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+    allowInsecure: config.webhookAllowInsecure,
   });
   const webhookDeliveries = new WebhookDeliveries(
-    deps.prisma,
-    deps.clock,
-    deps.queues,
+    prisma,
+    clock,
+    webhookDeliveryJobs,
     webhookSecrets,
     webhookSender,
-    deps.logger.child({ module: 'webhooks' }),
-    deps.config.webhookRetryBaseMs,
+    logger('webhooks'),
+    config.webhookRetryBaseMs,
   );
   return {
     tokens,
-    accounts: new AccountService(deps.prisma, tokens, new LoginGuard(deps.redis, deps.config.redisPrefix)),
-    settings: new SettingsService(deps.prisma),
-    messages,
+    accounts: new AccountService(prisma, tokens, new LoginGuard(deps.redis, config.redisPrefix)),
+    settings: new SettingsService(prisma),
+    messages: new MessageQueries(prisma),
+    messageSending: new MessageSending(prisma, clock, sendJobs, optOuts),
+    messageDelivery: new MessageDelivery(prisma, clock, statusChanges, sendJobs),
+    carrierReports: new CarrierReports(prisma, statusChanges, optOuts, logger('messages')),
     optOuts,
-    campaigns: new CampaignService(
-      deps.prisma,
-      deps.clock,
-      deps.queues,
-      messages,
-      deps.logger.child({ module: 'campaigns' }),
-      deps.config.webhookAllowInsecure,
-    ),
-    contacts: new ContactService(deps.prisma, deps.clock),
-    imports: new ImportService(deps.prisma, deps.pool, deps.clock, deps.queues, deps.logger.child({ module: 'imports' }), deps.config.importDir),
-    templates: new TemplateService(deps.prisma, deps.clock),
-    webhooks: new WebhookService(deps.prisma, deps.clock, webhookSecrets, webhookSender, webhookDeliveries, deps.config.webhookAllowInsecure),
+    campaigns: new CampaignRecords(prisma, clock, dispatchJobs, config.webhookAllowInsecure),
+    campaignLifecycle: new CampaignLifecycle(prisma, clock, dispatchJobs, logger('campaigns')),
+    campaignDispatch: new CampaignDispatch(prisma, clock, dispatchJobs, sendJobs, logger('campaigns')),
+    campaignStats: new CampaignStatsReader(prisma),
+    contacts: new ContactService(prisma, clock),
+    imports: new ImportService(prisma, deps.pool, clock, importJobs, logger('imports'), config.importDir),
+    templates: new TemplateService(prisma, clock),
+    webhooks: new WebhookService(prisma, clock, webhookSecrets, webhookSender, webhookDeliveries, webhookDeliveryJobs, config.webhookAllowInsecure),
     webhookDeliveries,
+    webhookDeliveryJobs,
   };
 }

@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { QUEUE_NAMES, type CampaignDispatchJob } from '../src/jobs/queues.js';
+import { campaignDispatchQueue, type CampaignDispatchJob } from '../src/jobs/campaign-dispatch.job.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { REDIS_URL } from './support/server-url.js';
 import { deleteRedisKeys } from './support/tern.js';
@@ -287,14 +287,14 @@ async function campaignLockWaiters(s: Shared): Promise<number> {
 async function dispatchJobs(campaignId: string): Promise<string> {
   const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, retryStrategy: () => null });
   connection.on('error', () => undefined);
-  const queue = new Queue<CampaignDispatchJob>(QUEUE_NAMES.campaignDispatch, { connection, prefix: redisPrefix });
+  const queue = new Queue<CampaignDispatchJob>(campaignDispatchQueue.name, { connection, prefix: redisPrefix });
   try {
     const jobs = await withDeadline(queue.getJobs(['active', 'waiting', 'delayed', 'prioritized', 'failed']), 5_000, 'the dispatch queue');
     const states = await Promise.all(
       jobs
         .filter((job) => job.data.campaignId === campaignId)
         .map(async (job) => {
-          const lockTtl = await connection.pttl(`${redisPrefix}:${QUEUE_NAMES.campaignDispatch}:${job.id}:lock`);
+          const lockTtl = await connection.pttl(`${redisPrefix}:${campaignDispatchQueue.name}:${job.id}:lock`);
           return `${job.id}: ${await job.getState()} (attempts ${job.attemptsMade}, stalled ${job.stalledCounter}, lock ttl ${lockTtl} ms)`;
         }),
     );

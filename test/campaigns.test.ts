@@ -299,7 +299,7 @@ describe('dispatch', () => {
     const campaign = await createCampaign(alice, { batch_size: 7, delay: 0 });
     await addContacts(alice, campaign, 40, '55117');
     await setStatus(campaign, 'running');
-    await Promise.all(Array.from({ length: 6 }, () => t.tern.services.campaigns.dispatchBatch(campaign)));
+    await Promise.all(Array.from({ length: 6 }, () => t.tern.services.campaignDispatch.dispatchBatch(campaign)));
     await waitForCampaign(alice, campaign, 'finished');
     const messages = await t.tern.deps.prisma.message.findMany({ where: { campaignId: campaign }, select: { contactId: true } });
     expect(messages).toHaveLength(40);

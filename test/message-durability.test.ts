@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { QUEUE_NAMES, type MessageSendJob } from '../src/jobs/queues.js';
+import { messageSendQueue, type MessageSendJob } from '../src/jobs/message-send.job.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { REDIS_URL } from './support/server-url.js';
 import { deleteRedisKeys } from './support/tern.js';
@@ -94,7 +94,7 @@ function ternEnv(f: Fixture, redisUrl: string, extra: Record<string, string> = {
 async function inspectQueue<T>(redisUrl: string, prefix: string, look: (queue: Queue<MessageSendJob>) => Promise<T>): Promise<T> {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: 1, retryStrategy: () => null });
   connection.on('error', () => undefined);
-  const queue = new Queue<MessageSendJob>(QUEUE_NAMES.messageSend, { connection, prefix });
+  const queue = new Queue<MessageSendJob>(messageSendQueue.name, { connection, prefix });
   try {
     return await withDeadline(look(queue), 5_000, 'the send queue to answer');
   } finally {

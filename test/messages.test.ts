@@ -269,11 +269,11 @@ describe('statuses only move forward', () => {
   it('ignores late and repeated reports', async () => {
     const { body } = await send(alice, { to: '5511966661234', message: 'Forward only' });
     const delivered = await waitForStatus(alice, body.message, ['delivered']);
-    const { messages } = t.tern.services;
+    const { carrierReports, messageDelivery } = t.tern.services;
     const stored = await t.tern.deps.prisma.message.findUniqueOrThrow({ where: { id: body.message } });
-    await messages.applyDeliveryReport('simulator', { carrierMessageId: stored.carrierMessageId!, status: 'failed', at: new Date(), error: { code: 'x', message: 'late' } });
-    await messages.applyDeliveryReport('simulator', { carrierMessageId: stored.carrierMessageId!, status: 'delivered', at: new Date() });
-    await messages.recordSubmitted(body.message, 'simulator', stored.carrierMessageId!);
+    await carrierReports.applyDeliveryReport('simulator', { carrierMessageId: stored.carrierMessageId!, status: 'failed', at: new Date(), error: { code: 'x', message: 'late' } });
+    await carrierReports.applyDeliveryReport('simulator', { carrierMessageId: stored.carrierMessageId!, status: 'delivered', at: new Date() });
+    await messageDelivery.recordSubmitted(body.message, 'simulator', stored.carrierMessageId!);
     const after = await t.request('GET', `/v1/messages/${body.message}`, { token: alice.token });
     expect(after.body).toMatchObject({ status: 'delivered', delivered_at: delivered.delivered_at, failed_at: null, error: null });
     expect(await t.tern.deps.prisma.event.count({ where: { messageId: body.message } })).toBe(2);
@@ -282,7 +282,7 @@ describe('statuses only move forward', () => {
   it('never hands a claimed message to the carrier again', async () => {
     const { body } = await send(alice, { to: '5511966661235', message: 'Claimed once' });
     await waitForStatus(alice, body.message, ['delivered']);
-    expect(await t.tern.services.messages.claimForSending(body.message, 0)).toBeNull();
+    expect(await t.tern.services.messageDelivery.claimForSending(body.message, 0)).toBeNull();
     await t.tern.deps.queues.messageSend.add('send', { messageIds: [body.message] }, { jobId: `${body.message}-again` });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await carrierSubmissions(body.message)).toBe(1);

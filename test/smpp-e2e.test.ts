@@ -244,7 +244,7 @@ describe('opt-out with the simulator carrier', () => {
         return read.body.status === 'delivered' ? true : null;
       });
       // What the simulator's sink (app.ts) does with a reply.
-      await simulated.tern.services.messages.recordInbound('simulator', {
+      await simulated.tern.services.carrierReports.recordInbound('simulator', {
         carrierMessageId: 'sim_stop_1',
         from: '5511955550002',
         to: null,

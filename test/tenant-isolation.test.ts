@@ -85,7 +85,7 @@ async function seed(account: TestAccount, hookPath: string, optedOut: string): P
   const job = await created(multipart(account, `/v1/campaigns/${campaign}/contacts/import`, importForm({ phone_column: 'phone' })), 'job');
   // The number answers STOP (as through any carrier): an opt-out of this account's.
   await created(api(account, 'POST', '/v1/messages/send', { to: optedOut, message: 'Reply STOP to stop' }), 'message');
-  await t.tern.services.messages.recordInbound('simulator', { carrierMessageId: `stop-${optedOut}`, from: optedOut, to: null, text: 'STOP', at: new Date() });
+  await t.tern.services.carrierReports.recordInbound('simulator', { carrierMessageId: `stop-${optedOut}`, from: optedOut, to: null, text: 'STOP', at: new Date() });
   const event = await waitFor(async () => {
     const { rows } = await sql(t.database.url, `SELECT id FROM events WHERE account_id = $1 AND type = 'message.delivered'`, [account.account]);
     return rows[0]?.id as string | undefined;

@@ -14,16 +14,13 @@ export function startRecovery(deps: Dependencies, services: Services): { stop():
   let running: Promise<void> | null = null;
   const sweep = async () => {
     try {
-      const stranded = await services.messages.findStranded({
+      const messages = await services.messageDelivery.recoverStranded({
         unclaimedForMs: config.recoveryAfterMs,
         leaseMs: config.claimLeaseMs,
         limit: SWEEP_LIMIT,
       });
-      if (stranded.length > 0) {
-        logger.info({ messages: stranded.length }, 'recovery sweep re-enqueues stranded messages');
-        await services.messages.enqueue(stranded);
-      }
-      const campaigns = await services.campaigns.recoverStalled(config.recoveryAfterMs);
+      if (messages > 0) logger.info({ messages }, 'recovery sweep re-enqueued stranded messages');
+      const campaigns = await services.campaignDispatch.recoverStalled(config.recoveryAfterMs);
       if (campaigns > 0) logger.info({ campaigns }, 'recovery sweep re-enqueued overdue campaign jobs');
       const deliveries = await services.webhookDeliveries.recoverStalled(config.recoveryAfterMs);
       if (deliveries > 0) logger.info({ deliveries }, 'recovery sweep re-enqueued overdue webhook attempts');

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import pg from 'pg';
 import { newId } from '../../src/ids.js';
-import { createQueues } from '../../src/jobs/queues.js';
+import { closeQueues, createQueues } from '../../src/jobs/queues.js';
 import { createProducerConnection } from '../../src/jobs/redis-connections.js';
 
 // The floor under the gateway: the durable work of one send (one INSERT of the same row through
@@ -76,5 +76,5 @@ server.listen(Number(env.PORT ?? 3000), env.HOST ?? '127.0.0.1');
 
 process.once('SIGTERM', () => {
   server.close();
-  void Promise.allSettled([pool.end(), queues.close().then(() => redis.quit())]).then(() => process.exit(0));
+  void Promise.allSettled([pool.end(), closeQueues(queues).then(() => redis.quit())]).then(() => process.exit(0));
 });

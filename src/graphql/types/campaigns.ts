@@ -1,5 +1,6 @@
 import { ConflictError, InvalidStateError, NotFoundError, ValidationError } from '../../errors.js';
-import type { CampaignAction, CampaignStats } from '../../modules/campaigns/campaigns.service.js';
+import type { CampaignStats } from '../../modules/campaigns/campaign-stats.js';
+import type { CampaignAction } from '../../modules/campaigns/campaign-transitions.js';
 import type { ContactFilter } from '../../modules/contacts/contacts.service.js';
 import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
 import type { Services } from '../../services.js';
@@ -29,7 +30,7 @@ const ACTIONS: Record<CampaignAction, string> = {
   unschedule: 'scheduled → draft',
 };
 
-export function addCampaignTypes(builder: Builder, { campaigns, contacts }: Services, { messageStatus }: MessageTypeRefs) {
+export function addCampaignTypes(builder: Builder, { campaigns, campaignLifecycle, campaignStats, contacts }: Services, { messageStatus }: MessageTypeRefs) {
   const campaignStatus = builder.enumType('CampaignStatus', {
     values: ['draft', 'scheduled', 'running', 'paused', 'finished', 'cancelled'] as const,
   });
@@ -44,7 +45,7 @@ export function addCampaignTypes(builder: Builder, { campaigns, contacts }: Serv
       delivered: t.exposeInt('delivered'),
       failed: t.exposeInt('failed'),
       replied: t.exposeInt('replied'),
-      optedOut: t.exposeInt('opted_out'),
+      optedOut: t.exposeInt('optedOut'),
     }),
   });
 
@@ -81,7 +82,7 @@ export function addCampaignTypes(builder: Builder, { campaigns, contacts }: Serv
       stats: t.loadable({
         type: stats,
         description: 'Counted for every campaign of a list at once',
-        load: (ids: string[]) => campaigns.statsFor(ids),
+        load: (ids: string[]) => campaignStats.read(ids),
         resolve: (campaign) => campaign.id,
       }),
       contacts: t.relation('contacts', {
@@ -218,7 +219,7 @@ export function addCampaignTypes(builder: Builder, { campaigns, contacts }: Serv
         errors: { types: [NotFoundError, InvalidStateError, ValidationError] },
         args: { id: t.arg.id({ required: true }) },
         resolve: async (query, _root, { id }, context) => {
-          await campaigns.act(context.accountId!, id, action);
+          await campaignLifecycle.act(context.accountId!, id, action);
           return campaigns.get(context.accountId!, id, query);
         },
       }),

@@ -1,6 +1,6 @@
 import { NotFoundError, ValidationError } from '../../errors.js';
-import type { MessageAcceptance } from '../../modules/messages/messages.service.js';
-import type { MessageFilter } from '../../modules/messages/messages.service.js';
+import type { MessageFilter } from '../../modules/messages/message-queries.js';
+import type { MessageAcceptance } from '../../modules/messages/message-sending.js';
 import type { TextAnalysis } from '../../modules/messages/encoding.js';
 import type { PageRequest } from '../../pagination.js';
 import type { Services } from '../../services.js';
@@ -16,7 +16,7 @@ interface MessagePageShape {
 
 export type MessageTypeRefs = ReturnType<typeof addMessageTypes>;
 
-export function addMessageTypes(builder: Builder, { messages }: Services, rateLimits: FieldRateLimits) {
+export function addMessageTypes(builder: Builder, { messages, messageSending }: Services, rateLimits: FieldRateLimits) {
   const messageStatus = builder.enumType('MessageStatus', {
     description: 'queued → sent (taken by the carrier) → delivered or failed',
     values: ['queued', 'sent', 'delivered', 'failed'] as const,
@@ -149,7 +149,7 @@ export function addMessageTypes(builder: Builder, { messages }: Services, rateLi
       },
       resolve: async (_root, args, context, info) => {
         await rateLimits.sendMessage({ args, context, info });
-        return messages.send(context.accountId!, args.input, args.idempotencyKey);
+        return messageSending.send(context.accountId!, args.input, args.idempotencyKey);
       },
     }),
   );

@@ -1,5 +1,5 @@
 import { Worker } from 'bullmq';
-import { QUEUE_NAMES, type CampaignDispatchJob } from '../../jobs/queues.js';
+import { campaignDispatchQueue, type CampaignDispatchJob } from '../../jobs/campaign-dispatch.job.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
 import type { WorkerContext } from '../../jobs/workers.js';
 
@@ -10,10 +10,10 @@ import type { WorkerContext } from '../../jobs/workers.js';
 export function createCampaignDispatchWorker({ deps, services }: WorkerContext): Worker<CampaignDispatchJob> {
   const connection = createWorkerConnection(deps.config.redisUrl);
   const worker = new Worker<CampaignDispatchJob>(
-    QUEUE_NAMES.campaignDispatch,
+    campaignDispatchQueue.name,
     async (job) => {
-      if (job.data.kind === 'start') await services.campaigns.startScheduled(job.data.campaignId, new Date(job.data.sendAt));
-      else await services.campaigns.dispatchBatch(job.data.campaignId);
+      if (job.data.kind === 'start') await services.campaignLifecycle.startScheduled(job.data.campaignId, new Date(job.data.sendAt));
+      else await services.campaignDispatch.dispatchBatch(job.data.campaignId);
     },
     {
       connection,

@@ -1,5 +1,5 @@
 import { Worker } from 'bullmq';
-import { QUEUE_NAMES, type ContactImportJob } from '../../jobs/queues.js';
+import { contactImportQueue, type ContactImportJob } from '../../jobs/contact-import.job.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
 import type { WorkerContext } from '../../jobs/workers.js';
 
@@ -14,7 +14,7 @@ const MAX_STALLED_INTERVAL_MS = 30_000;
  */
 export function createContactImportWorker({ deps, services }: WorkerContext): Worker<ContactImportJob> {
   const connection = createWorkerConnection(deps.config.redisUrl);
-  const worker = new Worker<ContactImportJob>(QUEUE_NAMES.contactImport, (job) => services.imports.run(job.data.importJobId), {
+  const worker = new Worker<ContactImportJob>(contactImportQueue.name, (job) => services.imports.run(job.data.importJobId), {
     connection,
     prefix: deps.config.redisPrefix,
     concurrency: 1,

@@ -6,7 +6,7 @@ import type { Clock } from '../../clock.js';
 import { AppError, NotFoundError, ValidationError } from '../../errors.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { newId, newIds } from '../../ids.js';
-import type { Queues } from '../../jobs/queues.js';
+import type { ContactImportJobs } from '../../jobs/contact-import.job.js';
 import { saveUpload, type IncomingFile } from '../../uploads.js';
 import { parseInput } from '../../validation.js';
 import { ContactRowMapper, type ContactRow, type RowError } from './contact-rows.js';
@@ -57,7 +57,7 @@ export class ImportService {
     private readonly prisma: PrismaClient,
     private readonly pool: pg.Pool,
     private readonly clock: Clock,
-    private readonly queues: Queues,
+    private readonly importJobs: ContactImportJobs,
     private readonly logger: Logger,
     private readonly importDir: string,
   ) {}
@@ -99,7 +99,7 @@ export class ImportService {
       await rm(filePath, { force: true });
       throw error;
     }
-    await this.enqueue(id);
+    await this.importJobs.enqueue(id);
     return job;
   }
 
@@ -161,8 +161,8 @@ export class ImportService {
     });
     let enqueued = 0;
     for (const { id } of stalled) {
-      if (await this.queues.contactImport.getJob(id)) continue;
-      await this.enqueue(id);
+      if (await this.importJobs.isQueued(id)) continue;
+      await this.importJobs.enqueue(id);
       enqueued += 1;
     }
     await this.removeOrphanFiles();
@@ -260,14 +260,6 @@ export class ImportService {
     });
     if (filePath) await rm(filePath, { force: true });
     this.logger.info({ job: id, code: failure.code }, 'import failed');
-  }
-
-  private async enqueue(id: string): Promise<void> {
-    try {
-      await this.queues.contactImport.add('import', { importJobId: id }, { jobId: id });
-    } catch (error) {
-      this.logger.warn({ err: error, job: id }, 'could not enqueue the import; the recovery sweep will');
-    }
   }
 
   private async removeOrphanFiles(): Promise<void> {

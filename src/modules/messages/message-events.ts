@@ -2,7 +2,7 @@
  * Event rows the message lifecycle writes, in the same transaction as the change. Their
  * payloads are the callback bodies of decisions.md without `id` and `created_at`, which the
  * webhook dispatcher adds from the row itself. The status changes (sent, delivered, failed) build
- * theirs in the statement that makes the change (MessageService.applyTransitions), in batches.
+ * theirs in the statement that makes the change (MessageStatusChanges), in batches.
  */
 export type MessageEventType = 'message.sent' | 'message.delivered' | 'message.failed' | 'message.replied';
 

@@ -2,9 +2,9 @@ import { Worker } from 'bullmq';
 import { RateLimiterQueue, RateLimiterRedis } from 'rate-limiter-flexible';
 import { CarrierRejectedError, CarrierUnavailableError, type Carrier } from '../../carriers/carrier.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
-import { QUEUE_NAMES, type MessageSendJob } from '../../jobs/queues.js';
+import { messageSendQueue, type MessageSendJob } from '../../jobs/message-send.job.js';
 import type { WorkerContext } from '../../jobs/workers.js';
-import type { MessageService } from './messages.service.js';
+import type { MessageDelivery } from './message-delivery.js';
 
 type Outcome = 'done' | 'retry';
 
@@ -27,10 +27,10 @@ export function createMessageSendWorker({ deps, services, carrier }: WorkerConte
   const sendOne = async (messageId: string): Promise<Outcome> => {
     if (pace) await pace.removeTokens(1, carrier.name);
     // Claimed just before its own carrier call, so a message waiting for the pace is not held.
-    return handOver(services.messages, carrier, messageId, config.claimLeaseMs);
+    return handOver(services.messageDelivery, carrier, messageId, config.claimLeaseMs);
   };
   const worker = new Worker<MessageSendJob>(
-    QUEUE_NAMES.messageSend,
+    messageSendQueue.name,
     async (job) => {
       const outcomes = await Promise.allSettled(job.data.messageIds.map(sendOne));
       const failures = outcomes.filter((outcome) => outcome.status === 'rejected');
@@ -58,12 +58,12 @@ export function createMessageSendWorker({ deps, services, carrier }: WorkerConte
   return worker;
 }
 
-async function handOver(messages: MessageService, carrier: Carrier, messageId: string, leaseMs: number): Promise<Outcome> {
-  const message = await messages.claimForSending(messageId, leaseMs);
+async function handOver(delivery: MessageDelivery, carrier: Carrier, messageId: string, leaseMs: number): Promise<Outcome> {
+  const message = await delivery.claimForSending(messageId, leaseMs);
   if (!message) return 'done';
   if (message.reclaimed && !carrier.deduplicatesByReference) {
     // The worker before us died inside the carrier call: sending again could send twice.
-    await messages.recordFailed(message.id, {
+    await delivery.recordFailed(message.id, {
       code: 'unknown_outcome',
       message: 'The send was interrupted and the carrier cannot tell whether it took the message',
     });
@@ -81,13 +81,13 @@ async function handOver(messages: MessageService, carrier: Carrier, messageId: s
     }));
   } catch (error) {
     if (error instanceof CarrierRejectedError) {
-      await messages.recordFailed(message.id, { code: error.code, message: error.message });
+      await delivery.recordFailed(message.id, { code: error.code, message: error.message });
       return 'done';
     }
     if (!(error instanceof CarrierUnavailableError)) throw error;
-    await messages.releaseClaim(message.id);
+    await delivery.releaseClaim(message.id);
     return 'retry';
   }
-  await messages.recordSubmitted(message.id, carrier.name, carrierMessageId);
+  await delivery.recordSubmitted(message.id, carrier.name, carrierMessageId);
   return 'done';
 }

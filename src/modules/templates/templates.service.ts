@@ -5,7 +5,7 @@ import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
 import { pageWindow, type PageRequest } from '../../pagination.js';
 import { issue, parseInput } from '../../validation.js';
-import { MAX_MESSAGE_CHARACTERS } from '../messages/messages.service.js';
+import { MAX_MESSAGE_CHARACTERS } from '../messages/message-text.js';
 import { PLACEHOLDER } from './render-template.js';
 
 /** Lengths in characters as people count them (an emoji is one), like a message's text. */

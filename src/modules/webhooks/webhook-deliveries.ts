@@ -3,7 +3,7 @@ import type { Clock } from '../../clock.js';
 import { Batcher } from '../../batcher.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
-import type { Queues, WebhookDeliveryJob } from '../../jobs/queues.js';
+import type { WebhookDeliveryJob, WebhookDeliveryJobs } from '../../jobs/webhook-delivery.job.js';
 import type { WebhookSecrets } from './webhook-secrets.js';
 import type { WebhookSender } from './webhook-sender.js';
 
@@ -64,14 +64,14 @@ export class WebhookDeliveries {
   constructor(
     private readonly prisma: PrismaClient,
     private readonly clock: Clock,
-    private readonly queues: Queues,
+    private readonly jobs: WebhookDeliveryJobs,
     private readonly secrets: WebhookSecrets,
     private readonly sender: WebhookSender,
     private readonly logger: Logger,
     private readonly retryBaseMs: number,
   ) {}
 
-  /** Stores the deliveries, inside the caller's transaction; `enqueue` them once it has committed. */
+  /** Stores the deliveries, inside the caller's transaction; enqueue the jobs it answers once it has committed. */
   async plan(tx: Prisma.TransactionClient, deliveries: PlannedDelivery[]): Promise<WebhookDeliveryJob[]> {
     if (deliveries.length === 0) return [];
     const now = this.clock.now();
@@ -83,18 +83,6 @@ export class WebhookDeliveries {
         AS v(id, account_id, event_id, webhook_id, campaign_id)
       ON CONFLICT (id) DO NOTHING`;
     return deliveries.map((delivery) => ({ delivery: delivery.id, attempt: 1 }));
-  }
-
-  /** Hands attempts to the queue; a failure is logged, not raised: the recovery sweep enqueues them later. */
-  async enqueue(jobs: WebhookDeliveryJob[], delayMs = 0): Promise<void> {
-    if (jobs.length === 0) return;
-    try {
-      await this.queues.webhookDelivery.addBulk(
-        jobs.map((job) => ({ name: 'deliver', data: job, opts: { jobId: `${job.delivery}-a${job.attempt}`, ...(delayMs > 0 ? { delay: delayMs } : {}) } })),
-      );
-    } catch (error) {
-      this.logger.warn({ err: error, deliveries: jobs.length }, 'could not enqueue webhook deliveries; the recovery sweep will');
-    }
   }
 
   /**
@@ -132,7 +120,7 @@ export class WebhookDeliveries {
       createdAt: startedAt,
       nextAttemptAt: final ? null : new Date(this.clock.now().getTime() + retryInMs),
     });
-    if (!final) await this.enqueue([{ delivery: job.delivery, attempt: job.attempt + 1 }], retryInMs);
+    if (!final) await this.jobs.enqueue([{ delivery: job.delivery, attempt: job.attempt + 1 }], retryInMs);
     if (!outcome.ok) this.logger.info({ delivery: job.delivery, attempt: job.attempt, error: outcome.error, final }, 'webhook attempt failed');
   }
 
@@ -148,7 +136,7 @@ export class WebhookDeliveries {
       take: limit,
       select: { id: true, attempts: true },
     });
-    await this.enqueue(rows.map((row) => ({ delivery: row.id, attempt: row.attempts + 1 })));
+    await this.jobs.enqueue(rows.map((row) => ({ delivery: row.id, attempt: row.attempts + 1 })));
     return rows.length;
   }
 

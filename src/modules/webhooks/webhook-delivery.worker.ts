@@ -1,5 +1,5 @@
 import { Worker } from 'bullmq';
-import { QUEUE_NAMES, type WebhookDeliveryJob } from '../../jobs/queues.js';
+import { webhookDeliveryQueue, type WebhookDeliveryJob } from '../../jobs/webhook-delivery.job.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
 import type { WorkerContext } from '../../jobs/workers.js';
 
@@ -9,7 +9,7 @@ import type { WorkerContext } from '../../jobs/workers.js';
  */
 export function createWebhookDeliveryWorker({ deps, services }: WorkerContext): Worker<WebhookDeliveryJob> {
   const connection = createWorkerConnection(deps.config.redisUrl);
-  const worker = new Worker<WebhookDeliveryJob>(QUEUE_NAMES.webhookDelivery, (job) => services.webhookDeliveries.attempt(job.data), {
+  const worker = new Worker<WebhookDeliveryJob>(webhookDeliveryQueue.name, (job) => services.webhookDeliveries.attempt(job.data), {
     connection,
     prefix: deps.config.redisPrefix,
     concurrency: deps.config.webhookConcurrency,

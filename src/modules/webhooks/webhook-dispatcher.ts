@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { PollingLoop } from '../../jobs/polling-loop.js';
 import type { Clock } from '../../clock.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
+import type { WebhookDeliveryJobs } from '../../jobs/webhook-delivery.job.js';
 import type { WebhookDeliveries, PlannedDelivery } from './webhook-deliveries.js';
 import { eventBody, goesToCampaignUrl, isSubscribable } from './webhook-events.js';
 
@@ -33,6 +34,7 @@ export class WebhookDispatcher {
     private readonly prisma: PrismaClient,
     private readonly clock: Clock,
     private readonly deliveries: WebhookDeliveries,
+    private readonly deliveryJobs: WebhookDeliveryJobs,
     logger: Logger,
     pollMs: number,
   ) {
@@ -102,7 +104,7 @@ export class WebhookDispatcher {
         WHERE e.id = v.id`;
       return { taken: events.length, jobs: await this.deliveries.plan(tx, planned) };
     });
-    await this.deliveries.enqueue(jobs);
+    await this.deliveryJobs.enqueue(jobs);
     return taken;
   }
 

@@ -6,6 +6,7 @@ import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
 import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
 import { parseInput } from '../../validation.js';
+import type { WebhookDeliveryJobs } from '../../jobs/webhook-delivery.job.js';
 import type { PlannedDelivery, WebhookDeliveries } from './webhook-deliveries.js';
 import { eventBody, pingBody, SUBSCRIBABLE_EVENTS } from './webhook-events.js';
 import type { WebhookSecrets } from './webhook-secrets.js';
@@ -64,6 +65,7 @@ export class WebhookService {
     private readonly secrets: WebhookSecrets,
     private readonly sender: WebhookSender,
     private readonly deliveries: WebhookDeliveries,
+    private readonly deliveryJobs: WebhookDeliveryJobs,
     allowInsecure: boolean,
   ) {
     const url = webhookUrl(allowInsecure);
@@ -193,7 +195,7 @@ export class WebhookService {
         }
         return this.deliveries.plan(tx, planned);
       });
-      await this.deliveries.enqueue(jobs);
+      await this.deliveryJobs.enqueue(jobs);
       replayed += events.length;
       const last = events[events.length - 1]!;
       after = { createdAt: last.created_at, id: last.id };

@@ -1,0 +1,33 @@
+import type { Queue } from 'bullmq';
+import type { Logger } from 'pino';
+import { FORGET_FINISHED_JOBS, type QueueDefinition } from './queue-definition.js';
+
+/** An uploaded file to import (import_jobs.id, also the job id). */
+export interface ContactImportJob {
+  importJobId: string;
+}
+
+export const contactImportQueue: QueueDefinition<ContactImportJob> = {
+  name: 'contact-import',
+  defaultJobOptions: { attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, ...FORGET_FINISHED_JOBS },
+};
+
+/** The job id is the import job's id: one BullMQ job per upload, however often it is enqueued. */
+export class ContactImportJobs {
+  constructor(
+    private readonly queue: Queue<ContactImportJob>,
+    private readonly logger: Logger,
+  ) {}
+
+  async enqueue(importJobId: string): Promise<void> {
+    try {
+      await this.queue.add('import', { importJobId }, { jobId: importJobId });
+    } catch (error) {
+      this.logger.warn({ err: error, job: importJobId }, 'could not enqueue the import; the recovery sweep will');
+    }
+  }
+
+  async isQueued(importJobId: string): Promise<boolean> {
+    return Boolean(await this.queue.getJob(importJobId));
+  }
+}

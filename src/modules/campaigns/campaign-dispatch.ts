@@ -1,0 +1,156 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import { newId } from '../../ids.js';
+import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
+import type { MessageSendJobs } from '../../jobs/message-send.job.js';
+import { analyzeText } from '../messages/encoding.js';
+import { contactOptedOut } from '../opt-outs/opt-outs.service.js';
+import { renderTemplate } from '../templates/render-template.js';
+import { lockCampaign, writeCampaignEvent, type LockedCampaign } from './campaign-rows.js';
+
+type Tx = Prisma.TransactionClient;
+
+interface PendingContact {
+  id: string;
+  phone: string;
+  name: string | null;
+  email: string | null;
+  document: string | null;
+  tags: string[];
+  created_at: Date;
+}
+
+export interface DispatchOutcome {
+  /** Messages created by this batch, to hand to the send queue. */
+  messageIds: string[];
+  /** When the next batch is due, or null when the campaign is no longer running. */
+  next: { batch: number; delayMs: number } | null;
+}
+
+// Campaigns the recovery sweep looks at per round, of each kind.
+const RECOVERY_LIMIT = 500;
+
+/** Running campaigns, batch by batch: each batch's messages, the next batch's job, and the finish. */
+export class CampaignDispatch {
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly clock: Clock,
+    private readonly dispatchJobs: CampaignDispatchJobs,
+    private readonly sendJobs: MessageSendJobs,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Sends the next batch of a running campaign: contacts without a message get one, rendered
+   * from the template. The campaign row is locked for the batch, so two dispatchers never
+   * interleave, and the unique (campaign, contact) index makes a second message for a contact
+   * impossible whatever happens around it. When no contact is left the campaign finishes.
+   */
+  async dispatchBatch(campaignId: string): Promise<DispatchOutcome> {
+    const now = this.clock.now();
+    const outcome = await this.prisma.$transaction(
+      async (tx): Promise<DispatchOutcome> => {
+        const campaign = await lockCampaign(tx, campaignId);
+        if (!campaign || campaign.deleted_at || campaign.status !== 'running') return { messageIds: [], next: null };
+        const template = campaign.template_id
+          ? await tx.template.findUnique({ where: { id: campaign.template_id }, select: { content: true } })
+          : null;
+        if (!template) {
+          this.logger.warn({ campaign: campaignId }, 'running campaign without a template; nothing dispatched');
+          return { messageIds: [], next: null };
+        }
+        // Read on from the last batch; a short read means the end, where a read from the start
+        // also finds contacts that committed late with an earlier created_at (an import's rows).
+        let contacts = await this.pendingContacts(tx, campaign, campaign.batch_size);
+        if (contacts.length < campaign.batch_size && campaign.dispatched_through_id) {
+          contacts = await this.pendingContacts(tx, { ...campaign, dispatched_through_at: null, dispatched_through_id: null }, campaign.batch_size);
+        }
+        const created = contacts.length
+          ? await tx.message.createManyAndReturn({
+              data: contacts.map((contact) => {
+                const text = renderTemplate(template.content, contact);
+                const { encoding, segments } = analyzeText(text);
+                return {
+                  id: newId('msg'),
+                  accountId: campaign.account_id,
+                  campaignId,
+                  contactId: contact.id,
+                  to: contact.phone,
+                  text,
+                  encoding: encoding === 'GSM-7' ? ('GSM_7' as const) : ('UCS_2' as const),
+                  segments,
+                  createdAt: now,
+                };
+              }),
+              skipDuplicates: true,
+              select: { id: true },
+            })
+          : [];
+        // A short batch was the last: every contact the campaign had has its message now.
+        if (contacts.length < campaign.batch_size) {
+          await tx.campaign.update({
+            where: { id: campaignId },
+            data: { status: 'finished', finishedAt: now, nextBatchAt: null, updatedAt: now, dispatchedBatches: { increment: created.length ? 1 : 0 } },
+          });
+          await writeCampaignEvent(tx, campaign, 'campaign.finished', 'finished', now);
+          return { messageIds: created.map((m) => m.id), next: null };
+        }
+        const delayMs = Math.round(campaign.delay * 1000);
+        await tx.campaign.update({
+          where: { id: campaignId },
+          data: {
+            dispatchedBatches: { increment: 1 },
+            nextBatchAt: new Date(now.getTime() + delayMs),
+            dispatchedThroughAt: contacts.at(-1)!.created_at,
+            dispatchedThroughId: contacts.at(-1)!.id,
+          },
+        });
+        return { messageIds: created.map((m) => m.id), next: { batch: campaign.dispatched_batches + 2, delayMs } };
+      },
+      { timeout: 60_000 },
+    );
+    await this.sendJobs.enqueue(outcome.messageIds);
+    if (outcome.next) await this.dispatchJobs.enqueueBatch(campaignId, outcome.next.batch, outcome.next.delayMs);
+    return outcome;
+  }
+
+  /**
+   * Running campaigns whose next batch is overdue (its job was lost with Redis, say) and
+   * scheduled ones whose send_at passed unnoticed get their job again; job ids make it a no-op
+   * when the job is in fact still there.
+   */
+  async recoverStalled(overdueMs: number): Promise<number> {
+    const cutoff = new Date(this.clock.now().getTime() - overdueMs);
+    const [running, scheduled] = await Promise.all([
+      this.prisma.campaign.findMany({
+        where: { status: 'running', deletedAt: null, nextBatchAt: { lt: cutoff } },
+        select: { id: true, dispatchedBatches: true },
+        take: RECOVERY_LIMIT,
+      }),
+      this.prisma.campaign.findMany({
+        where: { status: 'scheduled', deletedAt: null, sendAt: { lt: cutoff } },
+        select: { id: true, sendAt: true },
+        take: RECOVERY_LIMIT,
+      }),
+    ]);
+    for (const campaign of running) await this.dispatchJobs.enqueueBatch(campaign.id, campaign.dispatchedBatches + 1, 0);
+    for (const campaign of scheduled) await this.dispatchJobs.scheduleStart(campaign.id, campaign.sendAt!);
+    return running.length + scheduled.length;
+  }
+
+  /** Contacts still to be sent: no message yet, and not opted out of the account. */
+  private pendingContacts(tx: Tx, campaign: LockedCampaign, limit: number): Promise<PendingContact[]> {
+    const after = campaign.dispatched_through_id
+      ? Prisma.sql`AND (c.created_at, c.id) > (${campaign.dispatched_through_at}, ${campaign.dispatched_through_id})`
+      : Prisma.empty;
+    return tx.$queryRaw<PendingContact[]>`
+      SELECT c.id, c.phone, c.name, c.email, c.document, c.tags, c.created_at
+      FROM contacts c
+      WHERE c.campaign_id = ${campaign.id} ${after}
+        AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.campaign_id = ${campaign.id} AND m.contact_id = c.id)
+        AND NOT ${contactOptedOut(campaign.account_id)}
+      ORDER BY c.created_at, c.id
+      LIMIT ${limit}`;
+  }
+}

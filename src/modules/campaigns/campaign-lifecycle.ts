@@ -1,0 +1,61 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.js';
+import { InvalidStateError, NotFoundError, ValidationError } from '../../errors.js';
+import type { PrismaClient } from '../../generated/prisma/client.js';
+import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
+import { lockCampaign, writeCampaignEvent } from './campaign-rows.js';
+import { transitionOf, type CampaignAction } from './campaign-transitions.js';
+
+/** A campaign's status changes, by the transition table: a client's actions, and the start at send_at. */
+export class CampaignLifecycle {
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly clock: Clock,
+    private readonly dispatchJobs: CampaignDispatchJobs,
+    private readonly logger: Logger,
+  ) {}
+
+  /** One of the campaign actions of the transition table; 409 invalid_state when its status forbids it. */
+  async act(accountId: string, id: string, action: CampaignAction): Promise<void> {
+    const rule = transitionOf(action);
+    const now = this.clock.now();
+    const moved = await this.prisma.$transaction(async (tx) => {
+      const campaign = await lockCampaign(tx, id);
+      if (!campaign || campaign.account_id !== accountId || campaign.deleted_at) throw new NotFoundError('Campaign');
+      if (!rule.from.includes(campaign.status)) {
+        throw new InvalidStateError(`A ${campaign.status} campaign cannot ${action}; allowed from: ${rule.from.join(', ')}`);
+      }
+      if (rule.to === 'running' && !campaign.template_id) throw new ValidationError([{ field: 'template', issue: 'required' }]);
+      await tx.campaign.update({
+        where: { id },
+        data: {
+          status: rule.to,
+          updatedAt: now,
+          ...(action === 'start' ? { startedAt: now, nextBatchAt: now } : {}),
+          ...(action === 'resume' ? { nextBatchAt: now } : {}),
+        },
+      });
+      if (rule.event) await writeCampaignEvent(tx, campaign, rule.event, rule.to, now);
+      return campaign;
+    });
+    if (rule.to === 'running') await this.dispatchJobs.enqueueBatch(id, moved.dispatched_batches + 1, 0);
+    if (action === 'schedule' && moved.send_at) await this.dispatchJobs.scheduleStart(id, moved.send_at);
+  }
+
+  /** The delayed `start` job of a scheduled campaign fires; it starts only if still scheduled for that time. */
+  async startScheduled(campaignId: string, sendAt: Date): Promise<void> {
+    const now = this.clock.now();
+    const started = await this.prisma.$transaction(async (tx) => {
+      const campaign = await lockCampaign(tx, campaignId);
+      if (!campaign || campaign.deleted_at || campaign.status !== 'scheduled' || campaign.send_at?.getTime() !== sendAt.getTime()) return null;
+      if (!campaign.template_id) {
+        this.logger.warn({ campaign: campaignId }, 'send_at reached but the campaign has no template; left scheduled');
+        return null;
+      }
+      await tx.campaign.update({ where: { id: campaignId }, data: { status: 'running', startedAt: now, nextBatchAt: now, updatedAt: now } });
+      await writeCampaignEvent(tx, campaign, 'campaign.started', 'running', now);
+      return campaign;
+    });
+    if (started) await this.dispatchJobs.enqueueBatch(campaignId, started.dispatched_batches + 1, 0);
+  }
+}

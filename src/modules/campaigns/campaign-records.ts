@@ -1,0 +1,153 @@
+import { z } from 'zod';
+import type { Clock } from '../../clock.js';
+import { isForeignKeyViolation } from '../../db/prisma-errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
+import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
+import type { CampaignStatus } from '../../generated/prisma/enums.js';
+import { newId } from '../../ids.js';
+import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
+import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
+import { parseInput } from '../../validation.js';
+import { webhookUrl } from '../webhooks/webhook-url.js';
+
+const isoTime = z.iso.datetime({ offset: true }).transform((value) => new Date(value));
+
+function campaignFields(allowInsecureWebhooks: boolean) {
+  return {
+    name: z.string().trim().min(1).max(120),
+    description: z.string().max(2000),
+    webhook: webhookUrl(allowInsecureWebhooks).nullable(),
+    delay: z.number().min(0).max(86_400),
+    template: z.string().min(1).max(64).nullable(),
+    batchSize: z.number().int().min(1).max(10_000),
+    sendAt: isoTime.nullable(),
+  };
+}
+
+/** The selection Pothos computes for a field; spread into every query. */
+type CampaignQuery = Pick<Prisma.CampaignFindFirstArgs, 'select' | 'include'>;
+
+export interface CampaignFilter {
+  status?: CampaignStatus;
+}
+
+/** An account's campaigns as records: create, read, list, change and delete. */
+export class CampaignRecords {
+  private readonly createInput;
+  private readonly updateInput;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly clock: Clock,
+    private readonly dispatchJobs: CampaignDispatchJobs,
+    allowInsecureWebhooks: boolean,
+  ) {
+    const fields = z.object(campaignFields(allowInsecureWebhooks)).partial();
+    this.createInput = fields.required({ name: true });
+    this.updateInput = z.strictObject(fields.shape);
+  }
+
+  async create(accountId: string, input: unknown, query: CampaignQuery = {}) {
+    const data = parseInput(this.createInput, input);
+    if (data.template) await this.requireTemplate(accountId, data.template);
+    const now = this.clock.now();
+    const id = newId('cmp');
+    const sendAt = data.sendAt ?? null;
+    const campaign = await this.withTemplateCheck(
+      this.prisma.campaign.create({
+        ...query,
+        data: {
+          id,
+          accountId,
+          name: data.name,
+          description: data.description ?? '',
+          webhook: data.webhook ?? null,
+          delay: data.delay ?? 0,
+          templateId: data.template ?? null,
+          batchSize: data.batchSize ?? 100,
+          sendAt,
+          status: 'scheduled',
+          createdAt: now,
+          updatedAt: now,
+        },
+      }),
+    );
+    if (sendAt) await this.dispatchJobs.scheduleStart(id, sendAt);
+    return campaign;
+  }
+
+  async get(accountId: string, id: string, query: CampaignQuery = {}) {
+    const campaign = await this.prisma.campaign.findFirst({ ...query, where: { id, accountId, deletedAt: null } });
+    if (!campaign) throw new NotFoundError('Campaign');
+    return campaign;
+  }
+
+  parseListArgs(args: { status?: CampaignStatus | null; page?: number | null; perPage?: number | null }) {
+    return { page: parsePage(args), filter: args.status ? { status: args.status } : {} };
+  }
+
+  list(accountId: string, filter: CampaignFilter, page: PageRequest, query: CampaignQuery = {}) {
+    return this.prisma.campaign.findMany({
+      ...query,
+      where: { accountId, deletedAt: null, ...filter },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      ...pageWindow(page),
+    });
+  }
+
+  count(accountId: string, filter: CampaignFilter): Promise<number> {
+    return this.prisma.campaign.count({ where: { accountId, deletedAt: null, ...filter } });
+  }
+
+  async update(accountId: string, id: string, input: unknown, query: CampaignQuery = {}) {
+    const data = parseInput(this.updateInput, input);
+    await this.get(accountId, id, { select: { id: true } });
+    if (data.template) await this.requireTemplate(accountId, data.template);
+    const campaign = await this.withTemplateCheck(
+      this.prisma.campaign.update({
+        ...query,
+        where: { id },
+        data: {
+          name: data.name,
+          description: data.description,
+          webhook: data.webhook,
+          delay: data.delay,
+          templateId: data.template,
+          batchSize: data.batchSize,
+          sendAt: data.sendAt,
+          updatedAt: this.clock.now(),
+        },
+      }),
+    );
+    if (data.sendAt) {
+      const { status } = await this.get(accountId, id, { select: { status: true } });
+      if (status === 'scheduled') await this.dispatchJobs.scheduleStart(id, data.sendAt);
+    }
+    return campaign;
+  }
+
+  /** Deleted campaigns keep their rows (their messages still name them) but vanish from the API and stop dispatching. */
+  async delete(accountId: string, id: string): Promise<{ id: string; deleted: true }> {
+    const { count } = await this.prisma.campaign.updateMany({
+      where: { id, accountId, deletedAt: null },
+      data: { deletedAt: this.clock.now() },
+    });
+    if (count === 0) throw new NotFoundError('Campaign');
+    return { id, deleted: true };
+  }
+
+  /** A template deleted between requireTemplate and the write fails its foreign key: the same 422. */
+  private async withTemplateCheck<T>(write: Promise<T>): Promise<T> {
+    try {
+      return await write;
+    } catch (error) {
+      if (isForeignKeyViolation(error)) throw new ValidationError([{ field: 'template', issue: 'not_found' }]);
+      throw error;
+    }
+  }
+
+  private async requireTemplate(accountId: string, templateId: string) {
+    const template = await this.prisma.template.findFirst({ where: { id: templateId, accountId }, select: { id: true } });
+    if (!template) throw new ValidationError([{ field: 'template', issue: 'not_found' }]);
+  }
+}

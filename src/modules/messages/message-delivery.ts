@@ -1,0 +1,120 @@
+import { Batcher } from '../../batcher.js';
+import type { Clock } from '../../clock.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import type { MessageSendJobs } from '../../jobs/message-send.job.js';
+import type { Encoding } from './encoding.js';
+import { STATEMENT_BATCHING, type MessageStatusChanges } from './message-status-changes.js';
+
+/** A message claimed by a worker for its carrier call, with what the carrier needs. */
+export interface ClaimedMessage {
+  id: string;
+  to: string;
+  text: string;
+  encoding: Encoding;
+  segments: number;
+  sender: string | null;
+  /** A previous claim had expired: a worker died during the carrier call, outcome unknown. */
+  reclaimed: boolean;
+}
+
+type ClaimRow = Omit<ClaimedMessage, 'reclaimed'> & { previous_claim: Date | null };
+
+interface ClaimRequest {
+  id: string;
+  leaseMs: number;
+}
+
+/**
+ * A message's way to the carrier, used only by the workers and the recovery sweep: the claim
+ * that makes each message go to the carrier once, and what the carrier's answer makes of it.
+ */
+export class MessageDelivery {
+  private readonly claims = new Batcher((requests: ClaimRequest[]) => this.claimMany(requests), STATEMENT_BATCHING);
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly clock: Clock,
+    private readonly statusChanges: MessageStatusChanges,
+    private readonly sendJobs: MessageSendJobs,
+  ) {}
+
+  /**
+   * Takes a queued message for one carrier call. The claim is written before the call, so a
+   * duplicate or retried job finds it taken and never hands the message over again; a claim
+   * older than the lease belonged to a worker that died, and may be taken over. Concurrent
+   * claims share one statement.
+   */
+  async claimForSending(id: string, leaseMs: number): Promise<ClaimedMessage | null> {
+    // Rows another transaction holds are skipped by the batch, so that one busy row does not
+    // hold up the others, and then claimed on their own, waiting for the row as a single claim would.
+    const row = (await this.claims.add({ id, leaseMs })) ?? (await this.claimRows([{ id, leaseMs }], false))[0];
+    if (!row) return null;
+    return { id: row.id, to: row.to, text: row.text, encoding: row.encoding, segments: row.segments, sender: row.sender, reclaimed: row.previous_claim !== null };
+  }
+
+  /** A claim whose carrier call certainly did not happen is given back for the retry. */
+  async releaseClaim(id: string): Promise<void> {
+    await this.prisma.message.updateMany({ where: { id, status: 'queued' }, data: { claimedAt: null } });
+  }
+
+  async recordSubmitted(id: string, carrier: string, carrierMessageId: string): Promise<void> {
+    const moved = await this.statusChanges.apply({ id, status: 'sent', at: this.clock.now(), carrier, carrierMessageId });
+    if (moved) return;
+    // A delivery report overtook the submit acknowledgement, or the message failed meanwhile;
+    // keep the carrier's id all the same.
+    await this.prisma.message.updateMany({ where: { id, carrierMessageId: null }, data: { carrier, carrierMessageId } });
+  }
+
+  async recordFailed(id: string, error: { code: string; message: string }): Promise<void> {
+    await this.statusChanges.apply({ id, status: 'failed', at: this.clock.now(), error });
+  }
+
+  /**
+   * Queued messages no worker is on (never enqueued because Redis was away, or claimed by a
+   * worker that died) are enqueued again; the number of them.
+   */
+  async recoverStranded(options: { unclaimedForMs: number; leaseMs: number; limit: number }): Promise<number> {
+    const now = this.clock.now().getTime();
+    const rows = await this.prisma.message.findMany({
+      where: {
+        status: 'queued',
+        OR: [
+          { claimedAt: null, createdAt: { lt: new Date(now - options.unclaimedForMs) } },
+          { claimedAt: { lt: new Date(now - options.leaseMs) } },
+        ],
+      },
+      orderBy: { createdAt: 'asc' },
+      take: options.limit,
+      select: { id: true },
+    });
+    await this.sendJobs.enqueue(rows.map((row) => row.id));
+    return rows.length;
+  }
+
+  private async claimMany(requests: ClaimRequest[]): Promise<(ClaimRow | undefined)[]> {
+    const claimed = new Map((await this.claimRows(requests, true)).map((row) => [row.id, row]));
+    return requests.map(({ id }) => {
+      const row = claimed.get(id);
+      // The same message asked for twice in one batch is claimed once.
+      claimed.delete(id);
+      return row;
+    });
+  }
+
+  private claimRows(requests: ClaimRequest[], skipLocked: boolean) {
+    const now = this.clock.now();
+    return this.prisma.$queryRaw<ClaimRow[]>`
+      WITH request AS (
+        SELECT * FROM unnest(${requests.map((r) => r.id)}::text[], ${requests.map((r) => new Date(now.getTime() - r.leaseMs).toISOString())}::timestamptz[])
+          AS r(id, lapsed_before)),
+      prior AS (
+        SELECT m.id, m.claimed_at, request.lapsed_before FROM messages m JOIN request USING (id)
+        WHERE m.status = 'queued'
+        ORDER BY m.id FOR UPDATE OF m ${skipLocked ? Prisma.sql`SKIP LOCKED` : Prisma.empty})
+      UPDATE messages m SET claimed_at = ${now}
+      FROM prior
+      WHERE m.id = prior.id AND m.status = 'queued' AND (prior.claimed_at IS NULL OR prior.claimed_at < prior.lapsed_before)
+      RETURNING m.id, m."to", m.text, m.encoding::text AS encoding, m.segments, prior.claimed_at AS previous_claim,
+        (SELECT default_sender FROM account_settings s WHERE s.account_id = m.account_id) AS sender`;
+  }
+}

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { NotFoundError } from '../../errors.js';
+import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
+import type { MessageStatus } from '../../generated/prisma/enums.js';
+import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
+import { e164 } from '../../phone.js';
+import { parseInput } from '../../validation.js';
+import { analyzeText, type TextAnalysis } from './encoding.js';
+import { messageText } from './message-text.js';
+
+const previewInput = z.object({ message: messageText });
+
+const listInput = z.object({
+  status: z.enum(['queued', 'sent', 'delivered', 'failed']).nullish(),
+  campaign: z.string().max(64).nullish(),
+  to: e164.nullish(),
+});
+
+export interface MessageFilter {
+  status?: MessageStatus;
+  campaignId?: string;
+  to?: string;
+}
+
+type MessageQuery = Omit<Prisma.MessageFindFirstArgs, 'where'>;
+
+/** What the API reads of an account's messages, and the preview of a text that sends nothing. */
+export class MessageQueries {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  preview(input: unknown): TextAnalysis {
+    return analyzeText(parseInput(previewInput, input).message);
+  }
+
+  async get(accountId: string, id: string, query: MessageQuery = {}) {
+    const message = await this.prisma.message.findFirst({ ...query, where: { id, accountId } });
+    if (!message) throw new NotFoundError('Message');
+    return message;
+  }
+
+  parseListArgs(args: { status?: unknown; campaign?: unknown; to?: unknown; page?: number | null; perPage?: number | null }) {
+    const page = parsePage(args);
+    const filter = parseInput(listInput, { status: args.status, campaign: args.campaign, to: args.to });
+    return {
+      page,
+      filter: {
+        ...(filter.status ? { status: filter.status } : {}),
+        ...(filter.campaign ? { campaignId: filter.campaign } : {}),
+        ...(filter.to ? { to: filter.to } : {}),
+      } satisfies MessageFilter,
+    };
+  }
+
+  list(accountId: string, filter: MessageFilter, page: PageRequest, query: MessageQuery = {}) {
+    return this.prisma.message.findMany({
+      ...query,
+      where: { accountId, ...filter },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      ...pageWindow(page),
+    });
+  }
+
+  count(accountId: string, filter: MessageFilter): Promise<number> {
+    return this.prisma.message.count({ where: { accountId, ...filter } });
+  }
+}

@@ -1,0 +1,155 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { Batcher } from '../../batcher.js';
+import type { Clock } from '../../clock.js';
+import { isUniqueViolation } from '../../db/prisma-errors.js';
+import { ValidationError } from '../../errors.js';
+import type { PrismaClient } from '../../generated/prisma/client.js';
+import { newId } from '../../ids.js';
+import type { MessageSendJobs } from '../../jobs/message-send.job.js';
+import { e164 } from '../../phone.js';
+import { parseInput } from '../../validation.js';
+import { optedOutError, type OptOutService } from '../opt-outs/opt-outs.service.js';
+import { analyzeText, type Encoding } from './encoding.js';
+import { messageText } from './message-text.js';
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+const sendInput = z.object({
+  to: e164,
+  message: messageText,
+  campaign: z.string().min(1).max(64).nullish(),
+});
+
+const idempotencyKey = z.string().min(1).max(255);
+
+/** What a send answers: the message as it was accepted, also on an idempotent replay. */
+export interface MessageAcceptance {
+  id: string;
+  status: 'queued';
+  to: string;
+  campaignId: string | null;
+  replayed: boolean;
+}
+
+interface NewMessage {
+  id: string;
+  accountId: string;
+  campaignId: string | null;
+  to: string;
+  text: string;
+  encoding: Encoding;
+  segments: number;
+  createdAt: Date;
+}
+
+/**
+ * Accepts messages for sending: each is committed in PostgreSQL before the caller hears 202,
+ * then handed to the send queue. Should Redis not take the job, the recovery sweep enqueues it later.
+ */
+export class MessageSending {
+  // One acceptance batch at a time: sends arriving meanwhile wait a few milliseconds and share
+  // the next one, so that send jobs (made per batch) carry many messages under load.
+  private readonly accepted = new Batcher((messages: NewMessage[]) => this.insertAndEnqueue(messages), { maxBatch: 100, maxInFlight: 1 });
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly clock: Clock,
+    private readonly sendJobs: MessageSendJobs,
+    private readonly optOuts: OptOutService,
+  ) {}
+
+  async send(accountId: string, input: unknown, key?: string | null): Promise<MessageAcceptance> {
+    const data = parseInput(sendInput, input);
+    if (key !== undefined && key !== null && !idempotencyKey.safeParse(key).success) {
+      throw new ValidationError([{ field: 'Idempotency-Key', issue: key.length === 0 ? 'too_short' : 'too_long' }]);
+    }
+    const campaignId = data.campaign ?? null;
+    if (campaignId) {
+      const campaign = await this.prisma.campaign.findFirst({ where: { id: campaignId, accountId, deletedAt: null }, select: { id: true } });
+      if (!campaign) throw new ValidationError([{ field: 'campaign', issue: 'not_found' }]);
+    }
+    const { encoding, segments } = analyzeText(data.message);
+    const message: NewMessage = { id: newId('msg'), accountId, campaignId, to: data.to, text: data.message, encoding, segments, createdAt: this.clock.now() };
+    if (key) return this.sendOnce(message, key);
+    const failure = await this.accepted.add(message);
+    if (failure) throw failure;
+    return { id: message.id, status: 'queued', to: message.to, campaignId, replayed: false };
+  }
+
+  /** A send with an Idempotency-Key: the same key and request within 24 hours answer the first acceptance again. */
+  private async sendOnce(message: NewMessage, key: string): Promise<MessageAcceptance> {
+    const { accountId, createdAt: now } = message;
+    const requestHash = createHash('sha256').update(JSON.stringify([message.to, message.text, message.campaignId])).digest('hex');
+    const replay = await this.replay(accountId, key, requestHash, now);
+    if (replay) return replay;
+    // After the replay: a send accepted before the opt-out still answers as it did.
+    await this.optOuts.assertReachable(accountId, message.to);
+    try {
+      await this.prisma.$transaction([
+        this.prisma.idempotencyKey.deleteMany({ where: { accountId, key, createdAt: { lte: new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS) } } }),
+        this.prisma.message.create({
+          data: { ...message, encoding: message.encoding === 'GSM-7' ? 'GSM_7' : 'UCS_2' },
+          select: { id: true },
+        }),
+        this.prisma.idempotencyKey.create({ data: { accountId, key, requestHash, messageId: message.id, createdAt: now } }),
+      ]);
+    } catch (error) {
+      // Another request with the same key won the race: answer as it did.
+      const raced = isUniqueViolation(error) ? await this.replay(accountId, key, requestHash, now) : null;
+      if (raced) return raced;
+      throw error;
+    }
+    await this.sendJobs.enqueue([message.id]);
+    return { id: message.id, status: 'queued', to: message.to, campaignId: message.campaignId, replayed: false };
+  }
+
+  private async replay(accountId: string, key: string, requestHash: string, now: Date): Promise<MessageAcceptance | null> {
+    const existing = await this.prisma.idempotencyKey.findUnique({
+      where: { accountId_key: { accountId, key } },
+      select: { requestHash: true, createdAt: true, message: { select: { id: true, to: true, campaignId: true } } },
+    });
+    if (!existing || existing.createdAt.getTime() <= now.getTime() - IDEMPOTENCY_WINDOW_MS) return null;
+    if (existing.requestHash !== requestHash) throw new ValidationError([{ field: 'Idempotency-Key', issue: 'reused' }]);
+    return { id: existing.message.id, status: 'queued', to: existing.message.to, campaignId: existing.message.campaignId, replayed: true };
+  }
+
+  /**
+   * Concurrent sends without an idempotency key share one opt-out check, one multi-row INSERT and
+   * one `addBulk`: the commit and the round trips are most of a send's cost, not the rows. Should
+   * the INSERT fail, each message is tried alone, so that one bad row fails only its own request.
+   */
+  private async insertAndEnqueue(batch: NewMessage[]): Promise<(Error | null)[]> {
+    const optedOut = await this.optOuts.optedOut(batch);
+    const messages = batch.filter((_, index) => !optedOut[index]);
+    const results = messages.length > 0 ? await this.insertAndEnqueueReachable(messages) : [];
+    let result = 0;
+    return batch.map((_, index) => (optedOut[index] ? optedOutError() : results[result++]!));
+  }
+
+  private async insertAndEnqueueReachable(messages: NewMessage[]): Promise<(Error | null)[]> {
+    try {
+      await this.insertMessages(messages);
+    } catch (error) {
+      if (messages.length === 1) return [asError(error)];
+      const alone = await Promise.all(messages.map((message) => this.insertMessages([message]).then(() => null, asError)));
+      await this.sendJobs.enqueue(messages.filter((_, index) => alone[index] === null).map((m) => m.id));
+      return alone;
+    }
+    await this.sendJobs.enqueue(messages.map((m) => m.id));
+    return messages.map(() => null);
+  }
+
+  private async insertMessages(messages: NewMessage[]): Promise<void> {
+    await this.prisma.$executeRaw`
+      INSERT INTO messages (id, account_id, campaign_id, "to", text, encoding, segments, created_at)
+      SELECT * FROM unnest(
+        ${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.accountId)}::text[], ${messages.map((m) => m.campaignId)}::text[],
+        ${messages.map((m) => m.to)}::text[], ${messages.map((m) => m.text)}::text[], ${messages.map((m) => m.encoding)}::"MessageEncoding"[],
+        ${messages.map((m) => m.segments)}::int[], ${messages.map((m) => m.createdAt.toISOString())}::timestamptz[])`;
+  }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
