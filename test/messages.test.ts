@@ -273,7 +273,7 @@ describe('statuses only move forward', () => {
     const stored = await t.tern.deps.prisma.message.findUniqueOrThrow({ where: { id: body.message } });
     await carrierReports.applyDeliveryReport('simulator', { carrierMessageId: stored.carrierMessageId!, status: 'failed', at: new Date(), error: { code: 'x', message: 'late' } });
     await carrierReports.applyDeliveryReport('simulator', { carrierMessageId: stored.carrierMessageId!, status: 'delivered', at: new Date() });
-    await messageDelivery.recordSubmitted(body.message, 'simulator', stored.carrierMessageId!);
+    await messageDelivery.recordSubmitted({ id: stored.id, to: stored.to, campaignId: stored.campaignId }, 'simulator', stored.carrierMessageId!);
     const after = await t.request('GET', `/v1/messages/${body.message}`, { token: alice.token });
     expect(after.body).toMatchObject({ status: 'delivered', delivered_at: delivered.delivered_at, failed_at: null, error: null });
     expect(await t.tern.deps.prisma.event.count({ where: { messageId: body.message } })).toBe(2);

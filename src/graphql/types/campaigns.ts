@@ -1,6 +1,8 @@
 import { ConflictError, InvalidStateError, NotFoundError, ValidationError } from '../../errors.js';
+import { CampaignStatus } from '../../generated/prisma/enums.js';
+import type { CampaignFilter } from '../../modules/campaigns/campaign-records.js';
 import type { CampaignStats } from '../../modules/campaigns/campaign-stats.js';
-import type { CampaignAction } from '../../modules/campaigns/campaign-transitions.js';
+import { CAMPAIGN_ACTIONS, describeTransition } from '../../modules/campaigns/campaign-transitions.js';
 import type { ContactFilter } from '../../modules/contacts/contacts.service.js';
 import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
 import type { Services } from '../../services.js';
@@ -10,7 +12,7 @@ import type { MessageTypeRefs } from './messages.js';
 
 interface CampaignPageShape {
   accountId: string;
-  filter: { status?: 'draft' | 'scheduled' | 'running' | 'paused' | 'finished' | 'cancelled' };
+  filter: CampaignFilter;
   page: PageRequest;
 }
 
@@ -21,19 +23,8 @@ interface ContactPageShape {
   page: PageRequest;
 }
 
-const ACTIONS: Record<CampaignAction, string> = {
-  start: 'scheduled → running',
-  pause: 'running → paused',
-  resume: 'paused → running',
-  cancel: 'scheduled, draft, running or paused → cancelled',
-  schedule: 'draft → scheduled',
-  unschedule: 'scheduled → draft',
-};
-
 export function addCampaignTypes(builder: Builder, { campaigns, campaignLifecycle, campaignStats, contacts }: Services, { messageStatus }: MessageTypeRefs) {
-  const campaignStatus = builder.enumType('CampaignStatus', {
-    values: ['draft', 'scheduled', 'running', 'paused', 'finished', 'cancelled'] as const,
-  });
+  const campaignStatus = builder.enumType(CampaignStatus, { name: 'CampaignStatus' });
 
   const stats = builder.objectRef<CampaignStats>('CampaignStats').implement({
     description:
@@ -211,11 +202,11 @@ export function addCampaignTypes(builder: Builder, { campaigns, campaignLifecycl
     }),
   );
 
-  for (const [action, transition] of Object.entries(ACTIONS) as [CampaignAction, string][]) {
+  for (const action of CAMPAIGN_ACTIONS) {
     builder.mutationField(`${action}Campaign`, (t) =>
       t.prismaField({
         type: 'Campaign',
-        description: transition,
+        description: describeTransition(action),
         errors: { types: [NotFoundError, InvalidStateError, ValidationError] },
         args: { id: t.arg.id({ required: true }) },
         resolve: async (query, _root, { id }, context) => {

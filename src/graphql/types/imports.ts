@@ -1,16 +1,17 @@
 import { NotFoundError, ValidationError } from '../../errors.js';
+import { ImportStatus } from '../../generated/prisma/enums.js';
 import type { RowError } from '../../modules/imports/contact-rows.js';
-import type { FileFormat } from '../../modules/imports/import-options.js';
+import { FILE_FORMATS, type FileFormat } from '../../modules/imports/import-options.js';
 import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
 
 export function addImportTypes(builder: Builder, { imports }: Services) {
-  const importStatus = builder.enumType('ImportStatus', {
+  const importStatus = builder.enumType(ImportStatus, {
+    name: 'ImportStatus',
     description: 'processing (accepted, or being read) → completed or failed',
-    values: ['processing', 'completed', 'failed'] as const,
   });
 
-  const fileFormat = builder.enumType('ImportFileFormat', { values: ['csv', 'xlsx'] as const });
+  const fileFormat = builder.enumType('ImportFileFormat', { values: FILE_FORMATS });
 
   const rowError = builder.objectRef<RowError>('ImportRowError').implement({
     description: 'A field of a row that was skipped; `row` is the row number a spreadsheet shows (the header is row 1)',

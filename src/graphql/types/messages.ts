@@ -1,7 +1,8 @@
 import { NotFoundError, ValidationError } from '../../errors.js';
+import { MessageStatus } from '../../generated/prisma/enums.js';
 import type { MessageFilter } from '../../modules/messages/message-queries.js';
 import type { MessageAcceptance } from '../../modules/messages/message-sending.js';
-import type { TextAnalysis } from '../../modules/messages/encoding.js';
+import { encodingOf, type TextAnalysis } from '../../modules/messages/encoding.js';
 import type { PageRequest } from '../../pagination.js';
 import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
@@ -17,9 +18,9 @@ interface MessagePageShape {
 export type MessageTypeRefs = ReturnType<typeof addMessageTypes>;
 
 export function addMessageTypes(builder: Builder, { messages, messageSending }: Services, rateLimits: FieldRateLimits) {
-  const messageStatus = builder.enumType('MessageStatus', {
+  const messageStatus = builder.enumType(MessageStatus, {
+    name: 'MessageStatus',
     description: 'queued → sent (taken by the carrier) → delivered or failed',
-    values: ['queued', 'sent', 'delivered', 'failed'] as const,
   });
 
   const messageError = builder.objectRef<{ code: string; message: string }>('MessageError').implement({
@@ -48,7 +49,7 @@ export function addMessageTypes(builder: Builder, { messages, messageSending }: 
       encoding: t.string({
         description: '`GSM-7` or `UCS-2`',
         select: { encoding: true },
-        resolve: (message) => (message.encoding === 'GSM_7' ? 'GSM-7' : 'UCS-2'),
+        resolve: (message) => encodingOf(message.encoding),
       }),
       error: t.field({
         type: messageError,

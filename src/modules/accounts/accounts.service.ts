@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { isUniqueViolation } from '../../db/prisma-errors.js';
 import { ConflictError, InvalidCredentialsError } from '../../errors.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
@@ -83,8 +84,4 @@ export class AccountService {
     await this.guard.succeeded(email, clientAddress);
     return this.tokens.issue(account.id);
   }
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && error.code === 'P2002';
 }

@@ -4,7 +4,7 @@ import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
 import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
-import { analyzeText } from '../messages/encoding.js';
+import { analyzeText, STORED_ENCODING } from '../messages/encoding.js';
 import { contactOptedOut } from '../opt-outs/opt-outs.service.js';
 import { renderTemplate } from '../templates/render-template.js';
 import { lockCampaign, writeCampaignEvent, type LockedCampaign } from './campaign-rows.js';
@@ -78,7 +78,7 @@ export class CampaignDispatch {
                   contactId: contact.id,
                   to: contact.phone,
                   text,
-                  encoding: encoding === 'GSM-7' ? ('GSM_7' as const) : ('UCS_2' as const),
+                  encoding: STORED_ENCODING[encoding],
                   segments,
                   createdAt: now,
                 };

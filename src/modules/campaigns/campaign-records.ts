@@ -2,13 +2,14 @@ import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import { isForeignKeyViolation } from '../../db/prisma-errors.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
-import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
+import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { CampaignStatus } from '../../generated/prisma/enums.js';
 import { newId } from '../../ids.js';
 import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
 import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
 import { parseInput } from '../../validation.js';
 import { webhookUrl } from '../webhooks/webhook-url.js';
+import { liveCampaign, requireCampaign, type CampaignQuery } from './campaign-lookup.js';
 
 const isoTime = z.iso.datetime({ offset: true }).transform((value) => new Date(value));
 
@@ -23,9 +24,6 @@ function campaignFields(allowInsecureWebhooks: boolean) {
     sendAt: isoTime.nullable(),
   };
 }
-
-/** The selection Pothos computes for a field; spread into every query. */
-type CampaignQuery = Pick<Prisma.CampaignFindFirstArgs, 'select' | 'include'>;
 
 export interface CampaignFilter {
   status?: CampaignStatus;
@@ -76,10 +74,8 @@ export class CampaignRecords {
     return campaign;
   }
 
-  async get(accountId: string, id: string, query: CampaignQuery = {}) {
-    const campaign = await this.prisma.campaign.findFirst({ ...query, where: { id, accountId, deletedAt: null } });
-    if (!campaign) throw new NotFoundError('Campaign');
-    return campaign;
+  get(accountId: string, id: string, query: CampaignQuery = {}) {
+    return requireCampaign(this.prisma, accountId, id, query);
   }
 
   parseListArgs(args: { status?: CampaignStatus | null; page?: number | null; perPage?: number | null }) {
@@ -128,10 +124,7 @@ export class CampaignRecords {
 
   /** Deleted campaigns keep their rows (their messages still name them) but vanish from the API and stop dispatching. */
   async delete(accountId: string, id: string): Promise<{ id: string; deleted: true }> {
-    const { count } = await this.prisma.campaign.updateMany({
-      where: { id, accountId, deletedAt: null },
-      data: { deletedAt: this.clock.now() },
-    });
+    const { count } = await this.prisma.campaign.updateMany({ where: liveCampaign(accountId, id), data: { deletedAt: this.clock.now() } });
     if (count === 0) throw new NotFoundError('Campaign');
     return { id, deleted: true };
   }

@@ -1,8 +1,7 @@
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { CampaignStatus } from '../../generated/prisma/enums.js';
-import { newId } from '../../ids.js';
+import { campaignStatusPayload, writeEvent, type CampaignEventType } from '../webhooks/webhook-events.js';
 import { readCampaignStats } from './campaign-stats.js';
-import type { CampaignEventType } from './campaign-transitions.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -36,27 +35,11 @@ export async function lockCampaign(tx: Tx, id: string): Promise<LockedCampaign |
 /** The event of a status change, with the stats as they are inside the transaction that makes it. */
 export async function writeCampaignEvent(tx: Tx, campaign: LockedCampaign, type: CampaignEventType, status: CampaignStatus, at: Date) {
   const [stats] = await readCampaignStats(tx, [campaign.id]);
-  await tx.event.create({
-    data: {
-      id: newId('evt'),
-      accountId: campaign.account_id,
-      type,
-      payload: {
-        event: type,
-        campaign: campaign.id,
-        status,
-        stats: {
-          contacts: stats!.contacts,
-          queued: stats!.queued,
-          sent: stats!.sent,
-          delivered: stats!.delivered,
-          failed: stats!.failed,
-          replied: stats!.replied,
-          opted_out: stats!.optedOut,
-        },
-      },
-      campaignId: campaign.id,
-      createdAt: at,
-    },
+  await writeEvent(tx, {
+    type,
+    payload: campaignStatusPayload(type, campaign.id, status, stats!),
+    accountId: campaign.account_id,
+    campaignId: campaign.id,
+    at,
   });
 }

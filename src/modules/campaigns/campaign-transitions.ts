@@ -1,6 +1,5 @@
 import type { CampaignStatus } from '../../generated/prisma/enums.js';
-
-export type CampaignEventType = 'campaign.started' | 'campaign.paused' | 'campaign.finished' | 'campaign.cancelled';
+import type { CampaignEventType } from '../webhooks/webhook-events.js';
 
 interface Transition {
   /** The statuses the action may leave; from any other it is refused (409 invalid_state). */

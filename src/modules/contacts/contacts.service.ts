@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
-import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import { isUniqueViolation } from '../../db/prisma-errors.js';
+import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
 import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
 import { normalizedPhone } from '../../phone.js';
 import { parseInput } from '../../validation.js';
+import { requireCampaign } from '../campaigns/campaign-lookup.js';
 
 /** A contact's fields as decisions.md bounds them; shared with the spreadsheet import. */
 export const contactFields = {
@@ -35,7 +37,7 @@ export class ContactService {
   ) {}
 
   async add(accountId: string, campaignId: string, input: unknown, query: ContactQuery = {}) {
-    await this.requireCampaign(accountId, campaignId);
+    await requireCampaign(this.prisma, accountId, campaignId);
     const data = parseInput(addContactInput, input);
     try {
       return await this.prisma.contact.create({
@@ -53,9 +55,7 @@ export class ContactService {
         },
       });
     } catch (error) {
-      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
-        throw new ConflictError(`The phone ${data.phone} is already a contact of this campaign`);
-      }
+      if (isUniqueViolation(error)) throw new ConflictError(`The phone ${data.phone} is already a contact of this campaign`);
       throw error;
     }
   }
@@ -70,7 +70,7 @@ export class ContactService {
   }
 
   async parseListArgs(accountId: string, campaignId: string, args: { tag?: string | null; page?: number | null; perPage?: number | null }) {
-    await this.requireCampaign(accountId, campaignId);
+    await requireCampaign(this.prisma, accountId, campaignId);
     const { tag } = parseInput(listInput, { tag: args.tag });
     return { page: parsePage(args), filter: tag ? { tag } : {} };
   }
@@ -90,10 +90,5 @@ export class ContactService {
 
   private where(accountId: string, campaignId: string, filter: ContactFilter): Prisma.ContactWhereInput {
     return { accountId, campaignId, ...(filter.tag ? { tags: { has: filter.tag } } : {}) };
-  }
-
-  private async requireCampaign(accountId: string, campaignId: string): Promise<void> {
-    const campaign = await this.prisma.campaign.findFirst({ where: { id: campaignId, accountId, deletedAt: null }, select: { id: true } });
-    if (!campaign) throw new NotFoundError('Campaign');
   }
 }

@@ -6,7 +6,8 @@ export const IMPORT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 export const IMPORT_MAX_ROWS = 100_000;
 export const IMPORT_MAX_ROW_ERRORS = 100;
 
-export type FileFormat = 'csv' | 'xlsx';
+export const FILE_FORMATS = ['csv', 'xlsx'] as const;
+export type FileFormat = (typeof FILE_FORMATS)[number];
 export type ContactColumn = 'phone' | 'name' | 'email' | 'document' | 'tags';
 
 /** What the worker needs to read a file, stored with the job. */
@@ -33,7 +34,7 @@ function isColumnNumber(value: string): boolean {
 /** The form fields of 4.7 (GraphQL names); `phoneColumn` is required when the file has a header. */
 export const importInput = z
   .strictObject({
-    fileFormat: z.enum(['csv', 'xlsx']).nullish(),
+    fileFormat: z.enum(FILE_FORMATS).nullish(),
     phoneColumn: columnName,
     nameColumn: columnName,
     emailColumn: columnName,

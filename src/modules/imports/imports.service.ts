@@ -9,6 +9,7 @@ import { newId, newIds } from '../../ids.js';
 import type { ContactImportJobs } from '../../jobs/contact-import.job.js';
 import { saveUpload, type IncomingFile } from '../../uploads.js';
 import { parseInput } from '../../validation.js';
+import { requireCampaign } from '../campaigns/campaign-lookup.js';
 import { ContactRowMapper, type ContactRow, type RowError } from './contact-rows.js';
 import { IMPORT_MAX_FILE_BYTES, formatFromName, importInput, importOptions, type FileFormat, type ImportOptions } from './import-options.js';
 import { ImportFileError, readSheetRows } from './sheet-reader.js';
@@ -67,7 +68,7 @@ export class ImportService {
    * is stored (413 as soon as it passes 10 MB), then the job is created and enqueued.
    */
   async start(accountId: string, campaignId: string, file: Promise<IncomingFile>, input: unknown, query: ImportJobQuery = {}) {
-    await this.requireCampaign(accountId, campaignId);
+    await requireCampaign(this.prisma, accountId, campaignId);
     const data = parseInput(importInput, input);
     const upload = await file.catch((error: unknown) => {
       // The request named a file that never came, or broke off before it: a malformed request.
@@ -277,11 +278,6 @@ export class ImportService {
       // File times are the machine's, not the service clock's.
       if (stats?.isFile() && Date.now() - stats.mtimeMs > ORPHAN_AFTER_MS) await rm(path, { force: true });
     }
-  }
-
-  private async requireCampaign(accountId: string, campaignId: string): Promise<void> {
-    const campaign = await this.prisma.campaign.findFirst({ where: { id: campaignId, accountId, deletedAt: null }, select: { id: true } });
-    if (!campaign) throw new NotFoundError('Campaign');
   }
 }
 

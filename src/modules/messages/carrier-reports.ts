@@ -5,7 +5,7 @@ import { isUniqueViolation } from '../../db/prisma-errors.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
 import type { OptOutService } from '../opt-outs/opt-outs.service.js';
-import { repliedPayload } from './message-events.js';
+import { messageRepliedPayload, writeEvent, type MessageSubject } from '../webhooks/webhook-events.js';
 import { STATEMENT_BATCHING, type MessageStatusChanges } from './message-status-changes.js';
 
 export class UnknownCarrierMessageError extends Error {}
@@ -41,17 +41,17 @@ export class CarrierReports {
    * UnknownCarrierMessageError, for the carrier to retry it. Concurrent reports share statements.
    */
   async applyDeliveryReport(carrier: string, report: DeliveryReport): Promise<void> {
-    const id = await this.reportedMessages.add({ carrier, carrierMessageId: report.carrierMessageId, reference: report.reference ?? null });
-    if (!id) throw new UnknownCarrierMessageError(`no message for ${carrier} id ${report.carrierMessageId}`);
+    const message = await this.reportedMessages.add({ carrier, carrierMessageId: report.carrierMessageId, reference: report.reference ?? null });
+    if (!message) throw new UnknownCarrierMessageError(`no message for ${carrier} id ${report.carrierMessageId}`);
     // A report can overtake the record of the submit (or the worker that would record it died):
     // the carrier's id then comes from the report.
     const identity = { carrier, carrierMessageId: report.carrierMessageId };
     if (report.status === 'delivered') {
-      await this.statusChanges.apply({ id, status: 'delivered', at: report.at, ...identity });
+      await this.statusChanges.apply({ message, status: 'delivered', at: report.at, ...identity });
       return;
     }
     const error = report.error ?? { code: 'carrier_error', message: 'The carrier reported a failure' };
-    await this.statusChanges.apply({ id, status: 'failed', at: report.at, error, ...identity });
+    await this.statusChanges.apply({ message, status: 'failed', at: report.at, error, ...identity });
   }
 
   /**
@@ -91,16 +91,13 @@ export class CarrierReports {
         });
         await this.optOuts.applyReply(tx, accountId, inbound.from, inbound.text, inbound.at);
         if (!latest) return;
-        await tx.event.create({
-          data: {
-            id: newId('evt'),
-            accountId,
-            type: 'message.replied',
-            payload: repliedPayload(latest, { id, from: inbound.from, text: inbound.text, receivedAt: inbound.at }),
-            campaignId: latest.campaignId,
-            messageId: latest.id,
-            createdAt: inbound.at,
-          },
+        await writeEvent(tx, {
+          type: 'message.replied',
+          payload: messageRepliedPayload(latest, { id, from: inbound.from, text: inbound.text, receivedAt: inbound.at }),
+          accountId,
+          campaignId: latest.campaignId,
+          messageId: latest.id,
+          at: inbound.at,
         });
       });
     } catch (error) {
@@ -109,14 +106,18 @@ export class CarrierReports {
     }
   }
 
-  private async findReported(reports: ReportedMessage[]): Promise<(string | null)[]> {
-    const rows = await this.prisma.$queryRaw<{ ord: bigint; id: string | null }[]>`
-      SELECT r.ord, COALESCE(
-        (SELECT m.id FROM messages m WHERE m.id = r.reference),
-        (SELECT m.id FROM messages m WHERE m.carrier = r.carrier AND m.carrier_message_id = r.carrier_message_id LIMIT 1)) AS id
+  /** The message each report is about: the one its reference names, else the one with the carrier's id. */
+  private async findReported(reports: ReportedMessage[]): Promise<(MessageSubject | null)[]> {
+    const rows = await this.prisma.$queryRaw<{ ord: bigint; id: string; to: string; campaign_id: string | null }[]>`
+      SELECT r.ord, m.id, m."to", m.campaign_id
       FROM unnest(${reports.map((r) => r.carrier)}::text[], ${reports.map((r) => r.carrierMessageId)}::text[], ${reports.map((r) => r.reference)}::text[])
-        WITH ORDINALITY AS r(carrier, carrier_message_id, reference, ord)`;
-    const found = new Map(rows.map((row) => [Number(row.ord), row.id]));
+        WITH ORDINALITY AS r(carrier, carrier_message_id, reference, ord)
+      CROSS JOIN LATERAL (
+        (SELECT m.id, m."to", m.campaign_id FROM messages m WHERE m.id = r.reference)
+        UNION ALL
+        (SELECT m.id, m."to", m.campaign_id FROM messages m WHERE m.carrier = r.carrier AND m.carrier_message_id = r.carrier_message_id)
+        LIMIT 1) m`;
+    const found = new Map(rows.map((row) => [Number(row.ord), { id: row.id, to: row.to, campaignId: row.campaign_id }]));
     return reports.map((_, index) => found.get(index + 1) ?? null);
   }
 }

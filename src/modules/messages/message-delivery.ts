@@ -2,13 +2,12 @@ import { Batcher } from '../../batcher.js';
 import type { Clock } from '../../clock.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
+import type { MessageSubject } from '../webhooks/webhook-events.js';
 import type { Encoding } from './encoding.js';
 import { STATEMENT_BATCHING, type MessageStatusChanges } from './message-status-changes.js';
 
 /** A message claimed by a worker for its carrier call, with what the carrier needs. */
-export interface ClaimedMessage {
-  id: string;
-  to: string;
+export interface ClaimedMessage extends MessageSubject {
   text: string;
   encoding: Encoding;
   segments: number;
@@ -17,7 +16,7 @@ export interface ClaimedMessage {
   reclaimed: boolean;
 }
 
-type ClaimRow = Omit<ClaimedMessage, 'reclaimed'> & { previous_claim: Date | null };
+type ClaimRow = Omit<ClaimedMessage, 'campaignId' | 'reclaimed'> & { campaign_id: string | null; previous_claim: Date | null };
 
 interface ClaimRequest {
   id: string;
@@ -49,7 +48,8 @@ export class MessageDelivery {
     // hold up the others, and then claimed on their own, waiting for the row as a single claim would.
     const row = (await this.claims.add({ id, leaseMs })) ?? (await this.claimRows([{ id, leaseMs }], false))[0];
     if (!row) return null;
-    return { id: row.id, to: row.to, text: row.text, encoding: row.encoding, segments: row.segments, sender: row.sender, reclaimed: row.previous_claim !== null };
+    const { campaign_id: campaignId, previous_claim: previousClaim, ...message } = row;
+    return { ...message, campaignId, reclaimed: previousClaim !== null };
   }
 
   /** A claim whose carrier call certainly did not happen is given back for the retry. */
@@ -57,16 +57,16 @@ export class MessageDelivery {
     await this.prisma.message.updateMany({ where: { id, status: 'queued' }, data: { claimedAt: null } });
   }
 
-  async recordSubmitted(id: string, carrier: string, carrierMessageId: string): Promise<void> {
-    const moved = await this.statusChanges.apply({ id, status: 'sent', at: this.clock.now(), carrier, carrierMessageId });
+  async recordSubmitted(message: MessageSubject, carrier: string, carrierMessageId: string): Promise<void> {
+    const moved = await this.statusChanges.apply({ message, status: 'sent', at: this.clock.now(), carrier, carrierMessageId });
     if (moved) return;
     // A delivery report overtook the submit acknowledgement, or the message failed meanwhile;
     // keep the carrier's id all the same.
-    await this.prisma.message.updateMany({ where: { id, carrierMessageId: null }, data: { carrier, carrierMessageId } });
+    await this.prisma.message.updateMany({ where: { id: message.id, carrierMessageId: null }, data: { carrier, carrierMessageId } });
   }
 
-  async recordFailed(id: string, error: { code: string; message: string }): Promise<void> {
-    await this.statusChanges.apply({ id, status: 'failed', at: this.clock.now(), error });
+  async recordFailed(message: MessageSubject, error: { code: string; message: string }): Promise<void> {
+    await this.statusChanges.apply({ message, status: 'failed', at: this.clock.now(), error });
   }
 
   /**
@@ -114,7 +114,7 @@ export class MessageDelivery {
       UPDATE messages m SET claimed_at = ${now}
       FROM prior
       WHERE m.id = prior.id AND m.status = 'queued' AND (prior.claimed_at IS NULL OR prior.claimed_at < prior.lapsed_before)
-      RETURNING m.id, m."to", m.text, m.encoding::text AS encoding, m.segments, prior.claimed_at AS previous_claim,
+      RETURNING m.id, m."to", m.campaign_id, m.text, m.encoding::text AS encoding, m.segments, prior.claimed_at AS previous_claim,
         (SELECT default_sender FROM account_settings s WHERE s.account_id = m.account_id) AS sender`;
   }
 }

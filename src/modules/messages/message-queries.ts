@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { NotFoundError } from '../../errors.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
-import type { MessageStatus } from '../../generated/prisma/enums.js';
+import { MessageStatus } from '../../generated/prisma/enums.js';
 import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
 import { e164 } from '../../phone.js';
 import { parseInput } from '../../validation.js';
@@ -11,7 +11,7 @@ import { messageText } from './message-text.js';
 const previewInput = z.object({ message: messageText });
 
 const listInput = z.object({
-  status: z.enum(['queued', 'sent', 'delivered', 'failed']).nullish(),
+  status: z.enum(MessageStatus).nullish(),
   campaign: z.string().max(64).nullish(),
   to: e164.nullish(),
 });

@@ -63,7 +63,7 @@ async function handOver(delivery: MessageDelivery, carrier: Carrier, messageId: 
   if (!message) return 'done';
   if (message.reclaimed && !carrier.deduplicatesByReference) {
     // The worker before us died inside the carrier call: sending again could send twice.
-    await delivery.recordFailed(message.id, {
+    await delivery.recordFailed(message, {
       code: 'unknown_outcome',
       message: 'The send was interrupted and the carrier cannot tell whether it took the message',
     });
@@ -81,13 +81,13 @@ async function handOver(delivery: MessageDelivery, carrier: Carrier, messageId: 
     }));
   } catch (error) {
     if (error instanceof CarrierRejectedError) {
-      await delivery.recordFailed(message.id, { code: error.code, message: error.message });
+      await delivery.recordFailed(message, { code: error.code, message: error.message });
       return 'done';
     }
     if (!(error instanceof CarrierUnavailableError)) throw error;
     await delivery.releaseClaim(message.id);
     return 'retry';
   }
-  await delivery.recordSubmitted(message.id, carrier.name, carrierMessageId);
+  await delivery.recordSubmitted(message, carrier.name, carrierMessageId);
   return 'done';
 }

@@ -9,8 +9,9 @@ import { newId } from '../../ids.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import { e164 } from '../../phone.js';
 import { parseInput } from '../../validation.js';
+import { findCampaign } from '../campaigns/campaign-lookup.js';
 import { optedOutError, type OptOutService } from '../opt-outs/opt-outs.service.js';
-import { analyzeText, type Encoding } from './encoding.js';
+import { analyzeText, STORED_ENCODING, type Encoding } from './encoding.js';
 import { messageText } from './message-text.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -65,9 +66,8 @@ export class MessageSending {
       throw new ValidationError([{ field: 'Idempotency-Key', issue: key.length === 0 ? 'too_short' : 'too_long' }]);
     }
     const campaignId = data.campaign ?? null;
-    if (campaignId) {
-      const campaign = await this.prisma.campaign.findFirst({ where: { id: campaignId, accountId, deletedAt: null }, select: { id: true } });
-      if (!campaign) throw new ValidationError([{ field: 'campaign', issue: 'not_found' }]);
+    if (campaignId && !(await findCampaign(this.prisma, accountId, campaignId))) {
+      throw new ValidationError([{ field: 'campaign', issue: 'not_found' }]);
     }
     const { encoding, segments } = analyzeText(data.message);
     const message: NewMessage = { id: newId('msg'), accountId, campaignId, to: data.to, text: data.message, encoding, segments, createdAt: this.clock.now() };
@@ -89,7 +89,7 @@ export class MessageSending {
       await this.prisma.$transaction([
         this.prisma.idempotencyKey.deleteMany({ where: { accountId, key, createdAt: { lte: new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS) } } }),
         this.prisma.message.create({
-          data: { ...message, encoding: message.encoding === 'GSM-7' ? 'GSM_7' : 'UCS_2' },
+          data: { ...message, encoding: STORED_ENCODING[message.encoding] },
           select: { id: true },
         }),
         this.prisma.idempotencyKey.create({ data: { accountId, key, requestHash, messageId: message.id, createdAt: now } }),

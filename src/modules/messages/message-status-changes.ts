@@ -1,15 +1,13 @@
 import { Batcher } from '../../batcher.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
+import { messageStatusPayload, type MessageStatusEvent, type MessageSubject } from '../webhooks/webhook-events.js';
 
 /** A status change of one message; `carrier` and `carrierMessageId` come with what a carrier said. */
-export interface StatusChange {
-  id: string;
-  status: 'sent' | 'delivered' | 'failed';
-  at: Date;
+export interface StatusChange extends MessageStatusEvent {
+  message: MessageSubject;
   carrier?: string;
   carrierMessageId?: string;
-  error?: { code: string; message: string };
 }
 
 // Batches grow with load by themselves (see Batcher); two run side by side: more would make
@@ -38,13 +36,13 @@ export class MessageStatusChanges {
    */
   private async applyMany(changes: StatusChange[]): Promise<boolean[]> {
     const seen = new Set<string>();
-    const first = changes.map((change) => !seen.has(change.id) && Boolean(seen.add(change.id)));
+    const first = changes.map(({ message }) => !seen.has(message.id) && Boolean(seen.add(message.id)));
     const batch = changes.filter((_, index) => first[index]);
     const moved = new Set(await this.applyDistinct(batch));
     const repeats = changes.filter((_, index) => !first[index]);
     const repeatsMoved = repeats.length > 0 ? await this.applyMany(repeats) : [];
     let repeat = 0;
-    return changes.map((change, index) => (first[index] ? moved.has(change.id) : repeatsMoved[repeat++]!));
+    return changes.map((change, index) => (first[index] ? moved.has(change.message.id) : repeatsMoved[repeat++]!));
   }
 
   private async applyDistinct(changes: StatusChange[]): Promise<string[]> {
@@ -52,11 +50,11 @@ export class MessageStatusChanges {
     const rows = await this.prisma.$queryRaw<{ message_id: string }[]>`
       WITH change AS (
         SELECT * FROM unnest(
-          ${column((c) => c.id)}::text[], ${column((c) => c.status)}::text[], ${column((c) => c.at.toISOString())}::text[],
+          ${column((c) => c.message.id)}::text[], ${column((c) => c.status)}::text[], ${column((c) => c.at.toISOString())}::timestamptz[],
           ${column((c) => c.carrier ?? null)}::text[], ${column((c) => c.carrierMessageId ?? null)}::text[],
           ${column((c) => c.error?.code ?? null)}::text[], ${column((c) => c.error?.message ?? null)}::text[],
-          ${column(() => newId('evt'))}::text[])
-          AS c(id, status, at, carrier, carrier_message_id, error_code, error_message, event_id)),
+          ${column(() => newId('evt'))}::text[], ${column((c) => JSON.stringify(messageStatusPayload(c.message, c)))}::jsonb[])
+          AS c(id, status, at, carrier, carrier_message_id, error_code, error_message, event_id, payload)),
       target AS (
         SELECT m.id FROM messages m JOIN change c USING (id)
         WHERE m.status = 'queued' OR (m.status = 'sent' AND c.status <> 'sent')
@@ -64,25 +62,18 @@ export class MessageStatusChanges {
       moved AS (
         UPDATE messages m SET
           status = c.status::"MessageStatus",
-          sent_at = CASE WHEN c.status = 'sent' THEN c.at::timestamptz ELSE COALESCE(m.sent_at, CASE WHEN c.carrier IS NOT NULL THEN c.at::timestamptz END) END,
-          delivered_at = CASE WHEN c.status = 'delivered' THEN c.at::timestamptz ELSE m.delivered_at END,
-          failed_at = CASE WHEN c.status = 'failed' THEN c.at::timestamptz ELSE m.failed_at END,
+          sent_at = CASE WHEN c.status = 'sent' THEN c.at ELSE COALESCE(m.sent_at, CASE WHEN c.carrier IS NOT NULL THEN c.at END) END,
+          delivered_at = CASE WHEN c.status = 'delivered' THEN c.at ELSE m.delivered_at END,
+          failed_at = CASE WHEN c.status = 'failed' THEN c.at ELSE m.failed_at END,
           error_code = COALESCE(c.error_code, m.error_code),
           error_message = COALESCE(c.error_message, m.error_message),
           carrier = COALESCE(m.carrier, c.carrier),
           carrier_message_id = COALESCE(m.carrier_message_id, c.carrier_message_id)
         FROM change c, target
         WHERE m.id = c.id AND target.id = m.id AND (m.status = 'queued' OR (m.status = 'sent' AND c.status <> 'sent'))
-        RETURNING m.id, m.account_id, m.campaign_id, m."to", c.status, c.at, c.error_code, c.error_message, c.event_id)
+        RETURNING m.id, m.account_id, m.campaign_id, c.status, c.at, c.event_id, c.payload)
       INSERT INTO events (id, account_id, type, payload, campaign_id, message_id, created_at)
-      SELECT event_id, account_id, 'message.' || status,
-        jsonb_build_object('event', 'message.' || status, 'message', id, 'to', "to", 'status', status, 'campaign', campaign_id)
-          || CASE status
-               WHEN 'sent' THEN jsonb_build_object('sent_at', at)
-               WHEN 'delivered' THEN jsonb_build_object('delivered_at', at)
-               ELSE jsonb_build_object('failed_at', at, 'error', jsonb_build_object('code', error_code, 'message', error_message))
-             END,
-        campaign_id, id, at::timestamptz
+      SELECT event_id, account_id, 'message.' || status, payload, campaign_id, id, at
       FROM moved
       RETURNING message_id`;
     return rows.map((row) => row.message_id);

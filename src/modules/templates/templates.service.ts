@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
-import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import { isRecordNotFound } from '../../db/prisma-errors.js';
+import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
 import { pageWindow, type PageRequest } from '../../pagination.js';
 import { issue, parseInput } from '../../validation.js';
@@ -72,7 +73,7 @@ export class TemplateService {
     try {
       return await this.prisma.template.update({ ...query, where: { id, accountId }, data: { ...data, updatedAt: this.clock.now() } });
     } catch (error) {
-      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2025') throw new NotFoundError('Template');
+      if (isRecordNotFound(error)) throw new NotFoundError('Template');
       throw error;
     }
   }

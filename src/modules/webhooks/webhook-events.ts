@@ -1,10 +1,113 @@
+import type { Prisma } from '../../generated/prisma/client.js';
+import { newId } from '../../ids.js';
+import type { CampaignStats } from '../campaigns/campaign-stats.js';
+
 /**
- * The event kinds callbacks carry, where each may go, and the bytes of its body.
+ * The events Tern tells of, defined once: every kind, the fields of its callback body in their
+ * order, how each payload is made, where each kind may go, and the bytes of the body. An event
+ * is a row written in the same transaction as the change it tells of; its payload is the body
+ * without `id` and `created_at`, which the row gives.
  */
-export const SUBSCRIBABLE_EVENTS = ['message.delivered', 'message.failed', 'message.replied'] as const;
+
+const CAMPAIGN_FIELDS = ['event', 'campaign', 'status', 'stats'] as const;
+
+const EVENT_FIELDS = {
+  'message.sent': ['event', 'message', 'to', 'status', 'sent_at', 'campaign'],
+  'message.delivered': ['event', 'message', 'to', 'status', 'delivered_at', 'campaign'],
+  'message.failed': ['event', 'message', 'to', 'status', 'failed_at', 'error', 'campaign'],
+  'message.replied': ['event', 'message', 'inbound', 'from', 'text', 'replied_at', 'campaign'],
+  'campaign.started': CAMPAIGN_FIELDS,
+  'campaign.paused': CAMPAIGN_FIELDS,
+  'campaign.finished': CAMPAIGN_FIELDS,
+  'campaign.cancelled': CAMPAIGN_FIELDS,
+} as const;
+
+const NESTED_FIELDS: Record<string, readonly string[]> = {
+  error: ['code', 'message'],
+  stats: ['contacts', 'queued', 'sent', 'delivered', 'failed', 'replied', 'opted_out'],
+};
+
+export type EventType = keyof typeof EVENT_FIELDS;
+export type CampaignEventType = Extract<EventType, `campaign.${string}`>;
+type JsonValue = Prisma.InputJsonValue | null;
+export type EventPayload<Type extends EventType> = { [Field in (typeof EVENT_FIELDS)[Type][number]]: JsonValue };
+
+export const SUBSCRIBABLE_EVENTS = ['message.delivered', 'message.failed', 'message.replied'] as const satisfies readonly EventType[];
 type SubscribableEvent = (typeof SUBSCRIBABLE_EVENTS)[number];
 
-const CAMPAIGN_EVENTS: readonly string[] = ['campaign.started', 'campaign.paused', 'campaign.finished', 'campaign.cancelled'];
+const CAMPAIGN_EVENTS: readonly string[] = Object.keys(EVENT_FIELDS).filter((type) => type.startsWith('campaign.'));
+
+/** The message an event tells of. */
+export interface MessageSubject {
+  id: string;
+  to: string;
+  campaignId: string | null;
+}
+
+export interface MessageStatusEvent {
+  status: 'sent' | 'delivered' | 'failed';
+  at: Date;
+  error?: { code: string; message: string };
+}
+
+export function messageStatusPayload(message: MessageSubject, { status, at, error }: MessageStatusEvent) {
+  const common = { event: `message.${status}`, message: message.id, to: message.to, status, campaign: message.campaignId };
+  switch (status) {
+    case 'sent':
+      return { ...common, sent_at: at.toISOString() } satisfies EventPayload<'message.sent'>;
+    case 'delivered':
+      return { ...common, delivered_at: at.toISOString() } satisfies EventPayload<'message.delivered'>;
+    case 'failed':
+      return { ...common, failed_at: at.toISOString(), error: { code: error?.code ?? null, message: error?.message ?? null } } satisfies EventPayload<'message.failed'>;
+  }
+}
+
+export function messageRepliedPayload(message: MessageSubject, inbound: { id: string; from: string; text: string; receivedAt: Date }): EventPayload<'message.replied'> {
+  return {
+    event: 'message.replied',
+    message: message.id,
+    inbound: inbound.id,
+    from: inbound.from,
+    text: inbound.text,
+    replied_at: inbound.receivedAt.toISOString(),
+    campaign: message.campaignId,
+  };
+}
+
+export function campaignStatusPayload(type: CampaignEventType, campaignId: string, status: string, stats: CampaignStats): EventPayload<CampaignEventType> {
+  return {
+    event: type,
+    campaign: campaignId,
+    status,
+    stats: {
+      contacts: stats.contacts,
+      queued: stats.queued,
+      sent: stats.sent,
+      delivered: stats.delivered,
+      failed: stats.failed,
+      replied: stats.replied,
+      opted_out: stats.optedOut,
+    },
+  };
+}
+
+/** Writes an event row inside the transaction of the change it tells of. */
+export async function writeEvent<Type extends EventType>(
+  tx: Prisma.TransactionClient,
+  event: { type: Type; payload: EventPayload<Type>; accountId: string; campaignId: string | null; messageId?: string; at: Date },
+): Promise<void> {
+  await tx.event.create({
+    data: {
+      id: newId('evt'),
+      accountId: event.accountId,
+      type: event.type,
+      payload: event.payload,
+      campaignId: event.campaignId,
+      messageId: event.messageId ?? null,
+      createdAt: event.at,
+    },
+  });
+}
 
 /** A registration may subscribe to the message kinds only. */
 export function isSubscribable(type: string): type is SubscribableEvent {
@@ -19,18 +122,6 @@ export function goesToCampaignUrl(type: string): boolean {
   return isSubscribable(type) || CAMPAIGN_EVENTS.includes(type);
 }
 
-// decisions.md's field order. Rows keep payloads as jsonb, which sorts keys its own way.
-const FIELD_ORDER: Record<string, readonly string[]> = {
-  'message.delivered': ['event', 'message', 'to', 'status', 'delivered_at', 'campaign'],
-  'message.failed': ['event', 'message', 'to', 'status', 'failed_at', 'error', 'campaign'],
-  'message.replied': ['event', 'message', 'inbound', 'from', 'text', 'replied_at', 'campaign'],
-  ...Object.fromEntries(CAMPAIGN_EVENTS.map((type) => [type, ['event', 'campaign', 'status', 'stats']])),
-};
-const NESTED_ORDER: Record<string, readonly string[]> = {
-  error: ['code', 'message'],
-  stats: ['contacts', 'queued', 'sent', 'delivered', 'failed', 'replied'],
-};
-
 interface EventForBody {
   id: string;
   type: string;
@@ -39,12 +130,14 @@ interface EventForBody {
 }
 
 /**
- * The callback body: `id` first, the payload's fields, then `created_at`. Serialised once per
- * event and stored, so that every attempt and every replay sends the same bytes.
+ * The callback body: `id` first, the payload's fields in their order, then `created_at`.
+ * Serialised once per event and stored, so that every attempt and every replay sends the same
+ * bytes. Rows keep payloads as jsonb, which sorts keys its own way: the order comes from here.
  */
 export function eventBody(event: EventForBody): string {
   const payload = isObject(event.payload) ? event.payload : {};
-  return JSON.stringify({ id: event.id, ...ordered(payload, FIELD_ORDER[event.type] ?? []), created_at: event.createdAt.toISOString() });
+  const order: readonly string[] = EVENT_FIELDS[event.type as EventType] ?? [];
+  return JSON.stringify({ id: event.id, ...ordered(payload, order), created_at: event.createdAt.toISOString() });
 }
 
 /** The registration check: signed like any callback, answered 2xx by a working endpoint. */
@@ -56,7 +149,7 @@ function ordered(value: Record<string, unknown>, order: readonly string[]): Reco
   const result: Record<string, unknown> = {};
   for (const key of [...order.filter((key) => key in value), ...Object.keys(value).filter((key) => !order.includes(key))]) {
     const inner = value[key];
-    result[key] = isObject(inner) && NESTED_ORDER[key] ? ordered(inner, NESTED_ORDER[key]) : inner;
+    result[key] = isObject(inner) && NESTED_FIELDS[key] ? ordered(inner, NESTED_FIELDS[key]) : inner;
   }
   return result;
 }

@@ -1,15 +1,17 @@
+import { CAMPAIGN_ACTIONS, describeTransition, type CampaignAction } from '../../modules/campaigns/campaign-transitions.js';
 import type { RestRoute } from '../route-table.js';
 import { PAGE_QUERY } from './pagination.js';
 
 const byId = { params: { campaign: 'id' } };
 
-const action = (name: string, operation: string, transition: string): RestRoute => ({
+/** POST /v1/campaigns/:campaign/start runs StartCampaign, and so on for every action of the transition table. */
+const action = (name: CampaignAction): RestRoute => ({
   method: 'POST',
   path: `/v1/campaigns/:campaign/${name}`,
-  operation,
+  operation: `${name[0]!.toUpperCase()}${name.slice(1)}Campaign`,
   ...byId,
   status: 200,
-  summary: `${transition}; 409 invalid_state from any other status`,
+  summary: `${describeTransition(name)}; 409 invalid_state from any other status`,
 });
 
 export const campaignRoutes: readonly RestRoute[] = [
@@ -47,12 +49,7 @@ export const campaignRoutes: readonly RestRoute[] = [
     status: 200,
     summary: 'Delete a campaign and stop its dispatch',
   },
-  action('start', 'StartCampaign', 'scheduled → running'),
-  action('pause', 'PauseCampaign', 'running → paused'),
-  action('resume', 'ResumeCampaign', 'paused → running'),
-  action('cancel', 'CancelCampaign', 'scheduled, draft, running or paused → cancelled'),
-  action('schedule', 'ScheduleCampaign', 'draft → scheduled'),
-  action('unschedule', 'UnscheduleCampaign', 'scheduled → draft'),
+  ...CAMPAIGN_ACTIONS.map(action),
   {
     method: 'POST',
     path: '/v1/campaigns/:campaign/contacts',
