@@ -6,7 +6,6 @@ import { createCarrier } from './carriers/index.js';
 import type { Role } from './config.js';
 import type { Dependencies } from './deps.js';
 import { closeDependencies } from './deps.js';
-import { createFieldRateLimits } from './graphql/field-rate-limits.js';
 import { createSchema } from './graphql/schema.js';
 import { createHttpServer } from './http/server.js';
 import { startRecovery } from './jobs/recovery.js';
@@ -39,10 +38,7 @@ export interface Tern {
 
 export function createTern(deps: Dependencies, role: Role): Tern {
   const services = createServices(deps);
-  const schema = createSchema(services, deps.prisma, {
-    strictQueries: deps.config.env !== 'production',
-    fieldRateLimits: createFieldRateLimits(deps),
-  });
+  const schema = createSchema({ strictQueries: deps.config.env !== 'production' });
   const carrier = role === 'api' ? null : createCarrier(deps.config, deps);
   const carrierHealth = new CarrierHealthBoard(deps.redis, deps.config.redisPrefix, deps.logger.child({ module: 'carrier-health' }));
   const http = role === 'worker' ? null : createHttpServer({ deps, services, schema, carriers: () => carrierHealth.read(carrier) });

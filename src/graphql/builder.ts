@@ -4,23 +4,23 @@ import ErrorsPlugin from '@pothos/plugin-errors';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { UnauthorizedError } from '../errors.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
 import type { IncomingFile } from '../uploads.js';
 import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
-import type { Context } from './context.js';
+import type { AccountContext, Context } from './context.js';
 
 export interface BuilderOptions {
-  prisma: PrismaClient;
   /** Fail loudly when a resolver forgets to spread the plugin's `query` (used in tests). */
   strictQueries: boolean;
 }
 
-export function createBuilder({ prisma, strictQueries }: BuilderOptions) {
+export function createBuilder({ strictQueries }: BuilderOptions) {
   return new SchemaBuilder<{
     Context: Context;
     PrismaTypes: PrismaTypes;
     AuthScopes: { account: boolean };
+    // Fields behind t.withAuth({ account: true }) see a context whose accountId is a string.
+    AuthContexts: { account: AccountContext };
     DefaultFieldNullability: false;
     Scalars: {
       DateTime: { Input: Date; Output: Date };
@@ -37,7 +37,7 @@ export function createBuilder({ prisma, strictQueries }: BuilderOptions) {
     },
     errors: { directResult: true },
     prisma: {
-      client: prisma,
+      client: (context) => context.prisma,
       dmmf: getDatamodel(),
       exposeDescriptions: false,
       onUnusedQuery: strictQueries ? 'error' : null,

@@ -1,11 +1,30 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Services } from '../services.js';
+import type { FieldRateLimits } from './field-rate-limits.js';
 
-/** What one request carries into every resolver: who is calling, and how to trace it. */
-export interface Context {
+/** Who is calling, and how to trace the request: what the HTTP layer reads from each request. */
+export interface RequestContext {
   requestId: string;
   accountId: string | null;
   /** Why a presented token was refused, to tell the client; null when none was presented. */
   authFailure: string | null;
   clientAddress: string;
   logger: FastifyBaseLogger;
+}
+
+/**
+ * What one request carries into every resolver: the caller, and the process's domain layer.
+ * The schema itself holds no connection, so it can be built (and printed) without any.
+ */
+export interface Context extends RequestContext {
+  services: Services;
+  fieldRateLimits: FieldRateLimits;
+  /** For Pothos' Prisma plugin, which loads the relations a query selects; resolvers go through `services`. */
+  prisma: PrismaClient;
+}
+
+/** A request the `account` scope let through: its caller is an account. */
+export interface AccountContext extends Context {
+  accountId: string;
 }

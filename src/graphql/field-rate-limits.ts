@@ -3,7 +3,7 @@ import { getFieldIdentity, getGraphQLRateLimiter, type Identity, type Store } fr
 import type { Redis } from 'ioredis';
 import type { Dependencies } from '../deps.js';
 import { RateLimitedError } from '../errors.js';
-import type { Context } from './context.js';
+import type { RequestContext } from './context.js';
 
 /**
  * graphql-rate-limit's store on the shared Redis, under the deployment's key prefix: each
@@ -42,11 +42,11 @@ interface FieldLimit {
   windowSeconds: number;
 }
 
-type Resolution = { args: Record<string, unknown>; context: Context; info: GraphQLResolveInfo };
+type Resolution = { args: Record<string, unknown>; context: RequestContext; info: GraphQLResolveInfo };
 
 /** Who a field's calls count against. */
-const byAccount = (context: Context) => (context.accountId ? `account:${context.accountId}` : `address:${context.clientAddress}`);
-const byAddress = (context: Context) => `address:${context.clientAddress}`;
+const byAccount = (context: RequestContext) => (context.accountId ? `account:${context.accountId}` : `address:${context.clientAddress}`);
+const byAddress = (context: RequestContext) => `address:${context.clientAddress}`;
 
 type FieldRateLimiter = (resolution: Resolution, limit: FieldLimit) => Promise<void>;
 
@@ -61,7 +61,7 @@ export type FieldRateLimit = (resolution: Resolution) => Promise<void>;
 export function createFieldRateLimits({ redis, config, logger }: Pick<Dependencies, 'redis' | 'config' | 'logger'>) {
   const store = new RedisTimestampStore(redis, config.redisPrefix);
   const windowSeconds = config.rateLimitWindowSeconds;
-  const limiterFor = (identify: (context: Context) => string): FieldRateLimiter => {
+  const limiterFor = (identify: (context: RequestContext) => string): FieldRateLimiter => {
     const limiter = getGraphQLRateLimiter({ identifyContext: identify, store });
     return async ({ args, context, info }, { max, windowSeconds }) => {
       // 0 turns a field's limit off: its store keeps every call of the window, which at a

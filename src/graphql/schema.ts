@@ -1,8 +1,5 @@
 import type { GraphQLSchema } from 'graphql';
-import type { PrismaClient } from '../generated/prisma/client.js';
-import type { Services } from '../services.js';
 import { createBuilder } from './builder.js';
-import type { FieldRateLimits } from './field-rate-limits.js';
 import { addAccountTypes } from './types/accounts.js';
 import { addCampaignTypes } from './types/campaigns.js';
 import { addCommonTypes } from './types/common.js';
@@ -15,19 +12,19 @@ import { addWebhookTypes } from './types/webhooks.js';
 
 export interface SchemaOptions {
   strictQueries: boolean;
-  fieldRateLimits: FieldRateLimits;
 }
 
-export function createSchema(services: Services, prisma: PrismaClient, options: SchemaOptions): GraphQLSchema {
-  const builder = createBuilder({ prisma, strictQueries: options.strictQueries });
+/** The code-first schema. Resolvers find the domain layer in the request's context, so building it connects to nothing. */
+export function createSchema(options: SchemaOptions): GraphQLSchema {
+  const builder = createBuilder({ strictQueries: options.strictQueries });
   addCommonTypes(builder);
-  addAccountTypes(builder, services, options.fieldRateLimits);
-  addSettingsTypes(builder, services);
-  const messageTypes = addMessageTypes(builder, services, options.fieldRateLimits);
-  addCampaignTypes(builder, services, messageTypes);
-  addTemplateTypes(builder, services);
-  addWebhookTypes(builder, services);
-  addImportTypes(builder, services);
-  addOptOutTypes(builder, services);
+  addAccountTypes(builder);
+  addSettingsTypes(builder);
+  const messageTypes = addMessageTypes(builder);
+  addCampaignTypes(builder, messageTypes);
+  addTemplateTypes(builder);
+  addWebhookTypes(builder);
+  addImportTypes(builder);
+  addOptOutTypes(builder);
   return builder.toSchema({ sortSchema: true });
 }

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { UnauthorizedError } from '../errors.js';
-import type { Context } from '../graphql/context.js';
+import type { RequestContext } from '../graphql/context.js';
 import type { TokenService } from '../modules/accounts/tokens.js';
 
 interface Caller {
@@ -27,6 +27,6 @@ export function authenticate(request: FastifyRequest, tokens: TokenService): Cal
 }
 
 /** One context factory for GraphQL and /v1 alike: the same request id, caller and logger. */
-export function createRequestContext(request: FastifyRequest, tokens: TokenService): Context {
+export function createRequestContext(request: FastifyRequest, tokens: TokenService): RequestContext {
   return { requestId: request.id, ...authenticate(request, tokens), clientAddress: request.ip, logger: request.log };
 }

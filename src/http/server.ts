@@ -4,6 +4,8 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { GraphQLSchema } from 'graphql';
 import type { WorkerCarrierHealth } from '../carriers/carrier-health.js';
 import type { Dependencies } from '../deps.js';
+import type { Context } from '../graphql/context.js';
+import { createFieldRateLimits } from '../graphql/field-rate-limits.js';
 import { createGraphQLServer } from '../graphql/yoga.js';
 import { buildOpenApi } from '../rest/openapi.js';
 import { OperationRegistry } from '../rest/operations.js';
@@ -53,7 +55,13 @@ export function createHttpServer({ deps, services, schema, carriers }: HttpServe
     return503OnClosing: true,
   });
 
-  const createContext = (request: Parameters<typeof createRequestContext>[0]) => createRequestContext(request, services.tokens);
+  const fieldRateLimits = createFieldRateLimits(deps);
+  const createContext = (request: Parameters<typeof createRequestContext>[0]): Context => ({
+    ...createRequestContext(request, services.tokens),
+    services,
+    fieldRateLimits,
+    prisma: deps.prisma,
+  });
 
   // The API serves JSON, and GraphiQL its own page with inline scripts: the headers that matter
   // here are the transport and framing ones; a content security policy would only break GraphiQL.

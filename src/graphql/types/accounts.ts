@@ -1,10 +1,8 @@
 import { InvalidCredentialsError, ValidationError } from '../../errors.js';
 import type { IssuedToken } from '../../modules/accounts/tokens.js';
-import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
-import type { FieldRateLimits } from '../field-rate-limits.js';
 
-export function addAccountTypes(builder: Builder, { accounts }: Services, rateLimits: FieldRateLimits) {
+export function addAccountTypes(builder: Builder) {
   const token = builder.objectRef<IssuedToken>('Token').implement({
     fields: (t) => ({
       token: t.exposeString('token'),
@@ -28,8 +26,8 @@ export function addAccountTypes(builder: Builder, { accounts }: Services, rateLi
       errors: { types: [ValidationError, InvalidCredentialsError] },
       args: { input: t.arg({ type: loginInput, required: true }) },
       resolve: async (_root, args, context, info) => {
-        await rateLimits.login({ args, context, info });
-        return accounts.login(args.input, context.clientAddress);
+        await context.fieldRateLimits.login({ args, context, info });
+        return context.services.accounts.login(args.input, context.clientAddress);
       },
     }),
   );

@@ -5,7 +5,6 @@ import type { CampaignStats } from '../../modules/campaigns/campaign-stats.js';
 import { CAMPAIGN_ACTIONS, describeTransition } from '../../modules/campaigns/campaign-transitions.js';
 import type { ContactFilter } from '../../modules/contacts/contacts.service.js';
 import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
-import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
 import { addPageType } from './page.js';
 import type { MessageTypeRefs } from './messages.js';
@@ -23,7 +22,7 @@ interface ContactPageShape {
   page: PageRequest;
 }
 
-export function addCampaignTypes(builder: Builder, { campaigns, campaignLifecycle, campaignStats, contacts }: Services, { messageStatus }: MessageTypeRefs) {
+export function addCampaignTypes(builder: Builder, { messageStatus }: MessageTypeRefs) {
   const campaignStatus = builder.enumType(CampaignStatus, { name: 'CampaignStatus' });
 
   const stats = builder.objectRef<CampaignStats>('CampaignStats').implement({
@@ -73,7 +72,7 @@ export function addCampaignTypes(builder: Builder, { campaigns, campaignLifecycl
       stats: t.loadable({
         type: stats,
         description: 'Counted for every campaign of a list at once',
-        load: (ids: string[]) => campaignStats.read(ids),
+        load: (ids: string[], { services }) => services.campaignStats.read(ids),
         resolve: (campaign) => campaign.id,
       }),
       contacts: t.relation('contacts', {
@@ -96,13 +95,13 @@ export function addCampaignTypes(builder: Builder, { campaigns, campaignLifecycl
   });
 
   const campaignPage = addPageType(builder, 'CampaignPage', 'Campaign', 'Newest first', {
-    nodes: (query, shape: CampaignPageShape) => campaigns.list(shape.accountId, shape.filter, shape.page, query),
-    total: (shape) => campaigns.count(shape.accountId, shape.filter),
+    nodes: (query, shape: CampaignPageShape, { services }) => services.campaigns.list(shape.accountId, shape.filter, shape.page, query),
+    total: (shape, { services }) => services.campaigns.count(shape.accountId, shape.filter),
   });
 
   const contactPage = addPageType(builder, 'ContactPage', 'Contact', 'In the order they were added', {
-    nodes: (query, shape: ContactPageShape) => contacts.list(shape.accountId, shape.campaignId, shape.filter, shape.page, query),
-    total: (shape) => contacts.count(shape.accountId, shape.campaignId, shape.filter),
+    nodes: (query, shape: ContactPageShape, { services }) => services.contacts.list(shape.accountId, shape.campaignId, shape.filter, shape.page, query),
+    total: (shape, { services }) => services.contacts.count(shape.accountId, shape.campaignId, shape.filter),
   });
 
   const deleted = builder.objectRef<{ id: string; deleted: true }>('DeletedCampaign').implement({
@@ -136,93 +135,93 @@ export function addCampaignTypes(builder: Builder, { campaigns, campaignLifecycl
   });
 
   builder.queryField('campaign', (t) =>
-    t.prismaField({
+    t.withAuth({ account: true }).prismaField({
       type: 'Campaign',
       errors: { types: [NotFoundError] },
       args: { id: t.arg.id({ required: true }) },
-      resolve: (query, _root, { id }, context) => campaigns.get(context.accountId!, id, query),
+      resolve: (query, _root, { id }, { accountId, services }) => services.campaigns.get(accountId, id, query),
     }),
   );
 
   builder.queryField('campaigns', (t) =>
-    t.field({
+    t.withAuth({ account: true }).field({
       type: campaignPage,
       errors: { types: [ValidationError] },
       args: { status: t.arg({ type: campaignStatus }), page: t.arg.int(), perPage: t.arg.int() },
-      resolve: (_root, args, context) => ({ accountId: context.accountId!, ...campaigns.parseListArgs(args) }),
+      resolve: (_root, args, { accountId, services }) => ({ accountId, ...services.campaigns.parseListArgs(args) }),
     }),
   );
 
   builder.queryField('contacts', (t) =>
-    t.field({
+    t.withAuth({ account: true }).field({
       type: contactPage,
       errors: { types: [ValidationError, NotFoundError] },
       args: { campaign: t.arg.id({ required: true }), tag: t.arg.string(), page: t.arg.int(), perPage: t.arg.int() },
-      resolve: async (_root, args, context) => ({
-        accountId: context.accountId!,
+      resolve: async (_root, args, { accountId, services }) => ({
+        accountId,
         campaignId: args.campaign,
-        ...(await contacts.parseListArgs(context.accountId!, args.campaign, args)),
+        ...(await services.contacts.parseListArgs(accountId, args.campaign, args)),
       }),
     }),
   );
 
   builder.queryField('contact', (t) =>
-    t.prismaField({
+    t.withAuth({ account: true }).prismaField({
       type: 'Contact',
       errors: { types: [NotFoundError] },
       args: { campaign: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
-      resolve: (query, _root, args, context) => contacts.get(context.accountId!, args.campaign, args.id, query),
+      resolve: (query, _root, args, { accountId, services }) => services.contacts.get(accountId, args.campaign, args.id, query),
     }),
   );
 
   builder.mutationField('createCampaign', (t) =>
-    t.prismaField({
+    t.withAuth({ account: true }).prismaField({
       type: 'Campaign',
       errors: { types: [ValidationError] },
       args: { input: t.arg({ type: createInput, required: true }) },
-      resolve: (query, _root, { input }, context) => campaigns.create(context.accountId!, input, query),
+      resolve: (query, _root, { input }, { accountId, services }) => services.campaigns.create(accountId, input, query),
     }),
   );
 
   builder.mutationField('updateCampaign', (t) =>
-    t.prismaField({
+    t.withAuth({ account: true }).prismaField({
       type: 'Campaign',
       errors: { types: [ValidationError, NotFoundError] },
       args: { id: t.arg.id({ required: true }), input: t.arg({ type: updateInput, required: true }) },
-      resolve: (query, _root, { id, input }, context) => campaigns.update(context.accountId!, id, input, query),
+      resolve: (query, _root, { id, input }, { accountId, services }) => services.campaigns.update(accountId, id, input, query),
     }),
   );
 
   builder.mutationField('deleteCampaign', (t) =>
-    t.field({
+    t.withAuth({ account: true }).field({
       type: deleted,
       errors: { types: [NotFoundError] },
       args: { id: t.arg.id({ required: true }) },
-      resolve: (_root, { id }, context) => campaigns.delete(context.accountId!, id),
+      resolve: (_root, { id }, { accountId, services }) => services.campaigns.delete(accountId, id),
     }),
   );
 
   for (const action of CAMPAIGN_ACTIONS) {
     builder.mutationField(`${action}Campaign`, (t) =>
-      t.prismaField({
+      t.withAuth({ account: true }).prismaField({
         type: 'Campaign',
         description: describeTransition(action),
         errors: { types: [NotFoundError, InvalidStateError, ValidationError] },
         args: { id: t.arg.id({ required: true }) },
-        resolve: async (query, _root, { id }, context) => {
-          await campaignLifecycle.act(context.accountId!, id, action);
-          return campaigns.get(context.accountId!, id, query);
+        resolve: async (query, _root, { id }, { accountId, services }) => {
+          await services.campaignLifecycle.act(accountId, id, action);
+          return services.campaigns.get(accountId, id, query);
         },
       }),
     );
   }
 
   builder.mutationField('addContact', (t) =>
-    t.prismaField({
+    t.withAuth({ account: true }).prismaField({
       type: 'Contact',
       errors: { types: [ValidationError, NotFoundError, ConflictError] },
       args: { campaign: t.arg.id({ required: true }), input: t.arg({ type: contactInput, required: true }) },
-      resolve: (query, _root, args, context) => contacts.add(context.accountId!, args.campaign, args.input, query),
+      resolve: (query, _root, args, { accountId, services }) => services.contacts.add(accountId, args.campaign, args.input, query),
     }),
   );
 }

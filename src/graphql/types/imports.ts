@@ -2,10 +2,9 @@ import { NotFoundError, ValidationError } from '../../errors.js';
 import { ImportStatus } from '../../generated/prisma/enums.js';
 import type { RowError } from '../../modules/imports/contact-rows.js';
 import { FILE_FORMATS, type FileFormat } from '../../modules/imports/import-options.js';
-import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
 
-export function addImportTypes(builder: Builder, { imports }: Services) {
+export function addImportTypes(builder: Builder) {
   const importStatus = builder.enumType(ImportStatus, {
     name: 'ImportStatus',
     description: 'processing (accepted, or being read) → completed or failed',
@@ -67,7 +66,7 @@ export function addImportTypes(builder: Builder, { imports }: Services) {
   });
 
   builder.mutationField('importContacts', (t) =>
-    t.prismaField({
+    t.withAuth({ account: true }).prismaField({
       type: 'ImportJob',
       description: 'Upload a CSV or XLSX of contacts (at most 10 MB, 100,000 rows); they are imported by a job',
       errors: { types: [ValidationError, NotFoundError] },
@@ -76,16 +75,16 @@ export function addImportTypes(builder: Builder, { imports }: Services) {
         file: t.arg({ type: 'Upload', required: true }),
         input: t.arg({ type: importInput, required: true }),
       },
-      resolve: (query, _root, args, context) => imports.start(context.accountId!, args.campaign, args.file, args.input, query),
+      resolve: (query, _root, args, { accountId, services }) => services.imports.start(accountId, args.campaign, args.file, args.input, query),
     }),
   );
 
   builder.queryField('importJob', (t) =>
-    t.prismaField({
+    t.withAuth({ account: true }).prismaField({
       type: 'ImportJob',
       errors: { types: [NotFoundError] },
       args: { campaign: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
-      resolve: (query, _root, args, context) => imports.get(context.accountId!, args.campaign, args.id, query),
+      resolve: (query, _root, args, { accountId, services }) => services.imports.get(accountId, args.campaign, args.id, query),
     }),
   );
 }

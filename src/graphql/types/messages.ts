@@ -4,9 +4,7 @@ import type { MessageFilter } from '../../modules/messages/message-queries.js';
 import type { MessageAcceptance } from '../../modules/messages/message-sending.js';
 import { encodingOf, type TextAnalysis } from '../../modules/messages/encoding.js';
 import type { PageRequest } from '../../pagination.js';
-import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
-import type { FieldRateLimits } from '../field-rate-limits.js';
 import { addPageType } from './page.js';
 
 interface MessagePageShape {
@@ -17,7 +15,7 @@ interface MessagePageShape {
 
 export type MessageTypeRefs = ReturnType<typeof addMessageTypes>;
 
-export function addMessageTypes(builder: Builder, { messages, messageSending }: Services, rateLimits: FieldRateLimits) {
+export function addMessageTypes(builder: Builder) {
   const messageStatus = builder.enumType(MessageStatus, {
     name: 'MessageStatus',
     description: 'queued → sent (taken by the carrier) → delivered or failed',
@@ -73,16 +71,16 @@ export function addMessageTypes(builder: Builder, { messages, messageSending }: 
       to: t.exposeString('to'),
       campaignId: t.exposeID('campaignId', { nullable: true }),
       replayed: t.exposeBoolean('replayed', { description: 'True when this answers an earlier request with the same Idempotency-Key' }),
-      message: t.prismaField({
+      message: t.withAuth({ account: true }).prismaField({
         type: 'Message',
-        resolve: (query, accepted, _args, context) => messages.get(context.accountId!, accepted.id, query),
+        resolve: (query, accepted, _args, { accountId, services }) => services.messages.get(accountId, accepted.id, query),
       }),
     }),
   });
 
   const page = addPageType(builder, 'MessagePage', 'Message', 'Newest first', {
-    nodes: (query, shape: MessagePageShape) => messages.list(shape.accountId, shape.filter, shape.page, query),
-    total: (shape) => messages.count(shape.accountId, shape.filter),
+    nodes: (query, shape: MessagePageShape, { services }) => services.messages.list(shape.accountId, shape.filter, shape.page, query),
+    total: (shape, { services }) => services.messages.count(shape.accountId, shape.filter),
   });
 
   const preview = builder.objectRef<TextAnalysis>('TextPreview').implement({
@@ -107,16 +105,16 @@ export function addMessageTypes(builder: Builder, { messages, messageSending }: 
   });
 
   builder.queryField('message', (t) =>
-    t.prismaField({
+    t.withAuth({ account: true }).prismaField({
       type: 'Message',
       errors: { types: [NotFoundError] },
       args: { id: t.arg.id({ required: true }) },
-      resolve: (query, _root, { id }, context) => messages.get(context.accountId!, id, query),
+      resolve: (query, _root, { id }, { accountId, services }) => services.messages.get(accountId, id, query),
     }),
   );
 
   builder.queryField('messages', (t) =>
-    t.field({
+    t.withAuth({ account: true }).field({
       type: page,
       errors: { types: [ValidationError] },
       args: {
@@ -126,22 +124,22 @@ export function addMessageTypes(builder: Builder, { messages, messageSending }: 
         page: t.arg.int(),
         perPage: t.arg.int(),
       },
-      resolve: (_root, args, context) => ({ accountId: context.accountId!, ...messages.parseListArgs(args) }),
+      resolve: (_root, args, { accountId, services }) => ({ accountId, ...services.messages.parseListArgs(args) }),
     }),
   );
 
   builder.queryField('previewMessage', (t) =>
-    t.field({
+    t.withAuth({ account: true }).field({
       type: preview,
       description: 'Encoding and segments a text would take; sends nothing.',
       errors: { types: [ValidationError] },
       args: { input: t.arg({ type: previewInput, required: true }) },
-      resolve: (_root, { input }) => messages.preview(input),
+      resolve: (_root, { input }, { services }) => services.messages.preview(input),
     }),
   );
 
   builder.mutationField('sendMessage', (t) =>
-    t.field({
+    t.withAuth({ account: true }).field({
       type: acceptance,
       errors: { types: [ValidationError] },
       args: {
@@ -149,8 +147,8 @@ export function addMessageTypes(builder: Builder, { messages, messageSending }: 
         idempotencyKey: t.arg.string({ description: 'The same key within 24 h answers the first acceptance again and sends nothing' }),
       },
       resolve: async (_root, args, context, info) => {
-        await rateLimits.sendMessage({ args, context, info });
-        return messageSending.send(context.accountId!, args.input, args.idempotencyKey);
+        await context.fieldRateLimits.sendMessage({ args, context, info });
+        return context.services.messageSending.send(context.accountId, args.input, args.idempotencyKey);
       },
     }),
   );

@@ -1,6 +1,5 @@
 import { ValidationError } from '../../errors.js';
 import { parsePage, type PageRequest } from '../../pagination.js';
-import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
 import { addPageType } from './page.js';
 
@@ -9,7 +8,7 @@ interface OptOutPageShape {
   page: PageRequest;
 }
 
-export function addOptOutTypes(builder: Builder, { optOuts }: Services) {
+export function addOptOutTypes(builder: Builder) {
   builder.prismaObject('OptOut', {
     description: 'A number that replied STOP (or a synonym) to the account and gets no messages from it until it replies START.',
     fields: (t) => ({
@@ -19,16 +18,16 @@ export function addOptOutTypes(builder: Builder, { optOuts }: Services) {
   });
 
   const page = addPageType(builder, 'OptOutPage', 'OptOut', 'Newest first', {
-    nodes: (query, shape: OptOutPageShape) => optOuts.list(shape.accountId, shape.page, query),
-    total: (shape) => optOuts.count(shape.accountId),
+    nodes: (query, shape: OptOutPageShape, { services }) => services.optOuts.list(shape.accountId, shape.page, query),
+    total: (shape, { services }) => services.optOuts.count(shape.accountId),
   });
 
   builder.queryField('optOuts', (t) =>
-    t.field({
+    t.withAuth({ account: true }).field({
       type: page,
       errors: { types: [ValidationError] },
       args: { page: t.arg.int(), perPage: t.arg.int() },
-      resolve: (_root, args, context) => ({ accountId: context.accountId!, page: parsePage(args) }),
+      resolve: (_root, args, { accountId }) => ({ accountId, page: parsePage(args) }),
     }),
   );
 }

@@ -1,13 +1,14 @@
 import type PrismaTypes from '../../generated/pothos-prisma-types.js';
 import type { PageRequest } from '../../pagination.js';
 import type { Builder } from '../builder.js';
+import type { Context } from '../context.js';
 
 type Model = keyof PrismaTypes & string;
 
 export interface PageSource<Shape, Name extends Model> {
   /** The page's rows, with the selection Pothos computed spread into the query. */
-  nodes(query: { select?: never; include?: never }, shape: Shape): Promise<PrismaTypes[Name]['Shape'][]>;
-  total(shape: Shape): Promise<number>;
+  nodes(query: { select?: never; include?: never }, shape: Shape, context: Context): Promise<PrismaTypes[Name]['Shape'][]>;
+  total(shape: Shape, context: Context): Promise<number>;
 }
 
 /**
@@ -26,11 +27,11 @@ export function addPageType<Shape extends { page: PageRequest }, Name extends Mo
       nodes: t.prismaField({
         type: [model] as [Model],
         description: order,
-        resolve: (query, shape) => source.nodes(query as never, shape) as never,
+        resolve: (query, shape, _args, context) => source.nodes(query as never, shape, context) as never,
       }),
       page: t.int({ resolve: (shape) => shape.page.page }),
       perPage: t.int({ resolve: (shape) => shape.page.perPage }),
-      total: t.int({ resolve: (shape) => source.total(shape) }),
+      total: t.int({ resolve: (shape, _args, context) => source.total(shape, context) }),
     }),
   });
 }

@@ -1,8 +1,7 @@
-import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
 import { EXPECTED_ERRORS } from './common.js';
 
-export function addSettingsTypes(builder: Builder, { settings }: Services) {
+export function addSettingsTypes(builder: Builder) {
   builder.prismaObject('AccountSettings', {
     name: 'Settings',
     fields: (t) => ({
@@ -22,18 +21,18 @@ export function addSettingsTypes(builder: Builder, { settings }: Services) {
   });
 
   builder.queryField('settings', (t) =>
-    t.prismaField({
+    t.withAuth({ account: true }).prismaField({
       type: 'AccountSettings',
-      resolve: (query, _root, _args, context) => settings.get(context.accountId!, query),
+      resolve: (query, _root, _args, { accountId, services }) => services.settings.get(accountId, query),
     }),
   );
 
   builder.mutationField('updateSettings', (t) =>
-    t.prismaField({
+    t.withAuth({ account: true }).prismaField({
       type: 'AccountSettings',
       errors: { types: EXPECTED_ERRORS },
       args: { input: t.arg({ type: updateSettingsInput, required: true }) },
-      resolve: (query, _root, { input }, context) => settings.update(context.accountId!, input, query),
+      resolve: (query, _root, { input }, { accountId, services }) => services.settings.update(accountId, input, query),
     }),
   );
 }

@@ -1,7 +1,6 @@
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { placeholderNames, type DeletedTemplate } from '../../modules/templates/templates.service.js';
 import { parsePage, type PageRequest } from '../../pagination.js';
-import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
 import { addPageType } from './page.js';
 
@@ -10,7 +9,7 @@ interface TemplatePageShape {
   page: PageRequest;
 }
 
-export function addTemplateTypes(builder: Builder, { templates }: Services) {
+export function addTemplateTypes(builder: Builder) {
   builder.prismaObject('Template', {
     description: 'A message text for campaigns, with `{{name}}`, `{{phone}}`, `{{email}}`, `{{document}}` or `{{tags}}` filled per contact.',
     fields: (t) => ({
@@ -28,8 +27,8 @@ export function addTemplateTypes(builder: Builder, { templates }: Services) {
   });
 
   const page = addPageType(builder, 'TemplatePage', 'Template', 'Newest first', {
-    nodes: (query, shape: TemplatePageShape) => templates.list(shape.accountId, shape.page, query),
-    total: (shape) => templates.count(shape.accountId),
+    nodes: (query, shape: TemplatePageShape, { services }) => services.templates.list(shape.accountId, shape.page, query),
+    total: (shape, { services }) => services.templates.count(shape.accountId),
   });
 
   const deleted = builder.objectRef<DeletedTemplate>('DeletedTemplate').implement({
@@ -54,48 +53,48 @@ export function addTemplateTypes(builder: Builder, { templates }: Services) {
   });
 
   builder.queryField('template', (t) =>
-    t.prismaField({
+    t.withAuth({ account: true }).prismaField({
       type: 'Template',
       errors: { types: [NotFoundError] },
       args: { id: t.arg.id({ required: true }) },
-      resolve: (query, _root, { id }, context) => templates.get(context.accountId!, id, query),
+      resolve: (query, _root, { id }, { accountId, services }) => services.templates.get(accountId, id, query),
     }),
   );
 
   builder.queryField('templates', (t) =>
-    t.field({
+    t.withAuth({ account: true }).field({
       type: page,
       errors: { types: [ValidationError] },
       args: { page: t.arg.int(), perPage: t.arg.int() },
-      resolve: (_root, args, context) => ({ accountId: context.accountId!, page: parsePage(args) }),
+      resolve: (_root, args, { accountId }) => ({ accountId, page: parsePage(args) }),
     }),
   );
 
   builder.mutationField('createTemplate', (t) =>
-    t.prismaField({
+    t.withAuth({ account: true }).prismaField({
       type: 'Template',
       errors: { types: [ValidationError] },
       args: { input: t.arg({ type: createInput, required: true }) },
-      resolve: (query, _root, { input }, context) => templates.create(context.accountId!, input, query),
+      resolve: (query, _root, { input }, { accountId, services }) => services.templates.create(accountId, input, query),
     }),
   );
 
   builder.mutationField('updateTemplate', (t) =>
-    t.prismaField({
+    t.withAuth({ account: true }).prismaField({
       type: 'Template',
       errors: { types: [ValidationError, NotFoundError] },
       args: { id: t.arg.id({ required: true }), input: t.arg({ type: updateInput, required: true }) },
-      resolve: (query, _root, { id, input }, context) => templates.update(context.accountId!, id, input, query),
+      resolve: (query, _root, { id, input }, { accountId, services }) => services.templates.update(accountId, id, input, query),
     }),
   );
 
   builder.mutationField('deleteTemplate', (t) =>
-    t.field({
+    t.withAuth({ account: true }).field({
       type: deleted,
       description: 'Refused with ConflictError while a campaign uses the template',
       errors: { types: [NotFoundError, ConflictError] },
       args: { id: t.arg.id({ required: true }) },
-      resolve: (_root, { id }, context) => templates.delete(context.accountId!, id),
+      resolve: (_root, { id }, { accountId, services }) => services.templates.delete(accountId, id),
     }),
   );
 }

@@ -2,7 +2,6 @@ import { NotFoundError, ValidationError } from '../../errors.js';
 import { SUBSCRIBABLE_EVENTS } from '../../modules/webhooks/webhook-events.js';
 import type { DeletedWebhook, RegisteredWebhook, ReplayOutcome } from '../../modules/webhooks/webhooks.service.js';
 import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
-import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
 import { addPageType } from './page.js';
 
@@ -18,7 +17,7 @@ interface DeliveryPageShape {
 
 const KINDS = SUBSCRIBABLE_EVENTS.map((kind) => `\`${kind}\``).join(', ');
 
-export function addWebhookTypes(builder: Builder, { webhooks }: Services) {
+export function addWebhookTypes(builder: Builder) {
   builder.prismaObject('WebhookDelivery', {
     description: 'One attempt to deliver an event to a webhook',
     fields: (t) => ({
@@ -77,13 +76,13 @@ export function addWebhookTypes(builder: Builder, { webhooks }: Services) {
   });
 
   const webhookPage = addPageType(builder, 'WebhookPage', 'Webhook', 'Newest first', {
-    nodes: (query, shape: WebhookPageShape) => webhooks.list(shape.accountId, shape.page, query),
-    total: (shape) => webhooks.count(shape.accountId),
+    nodes: (query, shape: WebhookPageShape, { services }) => services.webhooks.list(shape.accountId, shape.page, query),
+    total: (shape, { services }) => services.webhooks.count(shape.accountId),
   });
 
   const deliveryPage = addPageType(builder, 'WebhookDeliveryPage', 'WebhookDelivery', 'Newest first', {
-    nodes: (query, shape: DeliveryPageShape) => webhooks.listDeliveries(shape.webhookId, shape.page, query),
-    total: (shape) => webhooks.countDeliveries(shape.webhookId),
+    nodes: (query, shape: DeliveryPageShape, { services }) => services.webhooks.listDeliveries(shape.webhookId, shape.page, query),
+    total: (shape, { services }) => services.webhooks.countDeliveries(shape.webhookId),
   });
 
   const registerInput = builder.inputType('RegisterWebhookInput', {
@@ -109,77 +108,77 @@ export function addWebhookTypes(builder: Builder, { webhooks }: Services) {
   });
 
   builder.queryField('webhook', (t) =>
-    t.prismaField({
+    t.withAuth({ account: true }).prismaField({
       type: 'Webhook',
       errors: { types: [NotFoundError] },
       args: { id: t.arg.id({ required: true }) },
-      resolve: (query, _root, { id }, context) => webhooks.get(context.accountId!, id, query),
+      resolve: (query, _root, { id }, { accountId, services }) => services.webhooks.get(accountId, id, query),
     }),
   );
 
   builder.queryField('webhooks', (t) =>
-    t.field({
+    t.withAuth({ account: true }).field({
       type: webhookPage,
       errors: { types: [ValidationError] },
       args: { page: t.arg.int(), perPage: t.arg.int() },
-      resolve: (_root, args, context) => ({ accountId: context.accountId!, page: parsePage(args) }),
+      resolve: (_root, args, { accountId }) => ({ accountId, page: parsePage(args) }),
     }),
   );
 
   builder.queryField('webhookDeliveries', (t) =>
-    t.field({
+    t.withAuth({ account: true }).field({
       type: deliveryPage,
       description: 'The delivery log of a webhook, newest first',
       errors: { types: [ValidationError, NotFoundError] },
       args: { webhook: t.arg.id({ required: true }), page: t.arg.int(), perPage: t.arg.int() },
-      resolve: (_root, args, context) => webhooks.parseDeliveryArgs(context.accountId!, args.webhook, args),
+      resolve: (_root, args, { accountId, services }) => services.webhooks.parseDeliveryArgs(accountId, args.webhook, args),
     }),
   );
 
   builder.mutationField('registerWebhook', (t) =>
-    t.field({
+    t.withAuth({ account: true }).field({
       type: registration,
       description: 'Pings the URL with a signed webhook.ping and registers it if it answers 2xx (else ValidationError url unreachable)',
       errors: { types: [ValidationError] },
       args: { input: t.arg({ type: registerInput, required: true }) },
-      resolve: (_root, { input }, context) => webhooks.register(context.accountId!, input),
+      resolve: (_root, { input }, { accountId, services }) => services.webhooks.register(accountId, input),
     }),
   );
 
   builder.mutationField('updateWebhook', (t) =>
-    t.prismaField({
+    t.withAuth({ account: true }).prismaField({
       type: 'Webhook',
       errors: { types: [ValidationError, NotFoundError] },
       args: { id: t.arg.id({ required: true }), input: t.arg({ type: updateInput, required: true }) },
-      resolve: (query, _root, { id, input }, context) => webhooks.update(context.accountId!, id, input, query),
+      resolve: (query, _root, { id, input }, { accountId, services }) => services.webhooks.update(accountId, id, input, query),
     }),
   );
 
   builder.mutationField('deleteWebhook', (t) =>
-    t.field({
+    t.withAuth({ account: true }).field({
       type: deleted,
       description: 'Stops every delivery to the webhook, pending retries included',
       errors: { types: [NotFoundError] },
       args: { id: t.arg.id({ required: true }) },
-      resolve: (_root, { id }, context) => webhooks.delete(context.accountId!, id),
+      resolve: (_root, { id }, { accountId, services }) => services.webhooks.delete(accountId, id),
     }),
   );
 
   builder.mutationField('rotateWebhookSecret', (t) =>
-    t.field({
+    t.withAuth({ account: true }).field({
       type: secret,
       description: 'A new signing secret for the account; the next attempt of every delivery is signed with it',
-      resolve: async (_root, _args, context) => ({ secret: await webhooks.rotateSecret(context.accountId!) }),
+      resolve: async (_root, _args, { accountId, services }) => ({ secret: await services.webhooks.rotateSecret(accountId) }),
     }),
   );
 
   builder.mutationField('replayWebhook', (t) =>
-    t.field({
+    t.withAuth({ account: true }).field({
       type: replay,
       description: 'Delivers past events to the webhook again, with their original id and body, newly signed',
       errors: { types: [ValidationError, NotFoundError] },
       args: { id: t.arg.id({ required: true }), input: t.arg({ type: replayInput, required: true }) },
-      resolve: (_root, { id, input }, context) => webhooks.replay(context.accountId!, id, input),
+      resolve: (_root, { id, input }, { accountId, services }) => services.webhooks.replay(accountId, id, input),
     }),
   );
 }
