@@ -104,15 +104,15 @@ const gsm = (text: string) => Buffer.from(text, 'latin1'); // for A-Z, a-z, digi
 describe('binding', () => {
   it('binds as a transceiver with the configured credentials and system type', async () => {
     const { smsc, carrier } = await connect();
-    expect(carrier.health()).toMatchObject({ carrier: 'smpp', state: 'bound', window: { in_use: 0, size: 10 } });
+    expect(carrier.health()).toMatchObject({ carrier: 'smpp', state: 'bound', window: { inUse: 0, size: 10 } });
     const bind = smsc.received.find((entry) => entry.command === 'bind_transceiver')!.pdu;
     expect(bind).toMatchObject({ system_id: 'tern', password: 'secret', system_type: 'tern', interface_version: 0x34 });
   });
 
   it('with a wrong password: start-up goes on, health names the refusal, sends are retried not failed, the password is never logged', async () => {
     const { carrier, smsc, logs } = await connect({}, { password: 'wrongpw' });
-    await waitFor(async () => (carrier.health().errors!.bind_failures! >= 2 ? true : null));
-    expect(carrier.health()).toMatchObject({ state: 'bind_failed', last_error: expect.stringContaining('ESME_RINVPASWD') });
+    await waitFor(async () => (carrier.health().errors!.bindFailures! >= 2 ? true : null));
+    expect(carrier.health()).toMatchObject({ state: 'bind_failed', lastError: expect.stringContaining('ESME_RINVPASWD') });
     await expect(carrier.send(message())).rejects.toBeInstanceOf(CarrierUnavailableError);
     expect(smsc.submitsReceived()).toHaveLength(0);
     expect(logs.join('\n')).toContain('bind_failed');

@@ -7,7 +7,7 @@ import type { Carrier, CarrierHealth } from './carrier.js';
 /** One worker process's carrier, as GET /health lists it. */
 export interface WorkerCarrierHealth extends CarrierHealth {
   worker: string;
-  updated_at: string;
+  updatedAt: string;
 }
 
 const PUBLISH_MS = 5_000;
@@ -37,7 +37,7 @@ export class CarrierHealthBoard {
   start(carrier: Carrier): void {
     const publish = () =>
       void this.redis
-        .hset(this.key, this.worker, JSON.stringify({ ...carrier.health(), worker: this.worker, updated_at: new Date().toISOString() }))
+        .hset(this.key, this.worker, JSON.stringify(this.entry(carrier)))
         .catch((error: unknown) => this.logger.debug({ err: error }, 'carrier health not published'));
     if (this.redis.status === 'ready') publish();
     else this.redis.once('ready', publish);
@@ -58,8 +58,12 @@ export class CarrierHealthBoard {
     const oldest = Date.now() - STALE_MS;
     const published = Object.values(fields)
       .map((value) => JSON.parse(value) as WorkerCarrierHealth)
-      .filter((entry) => entry.worker !== this.worker && Date.parse(entry.updated_at) >= oldest);
-    const own = local ? [{ ...local.health(), worker: this.worker, updated_at: new Date().toISOString() }] : [];
+      .filter((entry) => entry.worker !== this.worker && Date.parse(entry.updatedAt) >= oldest);
+    const own = local ? [this.entry(local)] : [];
     return [...own, ...published].sort((a, b) => a.worker.localeCompare(b.worker));
+  }
+
+  private entry(carrier: Carrier): WorkerCarrierHealth {
+    return { ...carrier.health(), worker: this.worker, updatedAt: new Date().toISOString() };
   }
 }

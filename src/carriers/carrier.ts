@@ -47,9 +47,10 @@ export interface CarrierHealth {
   carrier: string;
   /** `ready` for the simulator; for SMPP `connecting`, `bound`, `disconnected`, `bind_failed` or `stopped`. */
   state: string;
-  window?: { in_use: number; size: number };
+  window?: { inUse: number; size: number };
+  /** Counts of each kind of trouble since the process started. */
   errors?: Record<string, number>;
-  last_error?: string | null;
+  lastError?: string | null;
 }
 
 export interface Carrier {

@@ -76,7 +76,7 @@ export class SmppCarrier implements Carrier {
     this.receipts.start(sink);
     this.session.open();
     if (!(await this.session.waitForBind(this.options.responseTimeoutMs))) {
-      this.logger.warn({ state: this.session.state, last_error: this.session.lastError }, 'SMSC not bound yet; sends are retried until it is');
+      this.logger.warn({ state: this.session.state, lastError: this.session.lastError }, 'SMSC not bound yet; sends are retried until it is');
     }
   }
 
@@ -89,9 +89,9 @@ export class SmppCarrier implements Carrier {
     return {
       carrier: this.name,
       state: this.session.state,
-      window: { in_use: this.submitter.window.inUse, size: this.submitter.window.size },
+      window: { inUse: this.submitter.window.inUse, size: this.submitter.window.size },
       errors: { ...this.errors },
-      last_error: this.session.lastError,
+      lastError: this.session.lastError,
     };
   }
 

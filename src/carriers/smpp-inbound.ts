@@ -34,7 +34,7 @@ export class SmppInbound {
     try {
       await sink.inbound({ carrierMessageId, from: inboundNumber(source), to: destination || null, text, at: this.clock.now() });
     } catch (error) {
-      this.errors.inbound_failures += 1;
+      this.errors.inboundFailures += 1;
       throw error;
     }
     if (concatenation && concatenation.parts > 1) {

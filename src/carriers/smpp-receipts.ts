@@ -67,7 +67,7 @@ export class SmppReceipts {
   async store(pdu: PDU): Promise<void> {
     const receipt = parseReceipt(pdu);
     if (!receipt) {
-      this.errors.receipt_failures += 1;
+      this.errors.receiptFailures += 1;
       this.logger.warn({ text: decodedText(pdu.short_message) }, 'unreadable delivery receipt; acknowledged and ignored');
       return;
     }

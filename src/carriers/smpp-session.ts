@@ -93,7 +93,7 @@ export class SmppSession {
         reject,
         timer: setTimeout(() => {
           this.pending.delete(entry);
-          this.errors.response_timeouts += 1;
+          this.errors.responseTimeouts += 1;
           reject(new CarrierUnavailableError(`no ${pdu.command}_resp within ${this.options.responseTimeoutMs} ms`));
           // An SMSC that stops answering is treated as gone: the connection is made again.
           this.dropSession(session, `no ${pdu.command}_resp within ${this.options.responseTimeoutMs} ms`);
@@ -151,7 +151,7 @@ export class SmppSession {
       return;
     }
     if (response.command_status !== STATUS.ESME_ROK) {
-      this.errors.bind_failures += 1;
+      this.errors.bindFailures += 1;
       this.lastError = `bind refused: ${statusName(response.command_status)}`;
       this.setState('bind_failed');
       session.close();

@@ -5,17 +5,17 @@ export const STATUS = smpp.errors;
 
 /** What the SMPP carrier counts of its trouble, for GET /health. */
 export interface SmppErrorCounts {
-  bind_failures: number;
+  bindFailures: number;
   disconnects: number;
-  response_timeouts: number;
+  responseTimeouts: number;
   throttled: number;
   rejected: number;
-  receipt_failures: number;
-  inbound_failures: number;
+  receiptFailures: number;
+  inboundFailures: number;
 }
 
 export function noSmppErrors(): SmppErrorCounts {
-  return { bind_failures: 0, disconnects: 0, response_timeouts: 0, throttled: 0, rejected: 0, receipt_failures: 0, inbound_failures: 0 };
+  return { bindFailures: 0, disconnects: 0, responseTimeouts: 0, throttled: 0, rejected: 0, receiptFailures: 0, inboundFailures: 0 };
 }
 
 /** A pause that doubles with every attempt, up to half a minute. */

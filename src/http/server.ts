@@ -13,6 +13,7 @@ import { registerRestRoutes } from '../rest/rest-routes.js';
 import { routes } from '../rest/route-table.js';
 import type { Services } from '../services.js';
 import { answerUnreadableRequest, handleHttpError, sendError } from './error-response.js';
+import { carrierHealthBody } from './carrier-health-body.js';
 import { checkHealth } from './health.js';
 import { acceptMultipart } from './multipart.js';
 import { acceptStrictJson } from './json-body.js';
@@ -89,7 +90,7 @@ export function createHttpServer({ deps, services, schema, carriers }: HttpServe
   app.get('/health', async (_request, reply) => {
     const [report, workers] = await Promise.all([checkHealth(deps), carriers()]);
     // The carriers' state informs; it does not make the API unhealthy (sends wait and retry).
-    return reply.status(report.status === 'ok' ? 200 : 503).send({ ...report, carriers: workers, request: reply.request.id });
+    return reply.status(report.status === 'ok' ? 200 : 503).send({ ...report, carriers: workers.map(carrierHealthBody), request: reply.request.id });
   });
 
   const graphql = createGraphQLServer({
