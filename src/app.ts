@@ -8,18 +8,27 @@ import type { Dependencies } from './deps.js';
 import { closeDependencies } from './deps.js';
 import { createFieldRateLimits } from './graphql/field-rate-limits.js';
 import { createSchema } from './graphql/schema.js';
+import { Readiness } from './http/health.js';
 import { createHttpServer } from './http/server.js';
+import { readQueueDepths } from './metrics/metrics.js';
 import { startRecovery } from './jobs/recovery.js';
 import { startWorkers, type RunningWorkers, type WorkerFactory } from './jobs/workers.js';
 import { createCampaignDispatchWorker } from './modules/campaigns/campaign-dispatch.worker.js';
 import { createContactImportWorker } from './modules/imports/contact-import.worker.js';
 import { createMessageSendWorker } from './modules/messages/message-send.worker.js';
+import { createRetentionWorker } from './modules/retention/retention.worker.js';
 import { createWebhookDeliveryWorker } from './modules/webhooks/webhook-delivery.worker.js';
 import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher.js';
 import { createServices, type Services } from './services.js';
 
 /** The service's BullMQ workers; the worker role runs all of them. */
-export const WORKERS: readonly WorkerFactory[] = [createMessageSendWorker, createCampaignDispatchWorker, createWebhookDeliveryWorker, createContactImportWorker];
+export const WORKERS: readonly WorkerFactory[] = [
+  createMessageSendWorker,
+  createCampaignDispatchWorker,
+  createWebhookDeliveryWorker,
+  createContactImportWorker,
+  createRetentionWorker,
+];
 
 // How often an idle webhook dispatcher looks for new events: a bound on their wait before delivery.
 const WEBHOOK_DISPATCH_POLL_MS = 100;
@@ -33,7 +42,7 @@ export interface Tern {
   carrier: Carrier | null;
   /** Listens (API role) and starts the workers (worker role); resolves to the API's address. */
   start(): Promise<string | null>;
-  /** Stops taking requests, drains in-flight requests and jobs, then closes connections. */
+  /** Turns readiness off, stops taking requests, drains in-flight requests and jobs, then closes connections. */
   stop(): Promise<void>;
 }
 
@@ -45,7 +54,9 @@ export function createTern(deps: Dependencies, role: Role): Tern {
   });
   const carrier = role === 'api' ? null : createCarrier(deps.config, deps);
   const carrierHealth = new CarrierHealthBoard(deps.redis, deps.config.redisPrefix, deps.logger.child({ module: 'carrier-health' }));
-  const http = role === 'worker' ? null : createHttpServer({ deps, services, schema, carriers: () => carrierHealth.read(carrier) });
+  let stopping = false;
+  const readiness = new Readiness(deps, () => stopping);
+  const http = role === 'worker' ? null : createHttpServer({ deps, services, schema, carriers: () => carrierHealth.read(carrier), readiness });
   let workers: RunningWorkers | null = null;
   let recovery: { stop(): Promise<void> } | null = null;
   const dispatcher =
@@ -67,6 +78,11 @@ export function createTern(deps: Dependencies, role: Role): Tern {
           inbound: (message) => services.messages.recordInbound(carrier.name, message),
         });
         carrierHealth.start(carrier);
+        deps.metrics.observe({
+          carrier: () => carrier.health(),
+          queueDepths: () => readQueueDepths([deps.queues.messageSend, deps.queues.campaignDispatch, deps.queues.webhookDelivery, deps.queues.contactImport]),
+          oldestQueuedMessage: () => services.messages.oldestQueued(),
+        });
         workers = startWorkers(WORKERS, { deps, services, carrier });
         recovery = startRecovery(deps, services);
         dispatcher?.start();
@@ -76,6 +92,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
       return http.listen({ host: deps.config.host, port: deps.config.port });
     },
     async stop() {
+      stopping = true;
       await Promise.all([http?.close(), workers?.close(), recovery?.stop(), dispatcher?.stop()]);
       await carrierHealth.stop();
       await carrier?.stop();

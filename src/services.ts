@@ -7,6 +7,7 @@ import { ContactService } from './modules/contacts/contacts.service.js';
 import { ImportService } from './modules/imports/imports.service.js';
 import { MessageService } from './modules/messages/messages.service.js';
 import { OptOutService } from './modules/opt-outs/opt-outs.service.js';
+import { RetentionService } from './modules/retention/retention.service.js';
 import { SettingsService } from './modules/settings/settings.service.js';
 import { TemplateService } from './modules/templates/templates.service.js';
 import { WebhookDeliveries } from './modules/webhooks/webhook-deliveries.js';
@@ -27,12 +28,13 @@ export interface Services {
   templates: TemplateService;
   webhooks: WebhookService;
   webhookDeliveries: WebhookDeliveries;
+  retention: RetentionService;
 }
 
 export function createServices(deps: Dependencies): Services {
   const tokens = new TokenService(deps.config.jwtSecret, deps.clock);
   const optOuts = new OptOutService(deps.prisma);
-  const messages = new MessageService(deps.prisma, deps.clock, deps.queues, deps.logger.child({ module: 'messages' }), optOuts);
+  const messages = new MessageService(deps.prisma, deps.clock, deps.queues, deps.logger.child({ module: 'messages' }), optOuts, deps.metrics);
   const webhookSecrets = new WebhookSecrets(deps.prisma, deps.config.webhookSecretKey);
   const webhookSender = new WebhookSender({
     timeoutMs: deps.config.webhookTimeoutMs,
@@ -47,6 +49,7 @@ export function createServices(deps: Dependencies): Services {
     webhookSender,
     deps.logger.child({ module: 'webhooks' }),
     deps.config.webhookRetryBaseMs,
+    deps.metrics,
   );
   return {
     tokens,
@@ -67,5 +70,6 @@ export function createServices(deps: Dependencies): Services {
     templates: new TemplateService(deps.prisma, deps.clock),
     webhooks: new WebhookService(deps.prisma, deps.clock, webhookSecrets, webhookSender, webhookDeliveries, deps.config.webhookAllowInsecure),
     webhookDeliveries,
+    retention: new RetentionService(deps.prisma, deps.clock, deps.metrics, deps.logger.child({ module: 'retention' }), deps.config.retentionDays),
   };
 }

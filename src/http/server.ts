@@ -11,11 +11,12 @@ import { registerRestRoutes } from '../rest/rest-routes.js';
 import { routes } from '../rest/route-table.js';
 import type { Services } from '../services.js';
 import { answerUnreadableRequest, handleHttpError, sendError } from './error-response.js';
-import { checkHealth } from './health.js';
+import { checkHealth, type Readiness } from './health.js';
 import { acceptMultipart } from './multipart.js';
 import { acceptStrictJson } from './json-body.js';
 import { registerRateLimit } from './rate-limit.js';
-import { authenticate, createRequestContext } from './request-context.js';
+import { authenticate, authenticatedCaller, createRequestContext } from './request-context.js';
+import { graphqlOperationObserver, observeRequests, type ObservedOperation } from './request-observer.js';
 
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -29,15 +30,18 @@ export interface HttpServerOptions {
   schema: GraphQLSchema;
   /** Every worker's carrier (bind state, window, errors), for /health. */
   carriers: () => Promise<WorkerCarrierHealth[]>;
+  /** For GET /health/ready. */
+  readiness: Readiness;
 }
 
 /** The API process: GraphQL at /graphql, the /v1 layer, /health, one request pipeline for all. */
-export function createHttpServer({ deps, services, schema, carriers }: HttpServerOptions): FastifyInstance {
+export function createHttpServer({ deps, services, schema, carriers, readiness }: HttpServerOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: MAX_JSON_BODY_BYTES,
     requestIdHeader: false,
-    logController: new LogController({ requestIdLogLabel: 'request' }),
+    // One line per request, written by observeRequests once the answer is out.
+    logController: new LogController({ requestIdLogLabel: 'request', disableRequestLogging: true }),
     genReqId: (request) => {
       const sent = request.headers['x-request-id'];
       return typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : newRequestId();
@@ -65,11 +69,20 @@ export function createHttpServer({ deps, services, schema, carriers }: HttpServe
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  const registry = OperationRegistry.fromDirectory(schema);
+  const restOperations = new Map<string, ObservedOperation>(
+    routes.map((route) => {
+      const operation = registry.get(route.operation);
+      return [`${route.method} ${route.path}`, { type: operation.definition.operation, name: operation.name }];
+    }),
+  );
+  observeRequests(app, { metrics: deps.metrics, restOperations, accountOf: (request) => authenticatedCaller(request)?.accountId });
   registerRateLimit(app, {
     redis: deps.redis,
     prefix: deps.config.redisPrefix,
     max: deps.config.rateLimitMax,
     windowSeconds: deps.config.rateLimitWindowSeconds,
+    metrics: deps.metrics,
     identify: (request) => {
       const { accountId } = authenticate(request, services.tokens);
       return accountId ? `account:${accountId}` : `address:${request.ip}`;
@@ -83,6 +96,12 @@ export function createHttpServer({ deps, services, schema, carriers }: HttpServe
     // The carriers' state informs; it does not make the API unhealthy (sends wait and retry).
     return reply.status(report.status === 'ok' ? 200 : 503).send({ ...report, carriers: workers, request: reply.request.id });
   });
+  // For an orchestrator: live while the process answers at all; ready while it should get traffic.
+  app.get('/health/live', async (_request, reply) => reply.send({ status: 'ok', request: reply.request.id }));
+  app.get('/health/ready', async (_request, reply) => {
+    const report = await readiness.check();
+    return reply.status(report.status === 'ok' ? 200 : 503).send({ ...report, request: reply.request.id });
+  });
 
   const graphql = createGraphQLServer({
     schema,
@@ -92,6 +111,7 @@ export function createHttpServer({ deps, services, schema, carriers }: HttpServe
     production: deps.config.env === 'production',
     maxMultipartFieldBytes: MAX_JSON_BODY_BYTES,
     createContext,
+    observeOperations: graphqlOperationObserver(new Set(registry.names())),
   });
   app.route({
     url: graphql.graphqlEndpoint,
@@ -112,7 +132,6 @@ export function createHttpServer({ deps, services, schema, carriers }: HttpServe
     },
   });
 
-  const registry = OperationRegistry.fromDirectory(schema);
   registerRestRoutes(app, routes, registry, schema, createContext);
   const openApi = buildOpenApi(routes, registry, schema);
   app.get('/v1/openapi.json', async () => openApi);

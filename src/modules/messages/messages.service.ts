@@ -9,6 +9,7 @@ import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { MessageStatus } from '../../generated/prisma/enums.js';
 import { newId } from '../../ids.js';
 import { SEND_JOB_SIZE, type Queues } from '../../jobs/queues.js';
+import type { Metrics } from '../../metrics/metrics.js';
 import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
 import { e164 } from '../../phone.js';
 import { optedOutError, type OptOutService } from '../opt-outs/opt-outs.service.js';
@@ -131,6 +132,7 @@ export class MessageService {
     private readonly queues: Queues,
     private readonly logger: Logger,
     private readonly optOuts: OptOutService,
+    private readonly metrics: Metrics,
   ) {}
 
   preview(input: unknown): TextAnalysis {
@@ -424,7 +426,14 @@ export class MessageService {
         campaign_id, id, at::timestamptz
       FROM moved
       RETURNING message_id`;
+    this.countTransitions(changes, rows);
     return rows.map((row) => row.message_id);
+  }
+
+  /** The metrics of the messages that did move (one row per moved message). */
+  private countTransitions(changes: Transition[], moved: { message_id: string }[]): void {
+    const movedIds = new Set(moved.map((row) => row.message_id));
+    for (const change of changes) if (movedIds.has(change.id)) this.metrics.messageTransitions.inc({ status: change.status });
   }
 
   /**
@@ -494,6 +503,12 @@ export class MessageService {
       select: { id: true },
     });
     return rows.map((row) => row.id);
+  }
+
+  /** When the oldest message still waiting for the carrier was accepted. */
+  async oldestQueued(): Promise<Date | null> {
+    const oldest = await this.prisma.message.findFirst({ where: { status: 'queued' }, orderBy: { createdAt: 'asc' }, select: { createdAt: true } });
+    return oldest?.createdAt ?? null;
   }
 
   private async writeEvent(tx: Tx, message: EventSubject, type: MessageEventType, payload: Prisma.InputJsonObject, at: Date) {
