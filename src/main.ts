@@ -84,8 +84,10 @@ async function main() {
         },
       );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  // Kept for the whole drain: a second signal (npm forwards the one its process group also got)
+  // must not fall through to Node's default, which would kill the process mid-drain.
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
 
   const address = await started;
   logger.info({ role, address, ...(metrics ? { metrics: metrics.address } : {}) }, 'tern started');
