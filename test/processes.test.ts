@@ -174,6 +174,8 @@ class Sandbox {
       REDIS_URL,
       REDIS_PREFIX: this.redisPrefix,
       LOG_LEVEL: 'info',
+      // Any free port: several test files start Tern processes at once.
+      METRICS_PORT: '0',
       ...overrides,
     };
   }

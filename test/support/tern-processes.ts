@@ -159,7 +159,8 @@ export function spawnChild(name: string, command: string, args: string[], env: R
 /** Only what the child needs: nothing of vitest's own environment leaks into Tern. */
 function baseEnv(): Record<string, string> {
   // Tests poll the API as fast as they like; the rate limit has tests of its own.
-  const env: Record<string, string> = { NODE_ENV: 'test', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_SEND_MESSAGE_MAX: '0', RATE_LIMIT_LOGIN_MAX: '0' };
+  // Metrics on any free port: several test files start Tern processes at once.
+  const env: Record<string, string> = { NODE_ENV: 'test', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_SEND_MESSAGE_MAX: '0', RATE_LIMIT_LOGIN_MAX: '0', METRICS_PORT: '0' };
   for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) {
     const value = process.env[name];
     if (value !== undefined) env[name] = value;
