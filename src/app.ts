@@ -56,7 +56,14 @@ export function createTern(deps: Dependencies, role: Role): Tern {
   const carrierHealth = new CarrierHealthBoard(deps.redis, deps.config.redisPrefix, deps.logger.child({ module: 'carrier-health' }));
   let stopping = false;
   const readiness = new Readiness(deps, () => stopping);
-  const http = role === 'worker' ? null : createHttpServer({ deps, services, schema, carriers: () => carrierHealth.read(carrier), readiness });
+  const http = role === 'worker' ? null : createHttpServer({
+        deps,
+        services,
+        schema,
+        carriers: () => carrierHealth.read(carrier),
+        readiness,
+        shuttingDown: () => stopping,
+      });
   let workers: RunningWorkers | null = null;
   let recovery: { stop(): Promise<void> } | null = null;
   const dispatcher =

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import helmet from '@fastify/helmet';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import type { WorkerCarrierHealth } from '../carriers/carrier-health.js';
 import type { Dependencies } from '../deps.js';
@@ -32,10 +32,46 @@ export interface HttpServerOptions {
   carriers: () => Promise<WorkerCarrierHealth[]>;
   /** For GET /health/ready. */
   readiness: Readiness;
+  /** True from the start of a shutdown. */
+  shuttingDown: () => boolean;
+}
+
+/**
+ * From the start of a shutdown until the requests that began before it are answered, the
+ * listener stays open: new requests get 503 `service_unavailable` (the probes answer, readiness
+ * with 503), so a load balancer sees the instance leave rather than connections refused under
+ * it. Then Fastify closes the listener. Idle, that is at once. Every answer given during the
+ * shutdown closes its connection, so no keep-alive connection holds the close up.
+ */
+function drainOnShutdown(app: FastifyInstance, shuttingDown: () => boolean): void {
+  const inFlight = new Set<FastifyRequest>();
+  let drained: (() => void) | null = null;
+  app.addHook('onRequest', async (request, reply) => {
+    if (!shuttingDown()) {
+      inFlight.add(request);
+      return;
+    }
+    if (request.url.startsWith('/health')) return;
+    return sendError(reply.header('retry-after', '1'), 'service_unavailable', 'Tern is shutting down; retry, another instance will answer');
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (shuttingDown()) reply.header('connection', 'close');
+  });
+  const settle = async (request: FastifyRequest) => {
+    if (inFlight.delete(request) && inFlight.size === 0) drained?.();
+  };
+  app.addHook('onResponse', settle);
+  app.addHook('onRequestAbort', settle);
+  app.addHook('preClose', async () => {
+    if (inFlight.size === 0) return;
+    await new Promise<void>((resolve) => {
+      drained = resolve;
+    });
+  });
 }
 
 /** The API process: GraphQL at /graphql, the /v1 layer, /health, one request pipeline for all. */
-export function createHttpServer({ deps, services, schema, carriers, readiness }: HttpServerOptions): FastifyInstance {
+export function createHttpServer({ deps, services, schema, carriers, readiness, shuttingDown }: HttpServerOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: MAX_JSON_BODY_BYTES,
@@ -54,7 +90,8 @@ export function createHttpServer({ deps, services, schema, carriers, readiness }
     requestTimeout: REQUEST_TIMEOUT_MS,
     // Behind a proxy the client is in X-Forwarded-For; trusting it otherwise would let anyone pick their address.
     trustProxy: deps.config.trustProxy,
-    return503OnClosing: true,
+    // Tern answers during a shutdown itself (see drainOnShutdown): in its own error format, and its probes still answer.
+    return503OnClosing: false,
   });
 
   const createContext = (request: Parameters<typeof createRequestContext>[0]) => createRequestContext(request, services.tokens);
@@ -69,6 +106,7 @@ export function createHttpServer({ deps, services, schema, carriers, readiness }
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  drainOnShutdown(app, shuttingDown);
   const registry = OperationRegistry.fromDirectory(schema);
   const restOperations = new Map<string, ObservedOperation>(
     routes.map((route) => {
