@@ -187,8 +187,9 @@ describe('operations', { timeout: 180_000 }, () => {
 
     await pollUntil('every message delivered and its webhook answered', async () => {
       const now = await statuses(box.databaseUrl, ids);
-      return Object.values(now).filter((status) => status === 'delivered').length === ids.length && receiver.at('/hook').length === ids.length ? now : undefined;
-    }, { timeoutMs: 30_000, describe: async () => JSON.stringify(await statuses(box.databaseUrl, ids)) });
+      const callbacks = receiver.at('/hook').filter((callback) => callback.body.includes('"message.delivered"'));
+      return Object.values(now).filter((status) => status === 'delivered').length === ids.length && callbacks.length === ids.length ? now : undefined;
+    }, { timeoutMs: 30_000, describe: async () => `${JSON.stringify(await statuses(box.databaseUrl, ids))}; webhook callbacks: ${receiver.at('/hook').length}` });
     // The attempt is counted once its outcome is logged, just after the receiver answered.
     const text = await pollUntil('the webhook attempts counted', async () => {
       const scraped = await scrape(metricsUrl);
