@@ -7,18 +7,28 @@ import type { Role } from './config.js';
 import type { Dependencies } from './deps.js';
 import { closeDependencies } from './deps.js';
 import { createSchema } from './graphql/schema.js';
+import { Readiness } from './http/health.js';
 import { createHttpServer } from './http/server.js';
+import { readQueueDepths } from './metrics/metrics.js';
+import { queueList, type QueueKey } from './jobs/queues.js';
 import { startRecovery } from './jobs/recovery.js';
 import { startWorkers, type RunningWorkers, type WorkerFactory } from './jobs/workers.js';
 import { createCampaignDispatchWorker } from './modules/campaigns/campaign-dispatch.worker.js';
 import { createContactImportWorker } from './modules/imports/contact-import.worker.js';
 import { createMessageSendWorker } from './modules/messages/message-send.worker.js';
+import { createRetentionWorker } from './modules/retention/retention.worker.js';
 import { createWebhookDeliveryWorker } from './modules/webhooks/webhook-delivery.worker.js';
 import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher.js';
 import { createServices, type Services } from './services.js';
 
-/** The service's BullMQ workers; the worker role runs all of them. */
-export const WORKERS: readonly WorkerFactory[] = [createMessageSendWorker, createCampaignDispatchWorker, createWebhookDeliveryWorker, createContactImportWorker];
+/** The service's BullMQ workers, one for each queue; the worker role runs all of them. */
+const WORKERS: Readonly<Record<QueueKey, WorkerFactory>> = {
+  messageSend: createMessageSendWorker,
+  campaignDispatch: createCampaignDispatchWorker,
+  webhookDelivery: createWebhookDeliveryWorker,
+  contactImport: createContactImportWorker,
+  retention: createRetentionWorker,
+};
 
 // How often an idle webhook dispatcher looks for new events: a bound on their wait before delivery.
 const WEBHOOK_DISPATCH_POLL_MS = 100;
@@ -32,7 +42,7 @@ export interface Tern {
   carrier: Carrier | null;
   /** Listens (API role) and starts the workers (worker role); resolves to the API's address. */
   start(): Promise<string | null>;
-  /** Stops taking requests, drains in-flight requests and jobs, then closes connections. */
+  /** Turns readiness off, stops taking requests, drains in-flight requests and jobs, then closes connections. */
   stop(): Promise<void>;
 }
 
@@ -41,7 +51,16 @@ export function createTern(deps: Dependencies, role: Role): Tern {
   const schema = createSchema({ strictQueries: deps.config.env !== 'production' });
   const carrier = role === 'api' ? null : createCarrier(deps.config, deps);
   const carrierHealth = new CarrierHealthBoard(deps.redis, deps.config.redisPrefix, deps.logger.child({ module: 'carrier-health' }));
-  const http = role === 'worker' ? null : createHttpServer({ deps, services, schema, carriers: () => carrierHealth.read(carrier) });
+  let stopping = false;
+  const readiness = new Readiness(deps, () => stopping);
+  const http = role === 'worker' ? null : createHttpServer({
+        deps,
+        services,
+        schema,
+        carriers: () => carrierHealth.read(carrier),
+        readiness,
+        shuttingDown: () => stopping,
+      });
   let workers: RunningWorkers | null = null;
   let recovery: { stop(): Promise<void> } | null = null;
   const dispatcher =
@@ -67,7 +86,12 @@ export function createTern(deps: Dependencies, role: Role): Tern {
       if (carrier) {
         await carrier.start(services.carrierReports.sinkFor(carrier.name));
         carrierHealth.start(carrier);
-        workers = startWorkers(WORKERS, { deps, services, carrier });
+        deps.metrics.observe({
+          carrier: () => carrier.health(),
+          queueDepths: () => readQueueDepths(queueList(deps.queues)),
+          oldestQueuedMessage: () => services.messageDelivery.oldestQueued(),
+        });
+        workers = startWorkers(Object.values(WORKERS), { deps, services, carrier });
         recovery = startRecovery(deps, services);
         dispatcher?.start();
         deps.logger.info({ workers: workers.names, carrier: carrier.name }, 'workers started');
@@ -76,6 +100,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
       return http.listen({ host: deps.config.host, port: deps.config.port });
     },
     async stop() {
+      stopping = true;
       await Promise.all([http?.close(), workers?.close(), recovery?.stop(), dispatcher?.stop()]);
       await carrierHealth.stop();
       await carrier?.stop();

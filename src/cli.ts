@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, environmentWithDotEnv, loadConfig } from './config.js';
 import { migrateDatabase } from './db/migrations.js';
 import { closeDependencies, createDependencies } from './deps.js';
 import { AppError, ValidationError } from './errors.js';
@@ -23,7 +23,7 @@ async function main(argv: string[]) {
   const { positionals, values } = parsed;
   if (positionals[0] !== 'accounts' || positionals[1] !== 'create') throw new UsageError(USAGE);
 
-  const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
+  const config = loadConfig({ ...environmentWithDotEnv(), LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
   await migrateDatabase(config.databaseUrl);
   const deps = createDependencies(config);
   try {

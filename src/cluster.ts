@@ -54,8 +54,9 @@ export function superviseCluster(plan: ClusterPlan, logger: Logger, shutdownTime
     }
     if (exited === expected) process.exit(exitCode);
   });
-  process.once('SIGTERM', () => stopAll(0));
-  process.once('SIGINT', () => stopAll(0));
+  // Kept for the whole drain, like a single process's (see main.ts).
+  process.on('SIGTERM', () => stopAll(0));
+  process.on('SIGINT', () => stopAll(0));
 
   for (let index = 0; index < plan.api; index += 1) cluster.fork({ [CLUSTER_ROLE_VARIABLE]: 'api' });
   for (let index = 0; index < plan.worker; index += 1) cluster.fork({ [CLUSTER_ROLE_VARIABLE]: 'worker' });

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { parseEnv } from 'node:util';
 import { z } from 'zod';
 
 const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
@@ -13,6 +15,17 @@ const environmentSchema = z.object({
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]{1,40}$/).default('tern'),
   JWT_SECRET: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
+  // 0 picks a free port, as PORT does; `off` serves no metrics.
+  METRICS_PORT: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).default(9464),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  // 0 keeps everything. At least 7 otherwise: a webhook replay reaches 7 days back.
+  RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .max(36_500)
+    .refine((days) => days === 0 || days >= 7, 'must be 0 (keep everything) or at least 7')
+    .default(30),
   CARRIER: z.enum(['simulator', 'smpp']).default('simulator'),
   // Read by hand (parseSmppUrl): a URL error must not echo the password.
   SMPP_URL: z.string().optional(),
@@ -83,6 +96,11 @@ export interface Config {
   redisPrefix: string;
   jwtSecret: string;
   logLevel: string;
+  logFormat: 'json' | 'pretty';
+  /** Where Prometheus scrapes this process (or, with WEB_CONCURRENCY above 1, the supervisor); null serves none. */
+  metrics: { host: string; port: number } | null;
+  /** Events, delivery logs and carrier working rows older than this many days are deleted; 0 keeps them. */
+  retentionDays: number;
   carrier: 'simulator' | 'smpp';
   /** Set when carrier is 'smpp'. */
   smpp: SmppConfig | null;
@@ -189,6 +207,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     redisPrefix: env.REDIS_PREFIX,
     jwtSecret,
     logLevel: env.LOG_LEVEL,
+    logFormat: env.LOG_FORMAT,
+    metrics: env.METRICS_PORT === 'off' ? null : { host: env.METRICS_HOST, port: env.METRICS_PORT },
+    retentionDays: env.RETENTION_DAYS,
     carrier: env.CARRIER,
     smpp,
     simulatorDelayMs: env.SIMULATOR_DELAY_MS,
@@ -241,6 +262,24 @@ function parseSmppUrl(text: string): Pick<SmppConfig, 'host' | 'port' | 'tls' | 
   if (password.length > 8) throw invalid('has a password longer than the 8 characters SMPP 3.4 allows');
   const tls = url.protocol === 'smpps:';
   return { host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port ? Number(url.port) : tls ? 3550 : 2775, tls, systemId, password };
+}
+
+/**
+ * The process environment over a `.env` file in the working directory: a variable set in the
+ * real environment wins over the file's. No file, no change; an unreadable one is an error.
+ */
+export function environmentWithDotEnv(
+  environment: Record<string, string | undefined> = process.env,
+  path = resolve('.env'),
+): Record<string, string | undefined> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return environment;
+    throw new ConfigError(`cannot read ${path}: ${(error as Error).message}`);
+  }
+  return { ...parseEnv(text), ...environment };
 }
 
 /** A 32-byte key written as 64 hex digits or in base64 (either alphabet); null otherwise. */

@@ -1,12 +1,14 @@
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import pino, { type Logger } from 'pino';
+import pretty from 'pino-pretty';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { createPool, createPrismaClient } from './db/prisma.js';
 import type { PrismaClient } from './generated/prisma/client.js';
 import { closeQueues, createQueues, queueList, type Queues } from './jobs/queues.js';
 import { createProducerConnection } from './jobs/redis-connections.js';
+import { Metrics } from './metrics/metrics.js';
 
 /** Everything with a connection or a clock in it, made once per process and passed down. */
 export interface Dependencies {
@@ -23,15 +25,22 @@ export interface Dependencies {
   redis: Redis;
   /** Producers of every queue, on the same fail-fast connection. */
   queues: Queues;
+  /** This process's Prometheus series. */
+  metrics: Metrics;
 }
 
-export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  return pino({ level: config.logLevel, base: { service: 'tern' } });
+/**
+ * JSON lines, one per event; `LOG_FORMAT=pretty` writes them for people instead, synchronously
+ * so that the last lines before an exit are not lost.
+ */
+export function createLogger(config: Pick<Config, 'logLevel' | 'logFormat'>): Logger {
+  const options = { level: config.logLevel, base: { service: 'tern' } };
+  return config.logFormat === 'pretty' ? pino(options, pretty({ sync: true, ignore: 'service,hostname' })) : pino(options);
 }
 
 export function createDependencies(
   config: Config,
-  overrides: Partial<Pick<Dependencies, 'clock' | 'logger'>> = {},
+  overrides: Partial<Pick<Dependencies, 'clock' | 'logger' | 'metrics'>> = {},
 ): Dependencies {
   const logger = overrides.logger ?? createLogger(config);
   const redis = createProducerConnection(config.redisUrl);
@@ -50,6 +59,7 @@ export function createDependencies(
     pool,
     redis,
     queues,
+    metrics: overrides.metrics ?? new Metrics(),
   };
 }
 

@@ -1,9 +1,11 @@
 import cluster from 'node:cluster';
+import { AggregatorRegistry } from 'prom-client';
 import { createTern } from './app.js';
 import { CLUSTER_ROLE_VARIABLE, clusterPlan, superviseCluster } from './cluster.js';
-import { ConfigError, loadConfig, type Config, type Role } from './config.js';
+import { ConfigError, environmentWithDotEnv, loadConfig, type Config, type Role } from './config.js';
 import { migrateDatabase } from './db/migrations.js';
 import { createDependencies, createLogger } from './deps.js';
+import { serveMetrics, type MetricsServer } from './metrics/metrics-server.js';
 import { UnreachableError, checkRedis } from './startup.js';
 
 const ROLES: readonly Role[] = ['all', 'api', 'worker'];
@@ -19,7 +21,7 @@ async function main() {
 
   let config: Config;
   try {
-    config = loadConfig();
+    config = loadConfig(environmentWithDotEnv());
   } catch (error) {
     if (error instanceof ConfigError) fail(error.message);
     throw error;
@@ -38,11 +40,24 @@ async function main() {
 
   const plan = cluster.isPrimary ? clusterPlan(role, config.webConcurrency) : null;
   if (plan) {
+    // The supervisor serves the metrics of every process it forked, summed (see Metrics).
+    const aggregator = new AggregatorRegistry();
+    const metrics = await listenForMetrics(config, aggregator.contentType, () => aggregator.clusterMetrics());
     superviseCluster(plan, logger, config.shutdownTimeoutMs);
+    if (metrics) logger.info({ metrics: metrics.address }, 'metrics listening');
     return;
   }
 
-  const tern = createTern(createDependencies(config, { logger }), role);
+  const deps = createDependencies(config, { logger });
+  let metrics: MetricsServer | null = null;
+  if (cluster.isWorker) {
+    // Answers the supervisor's requests for this process's series.
+    new AggregatorRegistry();
+    AggregatorRegistry.setRegistries([deps.metrics.registry]);
+  } else {
+    metrics = await listenForMetrics(config, deps.metrics.registry.contentType, () => deps.metrics.registry.metrics());
+  }
+  const tern = createTern(deps, role);
   // Handlers go in before start: a SIGTERM while starting must still drain, not kill.
   const started = tern.start();
   let stopping = false;
@@ -69,11 +84,13 @@ async function main() {
         },
       );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  // Kept for the whole drain: a second signal (npm forwards the one its process group also got)
+  // must not fall through to Node's default, which would kill the process mid-drain.
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
 
   const address = await started;
-  logger.info({ role, address }, 'tern started');
+  logger.info({ role, address, ...(metrics ? { metrics: metrics.address } : {}) }, 'tern started');
 
   if (config.demoAccount && role !== 'worker' && !stopping) {
     const demo = await tern.services.accounts.createDemoAccountIfEmpty();
@@ -83,6 +100,16 @@ async function main() {
           `Log in: curl -s ${address}/v1/auth/login -H 'Content-Type: application/json' -d '{"email":"${demo.email}","password":"${demo.password}"}'\n\n`,
       );
     }
+  }
+}
+
+/** The metrics listener, unless METRICS_PORT is off; a port that cannot be bound stops start-up. */
+async function listenForMetrics(config: Config, contentType: string, render: () => Promise<string>): Promise<MetricsServer | null> {
+  if (!config.metrics) return null;
+  try {
+    return await serveMetrics({ ...config.metrics, contentType, render });
+  } catch (error) {
+    fail(`cannot serve metrics on ${config.metrics.host}:${config.metrics.port} (METRICS_HOST, METRICS_PORT; METRICS_PORT=off turns them off): ${(error as Error).message}`);
   }
 }
 

@@ -18,6 +18,7 @@ import { MessageQueries } from './modules/messages/message-queries.js';
 import { MessageSending } from './modules/messages/message-sending.js';
 import { MessageStatusChanges } from './modules/messages/message-status-changes.js';
 import { OptOutService } from './modules/opt-outs/opt-outs.service.js';
+import { RetentionService } from './modules/retention/retention.service.js';
 import { SettingsService } from './modules/settings/settings.service.js';
 import { TemplateService } from './modules/templates/templates.service.js';
 import { WebhookDeliveries } from './modules/webhooks/webhook-deliveries.js';
@@ -48,6 +49,7 @@ export interface Services {
   webhooks: WebhookService;
   webhookDeliveries: WebhookDeliveries;
   webhookDeliveryJobs: WebhookDeliveryJobs;
+  retention: RetentionService;
 }
 
 /** The composition root of the domain layer: each service made once, with what it depends on. */
@@ -62,7 +64,7 @@ export function createServices(deps: Dependencies): Services {
 
   const tokens = new TokenService(config.jwtSecret, clock);
   const optOuts = new OptOutService(prisma);
-  const statusChanges = new MessageStatusChanges(prisma);
+  const statusChanges = new MessageStatusChanges(prisma, deps.metrics);
   const webhookSecrets = new WebhookSecrets(prisma, config.webhookSecretKey);
   const webhookSender = new WebhookSender({
     timeoutMs: config.webhookTimeoutMs,
@@ -77,6 +79,7 @@ export function createServices(deps: Dependencies): Services {
     webhookSender,
     logger('webhooks'),
     config.webhookRetryBaseMs,
+    deps.metrics,
   );
   return {
     tokens,
@@ -97,5 +100,6 @@ export function createServices(deps: Dependencies): Services {
     webhooks: new WebhookService(prisma, clock, webhookSecrets, webhookSender, webhookDeliveries, webhookDeliveryJobs, config.webhookAllowInsecure),
     webhookDeliveries,
     webhookDeliveryJobs,
+    retention: new RetentionService(prisma, clock, deps.metrics, logger('retention'), config.retentionDays),
   };
 }

@@ -174,6 +174,8 @@ class Sandbox {
       REDIS_URL,
       REDIS_PREFIX: this.redisPrefix,
       LOG_LEVEL: 'info',
+      // Any free port: several test files start Tern processes at once.
+      METRICS_PORT: '0',
       ...overrides,
     };
   }
@@ -447,6 +449,12 @@ describe('tern as processes', { timeout: 120_000 }, () => {
         status = ((await (await fetch(`${urlOf(env)}/v1/messages/${message}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { status: string }).status;
       }
     }
+
+    // The supervisor serves every process's metrics, summed: the sends went to either API process.
+    const metricsUrl = (await tern.waitForOutput(/"metrics":"(http:[^"]+)","msg":"metrics listening"/))[1];
+    const metrics = await (await fetch(`${metricsUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^tern_http_requests_total\{method="POST",route="\/v1\/messages\/send",status_class="2xx"\} 6$/m);
+    expect(metrics).toMatch(/^tern_message_transitions_total\{status="delivered"\} 6$/m);
 
     expect(await tern.terminate()).toEqual({ code: 0, signal: null });
     expect(tern.logs().filter((line) => line === 'stopped')).toHaveLength(3);

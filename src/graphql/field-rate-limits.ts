@@ -58,7 +58,7 @@ export type FieldRateLimit = (resolution: Resolution) => Promise<void>;
  * and so on /graphql and /v1 alike. Over the limit: RateLimitedError (429 `rate_limited` with
  * Retry-After). Like the budget, they count nothing while Redis is away rather than refuse.
  */
-export function createFieldRateLimits({ redis, config, logger }: Pick<Dependencies, 'redis' | 'config' | 'logger'>) {
+export function createFieldRateLimits({ redis, config, logger, metrics }: Pick<Dependencies, 'redis' | 'config' | 'logger' | 'metrics'>) {
   const store = new RedisTimestampStore(redis, config.redisPrefix);
   const windowSeconds = config.rateLimitWindowSeconds;
   const limiterFor = (identify: (context: RequestContext) => string): FieldRateLimiter => {
@@ -80,6 +80,7 @@ export function createFieldRateLimits({ redis, config, logger }: Pick<Dependenci
       const identity = { contextIdentity: identify(context), fieldIdentity: getFieldIdentity(info.fieldName, [], args) };
       const inWindow = (await store.getForIdentity(identity).catch(() => [])).filter((at) => at + windowMs > Date.now());
       const oldest = inWindow.length > 0 ? Math.min(...inWindow) : Date.now();
+      metrics.rateLimitRefusals.inc({ limit: info.fieldName, caller: identity.contextIdentity.startsWith('account:') ? 'account' : 'address' });
       throw new RateLimitedError(Math.max(1, Math.ceil((oldest + windowMs - Date.now()) / 1000)));
     };
   };

@@ -30,6 +30,8 @@ export interface GraphQLServerOptions {
   /** The largest `operations` or `map` field of a multipart request. */
   maxMultipartFieldBytes: number;
   createContext: (request: FastifyRequest) => Context;
+  /** Sees each operation run, for the metrics. */
+  observeOperations?: Plugin<ServerContext>;
 }
 
 /**
@@ -70,6 +72,12 @@ export function toPublicGraphQLError(error: unknown): Error {
 
 function isUnexpected(error: GraphQLError): boolean {
   return error.originalError !== undefined && !(error.originalError instanceof AppError) && !(error.originalError instanceof GraphQLError);
+}
+
+/** An expected failure (decisions.md's codes) or a mistake in the request (syntax, validation). */
+function isClientError(logged: unknown): boolean {
+  if (logged instanceof AppError) return true;
+  return logged instanceof GraphQLError && !isUnexpected(logged);
 }
 
 /** Logs every unexpected resolver error with its request id, before masking hides it from the client. */
@@ -167,7 +175,8 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
       debug: (...args) => options.logger.debug(args.map(String).join(' ')),
       info: (...args) => options.logger.info(args.map(String).join(' ')),
       warn: (...args) => options.logger.warn(args.map(String).join(' ')),
-      error: (...args) => options.logger.error(args.map(String).join(' ')),
+      // Yoga logs every error it masks, the client's own mistakes included: those are not the server's errors.
+      error: (...args) => options.logger[args.every(isClientError) ? 'debug' : 'error'](args.map(String).join(' ')),
     },
     // Several operations in one request are allowed, up to a few, each checked like one.
     batching: { limit: MAX_BATCHED_OPERATIONS },
@@ -186,6 +195,7 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
       logUnexpectedErrors as Plugin<ServerContext & Context>,
       resultExtensions(options.production) as Plugin<ServerContext & Context>,
       ...(options.introspection ? [] : [disableIntrospection as Plugin<ServerContext & Context>]),
+      ...(options.observeOperations ? [options.observeOperations as Plugin<ServerContext & Context>] : []),
     ],
   });
 }

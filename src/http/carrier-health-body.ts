@@ -1,6 +1,5 @@
 import type { WorkerCarrierHealth } from '../carriers/carrier-health.js';
-
-const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+import { errorCountsByKind } from '../carriers/carrier.js';
 
 /** A worker's carrier as GET /health shows it, in the API's snake_case names. */
 export function carrierHealthBody(health: WorkerCarrierHealth) {
@@ -8,7 +7,7 @@ export function carrierHealthBody(health: WorkerCarrierHealth) {
     carrier: health.carrier,
     state: health.state,
     ...(health.window ? { window: { in_use: health.window.inUse, size: health.window.size } } : {}),
-    ...(health.errors ? { errors: Object.fromEntries(Object.entries(health.errors).map(([name, count]) => [snakeCase(name), count])) } : {}),
+    ...(health.errors ? { errors: errorCountsByKind(health.errors) } : {}),
     ...(health.lastError !== undefined ? { last_error: health.lastError } : {}),
     worker: health.worker,
     updated_at: health.updatedAt,

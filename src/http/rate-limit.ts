@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { RateLimitedError } from '../errors.js';
+import type { Metrics } from '../metrics/metrics.js';
 
 export interface RateLimitOptions {
   redis: Redis;
@@ -10,6 +11,7 @@ export interface RateLimitOptions {
   windowSeconds: number;
   /** Who a request counts against: its account when the token is valid, else its client address. */
   identify: (request: FastifyRequest) => string;
+  metrics: Metrics;
 }
 
 function setHeaders(reply: FastifyReply, limit: number, state: RateLimiterRes, now: number) {
@@ -34,8 +36,9 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     const path = request.url;
     if (!path.startsWith('/v1/') && path !== '/v1' && !path.startsWith('/graphql')) return;
     const now = Date.now();
+    const caller = options.identify(request);
     try {
-      setHeaders(reply, options.max, await limiter.consume(options.identify(request)), now);
+      setHeaders(reply, options.max, await limiter.consume(caller), now);
     } catch (outcome) {
       if (!(outcome instanceof RateLimiterRes)) {
         // Redis is away: the budget cannot be counted, and refusing everything would stop
@@ -44,6 +47,7 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
         return;
       }
       setHeaders(reply, options.max, outcome, now);
+      options.metrics.rateLimitRefusals.inc({ limit: 'request', caller: caller.startsWith('account:') ? 'account' : 'address' });
       throw new RateLimitedError(Math.max(1, Math.ceil(outcome.msBeforeNext / 1000)));
     }
   });

@@ -26,6 +26,11 @@ export function authenticate(request: FastifyRequest, tokens: TokenService): Cal
   return caller;
 }
 
+/** The caller `authenticate` found for the request, if it was asked. */
+export function authenticatedCaller(request: FastifyRequest): Caller | undefined {
+  return callers.get(request);
+}
+
 /** One context factory for GraphQL and /v1 alike: the same request id, caller and logger. */
 export function createRequestContext(request: FastifyRequest, tokens: TokenService): RequestContext {
   return { requestId: request.id, ...authenticate(request, tokens), clientAddress: request.ip, logger: request.log };

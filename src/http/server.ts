@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import helmet from '@fastify/helmet';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import type { WorkerCarrierHealth } from '../carriers/carrier-health.js';
 import type { Dependencies } from '../deps.js';
@@ -14,11 +14,12 @@ import { routes } from '../rest/route-table.js';
 import type { Services } from '../services.js';
 import { answerUnreadableRequest, handleHttpError, sendError } from './error-response.js';
 import { carrierHealthBody } from './carrier-health-body.js';
-import { checkHealth } from './health.js';
+import { checkHealth, type Readiness } from './health.js';
 import { acceptMultipart } from './multipart.js';
 import { acceptStrictJson } from './json-body.js';
 import { registerRateLimit } from './rate-limit.js';
-import { authenticate, createRequestContext } from './request-context.js';
+import { authenticate, authenticatedCaller, createRequestContext } from './request-context.js';
+import { graphqlOperationObserver, observeRequests, type ObservedOperation } from './request-observer.js';
 
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -32,15 +33,54 @@ export interface HttpServerOptions {
   schema: GraphQLSchema;
   /** Every worker's carrier (bind state, window, errors), for /health. */
   carriers: () => Promise<WorkerCarrierHealth[]>;
+  /** For GET /health/ready. */
+  readiness: Readiness;
+  /** True from the start of a shutdown. */
+  shuttingDown: () => boolean;
+}
+
+/**
+ * From the start of a shutdown until the requests that began before it are answered, the
+ * listener stays open: new requests get 503 `service_unavailable` (the probes answer, readiness
+ * with 503), so a load balancer sees the instance leave rather than connections refused under
+ * it. Then Fastify closes the listener. Idle, that is at once. Every answer given during the
+ * shutdown closes its connection, so no keep-alive connection holds the close up.
+ */
+function drainOnShutdown(app: FastifyInstance, shuttingDown: () => boolean): void {
+  const inFlight = new Set<FastifyRequest>();
+  let drained: (() => void) | null = null;
+  app.addHook('onRequest', async (request, reply) => {
+    if (!shuttingDown()) {
+      inFlight.add(request);
+      return;
+    }
+    if (request.url.startsWith('/health')) return;
+    return sendError(reply.header('retry-after', '1'), 'service_unavailable', 'Tern is shutting down; retry, another instance will answer');
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (shuttingDown()) reply.header('connection', 'close');
+  });
+  const settle = async (request: FastifyRequest) => {
+    if (inFlight.delete(request) && inFlight.size === 0) drained?.();
+  };
+  app.addHook('onResponse', settle);
+  app.addHook('onRequestAbort', settle);
+  app.addHook('preClose', async () => {
+    if (inFlight.size === 0) return;
+    await new Promise<void>((resolve) => {
+      drained = resolve;
+    });
+  });
 }
 
 /** The API process: GraphQL at /graphql, the /v1 layer, /health, one request pipeline for all. */
-export function createHttpServer({ deps, services, schema, carriers }: HttpServerOptions): FastifyInstance {
+export function createHttpServer({ deps, services, schema, carriers, readiness, shuttingDown }: HttpServerOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: MAX_JSON_BODY_BYTES,
     requestIdHeader: false,
-    logController: new LogController({ requestIdLogLabel: 'request' }),
+    // One line per request, written by observeRequests once the answer is out.
+    logController: new LogController({ requestIdLogLabel: 'request', disableRequestLogging: true }),
     genReqId: (request) => {
       const sent = request.headers['x-request-id'];
       return typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : newRequestId();
@@ -53,7 +93,8 @@ export function createHttpServer({ deps, services, schema, carriers }: HttpServe
     requestTimeout: REQUEST_TIMEOUT_MS,
     // Behind a proxy the client is in X-Forwarded-For; trusting it otherwise would let anyone pick their address.
     trustProxy: deps.config.trustProxy,
-    return503OnClosing: true,
+    // Tern answers during a shutdown itself (see drainOnShutdown): in its own error format, and its probes still answer.
+    return503OnClosing: false,
   });
 
   const fieldRateLimits = createFieldRateLimits(deps);
@@ -74,11 +115,21 @@ export function createHttpServer({ deps, services, schema, carriers }: HttpServe
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  drainOnShutdown(app, shuttingDown);
+  const registry = OperationRegistry.fromDirectory(schema);
+  const restOperations = new Map<string, ObservedOperation>(
+    routes.map((route) => {
+      const operation = registry.get(route.operation);
+      return [`${route.method} ${route.path}`, { type: operation.definition.operation, name: operation.name }];
+    }),
+  );
+  observeRequests(app, { metrics: deps.metrics, restOperations, accountOf: (request) => authenticatedCaller(request)?.accountId });
   registerRateLimit(app, {
     redis: deps.redis,
     prefix: deps.config.redisPrefix,
     max: deps.config.rateLimitMax,
     windowSeconds: deps.config.rateLimitWindowSeconds,
+    metrics: deps.metrics,
     identify: (request) => {
       const { accountId } = authenticate(request, services.tokens);
       return accountId ? `account:${accountId}` : `address:${request.ip}`;
@@ -92,6 +143,12 @@ export function createHttpServer({ deps, services, schema, carriers }: HttpServe
     // The carriers' state informs; it does not make the API unhealthy (sends wait and retry).
     return reply.status(report.status === 'ok' ? 200 : 503).send({ ...report, carriers: workers.map(carrierHealthBody), request: reply.request.id });
   });
+  // For an orchestrator: live while the process answers at all; ready while it should get traffic.
+  app.get('/health/live', async (_request, reply) => reply.send({ status: 'ok', request: reply.request.id }));
+  app.get('/health/ready', async (_request, reply) => {
+    const report = await readiness.check();
+    return reply.status(report.status === 'ok' ? 200 : 503).send({ ...report, request: reply.request.id });
+  });
 
   const graphql = createGraphQLServer({
     schema,
@@ -101,6 +158,7 @@ export function createHttpServer({ deps, services, schema, carriers }: HttpServe
     production: deps.config.env === 'production',
     maxMultipartFieldBytes: MAX_JSON_BODY_BYTES,
     createContext,
+    observeOperations: graphqlOperationObserver(new Set(registry.names())),
   });
   app.route({
     url: graphql.graphqlEndpoint,
@@ -121,7 +179,6 @@ export function createHttpServer({ deps, services, schema, carriers }: HttpServe
     },
   });
 
-  const registry = OperationRegistry.fromDirectory(schema);
   registerRestRoutes(app, routes, registry, schema, createContext);
   const openApi = buildOpenApi(routes, registry, schema);
   app.get('/v1/openapi.json', async () => openApi);

@@ -4,6 +4,7 @@ import { campaignDispatchQueue } from './campaign-dispatch.job.js';
 import { contactImportQueue } from './contact-import.job.js';
 import { messageSendQueue } from './message-send.job.js';
 import type { PayloadOf } from './queue-definition.js';
+import { retentionQueue } from './retention.job.js';
 import { webhookDeliveryQueue } from './webhook-delivery.job.js';
 
 /** Every queue of the service, written once: the producers, the workers and shutdown derive from it. */
@@ -12,6 +13,7 @@ export const QUEUES = {
   campaignDispatch: campaignDispatchQueue,
   webhookDelivery: webhookDeliveryQueue,
   contactImport: contactImportQueue,
+  retention: retentionQueue,
 } as const;
 
 export type QueueKey = keyof typeof QUEUES;

@@ -76,6 +76,10 @@ export class OperationRegistry {
     );
   }
 
+  names(): string[] {
+    return [...this.operations.keys()];
+  }
+
   get(name: string): Operation {
     const operation = this.operations.get(name);
     if (!operation) throw new Error(`unknown operation ${name}`);

@@ -464,6 +464,8 @@ export class Bench {
       REDIS_PREFIX: prefix,
       ...this.secrets,
       LOG_LEVEL: 'warn',
+      // Scraped by nobody here, but served as in production (its cost is in the figures), on any free port.
+      METRICS_PORT: '0',
       SIMULATOR_DELAY_MS: '0',
       DEMO_ACCOUNT: 'false',
       // One account sends everything: its budget is lifted so that the bench measures throughput

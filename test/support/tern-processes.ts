@@ -103,8 +103,12 @@ export function transcripts(maxChars = 3_000): string {
     .join('\n');
 }
 
-export function spawnChild(name: string, command: string, args: string[], env: Record<string, string>): ChildHandle {
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * `group`: the child leads a process group of its own, as a service manager starts a service;
+ * its signals (and the clean-up's SIGKILL) then go to the whole group.
+ */
+export function spawnChild(name: string, command: string, args: string[], env: Record<string, string>, options: { group?: boolean } = {}): ChildHandle {
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.group ?? false });
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -147,7 +151,13 @@ export function spawnChild(name: string, command: string, args: string[], env: R
       });
     },
     async stop(signal = 'SIGTERM') {
-      if (!isClosed) child.kill(signal);
+      if (options.group) {
+        try {
+          process.kill(-child.pid!, signal);
+        } catch {
+          // The group is gone already.
+        }
+      } else if (!isClosed) child.kill(signal);
       return withDeadline(closed, EXIT_TIMEOUT_MS, `${name} to exit after ${signal}`);
     },
   };
@@ -159,7 +169,8 @@ export function spawnChild(name: string, command: string, args: string[], env: R
 /** Only what the child needs: nothing of vitest's own environment leaks into Tern. */
 function baseEnv(): Record<string, string> {
   // Tests poll the API as fast as they like; the rate limit has tests of its own.
-  const env: Record<string, string> = { NODE_ENV: 'test', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_SEND_MESSAGE_MAX: '0', RATE_LIMIT_LOGIN_MAX: '0' };
+  // Metrics on any free port: several test files start Tern processes at once.
+  const env: Record<string, string> = { NODE_ENV: 'test', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_SEND_MESSAGE_MAX: '0', RATE_LIMIT_LOGIN_MAX: '0', METRICS_PORT: '0' };
   for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) {
     const value = process.env[name];
     if (value !== undefined) env[name] = value;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { createTern, type Tern } from '../../src/app.js';
 import { loadConfig, type Role } from '../../src/config.js';
 import { createDependencies } from '../../src/deps.js';
@@ -48,7 +48,7 @@ export interface TestTern {
  * free loopback port and driven over real HTTP.
  */
 export async function startTern(
-  options: { env?: Record<string, string>; role?: Role; sharing?: TestTern } = {},
+  options: { env?: Record<string, string>; role?: Role; sharing?: TestTern; logger?: Logger } = {},
 ): Promise<TestTern> {
   // A second instance on another's database and Redis prefix stands for a second process.
   const database = options.sharing?.database ?? (await createTestDatabase());
@@ -69,7 +69,7 @@ export async function startTern(
     ...options.env,
   });
   const clock = new ManualClock();
-  const tern = createTern(createDependencies(config, { clock, logger: pino({ level: config.logLevel }) }), options.role ?? 'all');
+  const tern = createTern(createDependencies(config, { clock, logger: options.logger ?? pino({ level: config.logLevel }) }), options.role ?? 'all');
   const url = (await tern.start()) ?? '';
 
   const request = async (method: string, path: string, opts: RequestOptions = {}) => {

@@ -91,6 +91,12 @@ export class MessageDelivery {
     return rows.length;
   }
 
+  /** When the oldest message still waiting for the carrier was accepted. */
+  async oldestQueued(): Promise<Date | null> {
+    const oldest = await this.prisma.message.findFirst({ where: { status: 'queued' }, orderBy: { createdAt: 'asc' }, select: { createdAt: true } });
+    return oldest?.createdAt ?? null;
+  }
+
   private async claimMany(requests: ClaimRequest[]): Promise<(ClaimRow | undefined)[]> {
     const claimed = new Map((await this.claimRows(requests, true)).map((row) => [row.id, row]));
     return requests.map(({ id }) => {

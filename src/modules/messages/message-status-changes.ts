@@ -1,6 +1,7 @@
 import { Batcher } from '../../batcher.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
+import type { Metrics } from '../../metrics/metrics.js';
 import { messageStatusPayload, type MessageStatusEvent, type MessageSubject } from '../webhooks/webhook-events.js';
 
 /** A status change of one message; `carrier` and `carrierMessageId` come with what a carrier said. */
@@ -22,7 +23,10 @@ export const STATEMENT_BATCHING = { maxBatch: 100, maxInFlight: 2 };
 export class MessageStatusChanges {
   private readonly changes = new Batcher((changes: StatusChange[]) => this.applyMany(changes), STATEMENT_BATCHING);
 
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly metrics: Metrics,
+  ) {}
 
   /** True when the message moved; false when it had already moved on. */
   apply(change: StatusChange): Promise<boolean> {
@@ -76,6 +80,13 @@ export class MessageStatusChanges {
       SELECT event_id, account_id, 'message.' || status, payload, campaign_id, id, at
       FROM moved
       RETURNING message_id`;
+    this.countMoved(changes, rows);
     return rows.map((row) => row.message_id);
+  }
+
+  /** The metrics of the messages that did move (one row per moved message). */
+  private countMoved(changes: StatusChange[], moved: { message_id: string }[]): void {
+    const movedIds = new Set(moved.map((row) => row.message_id));
+    for (const change of changes) if (movedIds.has(change.message.id)) this.metrics.messageTransitions.inc({ status: change.status });
   }
 }

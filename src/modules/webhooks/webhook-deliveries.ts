@@ -4,6 +4,7 @@ import { Batcher } from '../../batcher.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
 import type { WebhookDeliveryJob, WebhookDeliveryJobs } from '../../jobs/webhook-delivery.job.js';
+import type { Metrics } from '../../metrics/metrics.js';
 import type { WebhookSecrets } from './webhook-secrets.js';
 import type { WebhookSender } from './webhook-sender.js';
 
@@ -69,6 +70,7 @@ export class WebhookDeliveries {
     private readonly sender: WebhookSender,
     private readonly logger: Logger,
     private readonly retryBaseMs: number,
+    private readonly metrics: Metrics,
   ) {}
 
   /** Stores the deliveries, inside the caller's transaction; enqueue the jobs it answers once it has committed. */
@@ -106,6 +108,8 @@ export class WebhookDeliveries {
     const outcome = await this.sender.send(row.url, row.body, secret, startedAt);
     const final = outcome.ok || outcome.refused || job.attempt >= MAX_ATTEMPTS;
     const retryInMs = this.retryBaseMs * 2 ** (job.attempt - 1);
+    this.metrics.webhookAttempts.inc({ outcome: outcome.ok ? 'delivered' : outcome.refused ? 'refused' : final ? 'failed' : 'retrying' });
+    this.metrics.webhookDuration.observe(outcome.durationMs / 1000);
     await this.records.add({
       id: newId('whd'),
       delivery: job.delivery,

@@ -1,0 +1,24 @@
+import { Worker } from 'bullmq';
+import { createWorkerConnection } from '../../jobs/redis-connections.js';
+import { RetentionJobs, retentionQueue, type RetentionJob } from '../../jobs/retention.job.js';
+import type { WorkerContext } from '../../jobs/workers.js';
+
+/** Runs the retention sweep once an hour (and once as a worker starts). */
+export function createRetentionWorker({ deps, services }: WorkerContext): Worker<RetentionJob> {
+  const connection = createWorkerConnection(deps.config.redisUrl);
+  let closing = false;
+  const worker = new Worker<RetentionJob>(
+    retentionQueue.name,
+    async () => {
+      await services.retention.sweep(() => closing);
+    },
+    { connection, prefix: deps.config.redisPrefix, concurrency: 1 },
+  );
+  const scheduled = new RetentionJobs(deps.queues.retention, deps.logger).schedule(services.retention.enabled);
+  worker.on('closing', () => {
+    closing = true;
+  });
+  worker.on('failed', (_job, error) => deps.logger.warn({ err: error }, 'retention sweep failed; the next one tries again'));
+  worker.on('closed', () => void scheduled.finally(() => void connection.quit()));
+  return worker;
+}

@@ -1,0 +1,184 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { retentionQueue } from '../src/jobs/retention.job.js';
+import { sql } from './support/database.js';
+import { REDIS_URL } from './support/server-url.js';
+import { startTern, type TestTern } from './support/tern.js';
+import { pollUntil } from './support/tern-processes.js';
+
+// RETENTION_DAYS is 30 (the default): rows of 31 days ago are past it, rows of 29 days ago within it.
+const OLD = "now() - interval '31 days'";
+const RECENT = "now() - interval '29 days'";
+
+const started: TestTern[] = [];
+afterEach(async () => {
+  // The one that owns the database and Redis prefix goes last.
+  for (const tern of started.splice(0).reverse()) await tern.stop();
+});
+
+async function start(options: Parameters<typeof startTern>[0] = {}): Promise<TestTern> {
+  const tern = await startTern(options);
+  started.push(tern);
+  return tern;
+}
+
+/** Rows of every table the sweep looks at, arranged around the cutoff; what must stay is named `kept…`. */
+async function seed(databaseUrl: string, accountId: string): Promise<void> {
+  await sql(
+    databaseUrl,
+    `INSERT INTO messages (id, account_id, "to", text, status, encoding, segments, created_at)
+     VALUES ('msg_old', $1, '5511999990001', 'old message', 'delivered', 'GSM-7', 1, ${OLD})`,
+    [accountId],
+  );
+  const event = (id: string, createdAt: string, dispatchedAt: string | null) =>
+    `('${id}', $1, 'message.delivered', '{}', 'msg_old', ${createdAt}, ${dispatchedAt ?? 'NULL'})`;
+  await sql(
+    databaseUrl,
+    `INSERT INTO events (id, account_id, type, payload, message_id, created_at, dispatched_at) VALUES
+       ${event('evt_old', OLD, OLD)},
+       ${event('evt_old_2', OLD, OLD)},
+       ${event('kept_evt_recent', RECENT, RECENT)},
+       ${event('kept_evt_undispatched', OLD, null)},
+       ${event('kept_evt_pending', OLD, OLD)},
+       ${event('kept_evt_replayed', OLD, OLD)}`,
+    [accountId],
+  );
+  const delivery = (id: string, eventId: string, createdAt: string) => `('${id}', $1, '${eventId}', 'https://example.com/hook', 1, 200, 5, ${createdAt})`;
+  await sql(
+    databaseUrl,
+    `INSERT INTO webhook_deliveries (id, account_id, event_id, url, attempt, status_code, duration_ms, created_at) VALUES
+       ${delivery('whd_old', 'evt_old', OLD)},
+       ${delivery('whd_old_replayed', 'kept_evt_replayed', OLD)},
+       ${delivery('kept_whd_replay', 'kept_evt_replayed', RECENT)},
+       ${delivery('kept_whd_recent', 'kept_evt_recent', RECENT)}`,
+    [accountId],
+  );
+  await sql(
+    databaseUrl,
+    `INSERT INTO pending_webhook_deliveries (id, account_id, event_id, attempts, next_attempt_at, created_at)
+     VALUES ('kept_pending', $1, 'kept_evt_pending', 1, now(), ${OLD})`,
+    [accountId],
+  );
+  await sql(
+    databaseUrl,
+    `INSERT INTO smpp_parts (reference, part, parts, concat_ref, state, created_at) VALUES
+       ('msg_old', 1, 2, 7, 'delivered', ${OLD}), ('msg_old', 2, 2, 7, 'delivered', ${OLD}), ('kept_msg_recent', 1, 1, 8, 'pending', ${RECENT})`,
+  );
+  await sql(
+    databaseUrl,
+    `INSERT INTO smpp_receipts (smsc_message_id, delivered, received_at, applied_at) VALUES
+       ('applied_old', true, ${OLD}, ${OLD}),
+       ('unmatched_old', true, ${OLD}, NULL),
+       ('kept_unmatched_recent', true, ${RECENT}, NULL),
+       ('kept_applied_recent', true, ${OLD}, ${RECENT})`,
+  );
+  await sql(
+    databaseUrl,
+    `INSERT INTO smpp_inbound_parts (source_addr, destination_addr, concat_ref, parts, part, text, received_at) VALUES
+       ('5511999990001', 'Tern', 3, 2, 1, 'half of an old reply', ${OLD}),
+       ('kept', 'Tern', 4, 2, 1, 'half of a recent reply', ${RECENT})`,
+  );
+  await sql(
+    databaseUrl,
+    `INSERT INTO simulated_submissions (reference, carrier_message_id, "to", text, submitted_at, report_at, reported_at) VALUES
+       ('reported_old', 'sim_1', '5511999990001', 'x', ${OLD}, ${OLD}, ${OLD}),
+       ('kept_unreported_old', 'sim_2', '5511999990001', 'x', ${OLD}, ${OLD}, NULL),
+       ('kept_reported_recent', 'sim_3', '5511999990001', 'x', ${RECENT}, ${RECENT}, ${RECENT})`,
+  );
+}
+
+async function remaining(databaseUrl: string): Promise<Record<string, string[]>> {
+  const keys: Record<string, string> = {
+    messages: 'id',
+    events: 'id',
+    webhook_deliveries: 'id',
+    pending_webhook_deliveries: 'id',
+    smpp_parts: "reference || '#' || part",
+    smpp_receipts: 'smsc_message_id',
+    smpp_inbound_parts: 'source_addr',
+    simulated_submissions: 'reference',
+  };
+  const result: Record<string, string[]> = {};
+  for (const [table, key] of Object.entries(keys)) {
+    const { rows } = await sql(databaseUrl, `SELECT ${key} AS key FROM ${table} ORDER BY 1`);
+    result[table] = rows.map((row: { key: string }) => row.key);
+  }
+  return result;
+}
+
+const AFTER_SWEEP = {
+  messages: ['msg_old'],
+  events: ['kept_evt_pending', 'kept_evt_recent', 'kept_evt_replayed', 'kept_evt_undispatched'],
+  webhook_deliveries: ['kept_whd_recent', 'kept_whd_replay'],
+  pending_webhook_deliveries: ['kept_pending'],
+  smpp_parts: ['kept_msg_recent#1'],
+  smpp_receipts: ['kept_applied_recent', 'kept_unmatched_recent'],
+  smpp_inbound_parts: ['kept'],
+  simulated_submissions: ['kept_reported_recent', 'kept_unreported_old'],
+};
+
+describe('retention', () => {
+  it('deletes exactly the rows older than RETENTION_DAYS, in batches, and counts them per table', async () => {
+    // The API role runs no workers, so no scheduled sweep runs beside this one.
+    const tern = await start({ role: 'api' });
+    const account = await tern.createAccount();
+    await seed(tern.database.url, account.account);
+
+    // Batches of 1 row: every table needs several statements, and the loop must go on until one finds nothing.
+    const report = await tern.tern.services.retention.sweep(() => false, 1);
+    expect(report).toEqual({
+      webhook_deliveries: 2,
+      events: 2,
+      smpp_parts: 2,
+      smpp_receipts: 2,
+      smpp_inbound_parts: 1,
+      simulated_submissions: 1,
+    });
+    expect(await remaining(tern.database.url)).toEqual(AFTER_SWEEP);
+
+    const deleted = await tern.tern.deps.metrics.retentionDeleted.get();
+    expect(Object.fromEntries(deleted.values.map((value) => [value.labels.table, value.value]))).toEqual(report);
+
+    // A second sweep finds nothing more.
+    expect(Object.values(await tern.tern.services.retention.sweep()).every((count) => count === 0)).toBe(true);
+    expect(await remaining(tern.database.url)).toEqual(AFTER_SWEEP);
+  });
+
+  it('keeps everything with RETENTION_DAYS=0', async () => {
+    const tern = await start({ role: 'api', env: { RETENTION_DAYS: '0' } });
+    const account = await tern.createAccount();
+    await seed(tern.database.url, account.account);
+    const before = await remaining(tern.database.url);
+    expect(await tern.tern.services.retention.sweep()).toEqual({});
+    expect(await remaining(tern.database.url)).toEqual(before);
+  });
+
+  it('runs in the background: a worker process schedules the sweep once, and it runs as the worker starts', async () => {
+    const api = await start({ role: 'api' });
+    const account = await api.createAccount();
+    await seed(api.database.url, account.account);
+
+    // Two worker processes on the same database and Redis prefix: one schedule between them.
+    await start({ role: 'worker', sharing: api });
+    await start({ role: 'worker', sharing: api });
+    await pollUntil(
+      'the scheduled sweep',
+      async () => {
+        const now = await remaining(api.database.url);
+        return JSON.stringify(now) === JSON.stringify(AFTER_SWEEP) ? now : undefined;
+      },
+      { timeoutMs: 20_000, describe: async () => JSON.stringify(await remaining(api.database.url)) },
+    );
+
+    const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    const queue = new Queue(retentionQueue.name, { connection, prefix: api.redisPrefix });
+    try {
+      const schedulers = await queue.getJobSchedulers();
+      expect(schedulers.map((scheduler) => [scheduler.key, scheduler.every])).toEqual([['retention-sweep', 3_600_000]]);
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+  });
+});
