@@ -1,7 +1,9 @@
 import { createRequire } from 'node:module';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
+
+const UNIT_TESTS = 'test/unit/**/*.test.ts';
 
 export default defineConfig({
   resolve: {
@@ -10,14 +12,28 @@ export default defineConfig({
     alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
   },
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
-    // Each file has its own database and Redis prefix, so files run side by side, two at a
-    // time: several files start whole Tern processes, and the machines have two cores.
+    // Each integration file has its own database and Redis prefix, so files run side by side, two
+    // at a time: several files start whole Tern processes, and the machines have two cores.
     maxWorkers: 2,
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
     env: { NODE_ENV: 'test' },
+    projects: [
+      {
+        extends: true,
+        // The pure rules, without PostgreSQL or Redis: `npm run test:unit`.
+        test: { name: 'unit', include: [UNIT_TESTS] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, UNIT_TESTS],
+          globalSetup: ['test/support/global-setup.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
   },
 });

@@ -1,5 +1,6 @@
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
-import { placeholderNames, type DeletedTemplate } from '../../modules/templates/templates.service.js';
+import { placeholderNames } from '../../modules/templates/render-template.js';
+import type { DeletedTemplate } from '../../modules/templates/templates.service.js';
 import { parsePage, type PageRequest } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import { addPageType } from './page.js';

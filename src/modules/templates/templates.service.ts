@@ -7,7 +7,7 @@ import { newId } from '../../ids.js';
 import { pageWindow, type PageRequest } from '../../pagination.js';
 import { issue, parseInput } from '../../validation.js';
 import { MAX_MESSAGE_CHARACTERS } from '../messages/message-text.js';
-import { PLACEHOLDER } from './render-template.js';
+import { hasStrayDoubleBraces } from './render-template.js';
 
 /** Lengths in characters as people count them (an emoji is one), like a message's text. */
 function characters(what: string, min: number, max: number) {
@@ -19,16 +19,6 @@ function characters(what: string, min: number, max: number) {
   });
 }
 
-/**
- * A `{{` or `}}` outside every valid placeholder is a placeholder gone wrong (`Hi {{name`,
- * `{{ }}`), which dispatch would send as written. Placeholders are replaced by a space rather
- * than removed, so that the text on either side cannot join into a `{{` it does not contain.
- */
-function hasStrayDoubleBraces(content: string): boolean {
-  const text = content.replace(PLACEHOLDER, ' ');
-  return text.includes('{{') || text.includes('}}');
-}
-
 const templateName = characters('name', 3, 80);
 const templateContent = characters('content', 1, MAX_MESSAGE_CHARACTERS).refine((content) => !hasStrayDoubleBraces(content), {
   ...issue('invalid_format'),
@@ -37,11 +27,6 @@ const templateContent = characters('content', 1, MAX_MESSAGE_CHARACTERS).refine(
 
 const createInput = z.strictObject({ name: templateName, content: templateContent });
 const updateInput = z.strictObject({ name: templateName.optional(), content: templateContent });
-
-/** The distinct placeholder names of a content, in order of first appearance. */
-export function placeholderNames(content: string): string[] {
-  return [...new Set(Array.from(content.matchAll(PLACEHOLDER), (match) => match[1]!))];
-}
 
 export interface DeletedTemplate {
   id: string;

@@ -1,9 +1,9 @@
-import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { DestinationRefusedError, resolveDestination, systemResolve, type DestinationPolicy, type Resolve } from './webhook-destination.js';
+import { signatureHeaders } from './webhook-signature.js';
 
 // Enough to see the receiver is alive; more is not read, so a receiver cannot make Tern buffer it.
 const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -22,11 +22,6 @@ export interface AttemptOutcome {
   error: string | null;
   /** The destination may not be called at all: retrying cannot help. */
   refused: boolean;
-}
-
-/** Section 6.3: HMAC-SHA256 keyed with the whole secret, over `timestamp + "." + body`, hex. */
-function signature(secret: string, timestamp: number, body: string): string {
-  return createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
 }
 
 /**
@@ -50,7 +45,6 @@ export class WebhookSender {
   async send(url: string, body: string, secret: string, now: Date): Promise<AttemptOutcome> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
-    const timestamp = Math.floor(now.getTime() / 1000);
     let timer: NodeJS.Timeout | undefined;
     let cancel = () => {};
     const deadline = new Promise<never>((_, reject) => {
@@ -62,10 +56,7 @@ export class WebhookSender {
     try {
       const target = new URL(url);
       const address = await Promise.race([resolveDestination(target, this.options, this.resolve), deadline]);
-      const request = this.post(target, address, body, {
-        'x-service-signature': `sha256=${signature(secret, timestamp, body)}`,
-        'x-service-timestamp': String(timestamp),
-      });
+      const request = this.post(target, address, body, signatureHeaders(secret, body, now));
       cancel = request.cancel;
       const statusCode = await Promise.race([request.status, deadline]);
       const ok = statusCode >= 200 && statusCode < 300;
