@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import { FORGET_FINISHED_JOBS, type QueueDefinition } from './queue-definition.js';
+import { FORGET_FINISHED_JOBS, JobProducer, type QueueDefinition } from './queue-definition.js';
 
 /** `start`: a scheduled campaign's send_at has come; `dispatch`: send its next batch. */
 export type CampaignDispatchJob = { kind: 'start'; campaignId: string; sendAt: string } | { kind: 'dispatch'; campaignId: string };
@@ -15,27 +15,25 @@ export const campaignDispatchQueue: QueueDefinition<CampaignDispatchJob> = {
  * A batch's job id names the campaign and the batch's number, a start's the campaign and its
  * send_at: the same batch or start enqueued twice (a retry, the recovery sweep) is one job.
  */
-export class CampaignDispatchJobs {
+export class CampaignDispatchJobs extends JobProducer<CampaignDispatchJob> {
   constructor(
-    private readonly queue: Queue<CampaignDispatchJob>,
+    queue: Queue<CampaignDispatchJob>,
     private readonly clock: Clock,
-    private readonly logger: Logger,
-  ) {}
+    logger: Logger,
+  ) {
+    super(queue, logger);
+  }
 
   async enqueueBatch(campaignId: string, batch: number, delayMs: number): Promise<void> {
-    try {
-      await this.queue.add('dispatch', { kind: 'dispatch', campaignId }, { jobId: `dispatch-${campaignId}-${batch}`, delay: delayMs });
-    } catch (error) {
-      this.logger.warn({ err: error, campaign: campaignId }, 'could not enqueue the next batch; the recovery sweep will');
-    }
+    const job = { name: 'dispatch', data: { kind: 'dispatch', campaignId } as const, opts: { jobId: `dispatch-${campaignId}-${batch}`, delay: delayMs } };
+    await this.add([job], 'could not enqueue the next batch; the recovery sweep will', { campaign: campaignId });
   }
 
   async scheduleStart(campaignId: string, sendAt: Date): Promise<void> {
     const delay = Math.max(0, sendAt.getTime() - this.clock.now().getTime());
-    try {
-      await this.queue.add('start', { kind: 'start', campaignId, sendAt: sendAt.toISOString() }, { jobId: `start-${campaignId}-${sendAt.getTime()}`, delay });
-    } catch (error) {
-      this.logger.warn({ err: error, campaign: campaignId }, 'could not schedule the start; the recovery sweep will');
-    }
+    const data = { kind: 'start', campaignId, sendAt: sendAt.toISOString() } as const;
+    await this.add([{ name: 'start', data, opts: { jobId: `start-${campaignId}-${sendAt.getTime()}`, delay } }], 'could not schedule the start; the recovery sweep will', {
+      campaign: campaignId,
+    });
   }
 }

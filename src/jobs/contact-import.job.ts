@@ -1,6 +1,4 @@
-import type { Queue } from 'bullmq';
-import type { Logger } from 'pino';
-import { FORGET_FINISHED_JOBS, type QueueDefinition } from './queue-definition.js';
+import { FORGET_FINISHED_JOBS, JobProducer, type QueueDefinition } from './queue-definition.js';
 
 /** An uploaded file to import (import_jobs.id, also the job id). */
 export interface ContactImportJob {
@@ -13,18 +11,11 @@ export const contactImportQueue: QueueDefinition<ContactImportJob> = {
 };
 
 /** The job id is the import job's id: one BullMQ job per upload, however often it is enqueued. */
-export class ContactImportJobs {
-  constructor(
-    private readonly queue: Queue<ContactImportJob>,
-    private readonly logger: Logger,
-  ) {}
-
+export class ContactImportJobs extends JobProducer<ContactImportJob> {
   async enqueue(importJobId: string): Promise<void> {
-    try {
-      await this.queue.add('import', { importJobId }, { jobId: importJobId });
-    } catch (error) {
-      this.logger.warn({ err: error, job: importJobId }, 'could not enqueue the import; the recovery sweep will');
-    }
+    await this.add([{ name: 'import', data: { importJobId }, opts: { jobId: importJobId } }], 'could not enqueue the import; the recovery sweep will', {
+      job: importJobId,
+    });
   }
 
   async isQueued(importJobId: string): Promise<boolean> {

@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Queue } from 'bullmq';
-import type { Logger } from 'pino';
-import { FORGET_FINISHED_JOBS, type QueueDefinition } from './queue-definition.js';
+import { FORGET_FINISHED_JOBS, JobProducer, type NewJob, type QueueDefinition } from './queue-definition.js';
 
 /** Messages to hand to the carrier: up to SEND_JOB_SIZE, accepted or dispatched together. */
 export interface MessageSendJob {
@@ -21,24 +19,14 @@ export function sendJobId(messageIds: readonly string[]): string {
   return messageIds.length === 1 ? messageIds[0]! : `batch-${createHash('sha256').update(messageIds.join(',')).digest('base64url')}`;
 }
 
-export class MessageSendJobs {
-  constructor(
-    private readonly queue: Queue<MessageSendJob>,
-    private readonly logger: Logger,
-  ) {}
-
-  /** Hands messages to the send queue, SEND_JOB_SIZE to a job. A failure is logged, not raised: the sweep retries. */
+export class MessageSendJobs extends JobProducer<MessageSendJob> {
+  /** Hands messages to the send queue, SEND_JOB_SIZE to a job. */
   async enqueue(ids: readonly string[]): Promise<void> {
-    if (ids.length === 0) return;
-    const jobs = [];
+    const jobs: NewJob<MessageSendJob>[] = [];
     for (let start = 0; start < ids.length; start += SEND_JOB_SIZE) {
       const messageIds = ids.slice(start, start + SEND_JOB_SIZE);
       jobs.push({ name: 'send', data: { messageIds }, opts: { jobId: sendJobId(messageIds) } });
     }
-    try {
-      await this.queue.addBulk(jobs);
-    } catch (error) {
-      this.logger.warn({ err: error, messages: ids.length }, 'could not enqueue messages; the recovery sweep will');
-    }
+    await this.add(jobs, 'could not enqueue messages; the recovery sweep will', { messages: ids.length });
   }
 }
