@@ -21,3 +21,8 @@ export function parsePage(input: { page?: number | null; perPage?: number | null
 export function pageWindow({ page, perPage }: PageRequest): { skip: number; take: number } {
   return { skip: (page - 1) * perPage, take: perPage };
 }
+
+/** A page of a list shown newest first: by creation time, ties by id, so that pages never overlap. */
+export function newestFirst(page: PageRequest) {
+  return { orderBy: [{ createdAt: 'desc' as const }, { id: 'desc' as const }], ...pageWindow(page) };
+}

@@ -4,7 +4,7 @@ import type { CampaignFilter } from '../../modules/campaigns/campaign-records.js
 import type { CampaignStats } from '../../modules/campaigns/campaign-stats.js';
 import { CAMPAIGN_ACTIONS, describeTransition } from '../../modules/campaigns/campaign-transitions.js';
 import type { ContactFilter } from '../../modules/contacts/contacts.service.js';
-import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
+import { newestFirst, pageWindow, parsePage, type PageRequest } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import { addPageType } from './page.js';
 import type { MessageTypeRefs } from './messages.js';
@@ -87,8 +87,7 @@ export function addCampaignTypes(builder: Builder, { messageStatus }: MessageTyp
         args: { status: t.arg({ type: messageStatus }), page: t.arg.int(), perPage: t.arg.int() },
         query: (args) => ({
           where: args.status ? { status: args.status } : {},
-          orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-          ...pageWindow(parsePage(args)),
+          ...newestFirst(parsePage(args)),
         }),
       }),
     }),

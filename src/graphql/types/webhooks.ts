@@ -1,7 +1,7 @@
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { SUBSCRIBABLE_EVENTS } from '../../modules/webhooks/webhook-events.js';
 import type { DeletedWebhook, RegisteredWebhook, ReplayOutcome } from '../../modules/webhooks/webhooks.service.js';
-import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
+import { newestFirst, parsePage, type PageRequest } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import { addPageType } from './page.js';
 
@@ -43,7 +43,7 @@ export function addWebhookTypes(builder: Builder) {
       deliveries: t.relation('deliveries', {
         description: 'The delivery log, newest first',
         args: { page: t.arg.int(), perPage: t.arg.int() },
-        query: (args) => ({ orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], ...pageWindow(parsePage(args)) }),
+        query: (args) => newestFirst(parsePage(args)),
       }),
     }),
   });

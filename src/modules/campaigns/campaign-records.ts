@@ -6,7 +6,7 @@ import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { CampaignStatus } from '../../generated/prisma/enums.js';
 import { newId } from '../../ids.js';
 import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
-import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
+import { newestFirst, parsePage, type PageRequest } from '../../pagination.js';
 import { parseInput } from '../../validation.js';
 import { webhookUrl } from '../webhooks/webhook-url.js';
 import { liveCampaign, requireCampaign, type CampaignQuery } from './campaign-lookup.js';
@@ -86,8 +86,7 @@ export class CampaignRecords {
     return this.prisma.campaign.findMany({
       ...query,
       where: { accountId, deletedAt: null, ...filter },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      ...pageWindow(page),
+      ...newestFirst(page),
     });
   }
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { NotFoundError } from '../../errors.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { MessageStatus } from '../../generated/prisma/enums.js';
-import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
+import { newestFirst, parsePage, type PageRequest } from '../../pagination.js';
 import { e164 } from '../../phone.js';
 import { parseInput } from '../../validation.js';
 import { analyzeText, type TextAnalysis } from './encoding.js';
@@ -55,8 +55,7 @@ export class MessageQueries {
     return this.prisma.message.findMany({
       ...query,
       where: { accountId, ...filter },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      ...pageWindow(page),
+      ...newestFirst(page),
     });
   }
 

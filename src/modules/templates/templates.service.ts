@@ -4,7 +4,7 @@ import { ConflictError, NotFoundError } from '../../errors.js';
 import { isRecordNotFound } from '../../db/prisma-errors.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
-import { pageWindow, type PageRequest } from '../../pagination.js';
+import { newestFirst, type PageRequest } from '../../pagination.js';
 import { issue, parseInput } from '../../validation.js';
 import { MAX_MESSAGE_CHARACTERS } from '../messages/message-text.js';
 import { hasStrayDoubleBraces } from './render-template.js';
@@ -67,8 +67,7 @@ export class TemplateService {
     return this.prisma.template.findMany({
       ...query,
       where: { accountId },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      ...pageWindow(page),
+      ...newestFirst(page),
     });
   }
 

@@ -4,7 +4,7 @@ import type { Clock } from '../../clock.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
-import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
+import { newestFirst, parsePage, type PageRequest } from '../../pagination.js';
 import { parseInput } from '../../validation.js';
 import type { WebhookDeliveryJobs } from '../../jobs/webhook-delivery.job.js';
 import type { PlannedDelivery, WebhookDeliveries } from './webhook-deliveries.js';
@@ -94,8 +94,7 @@ export class WebhookService {
     return this.prisma.webhook.findMany({
       ...query,
       where: { accountId, deletedAt: null },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      ...pageWindow(page),
+      ...newestFirst(page),
     });
   }
 
@@ -136,8 +135,7 @@ export class WebhookService {
     return this.prisma.webhookDelivery.findMany({
       ...query,
       where: { webhookId },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      ...pageWindow(page),
+      ...newestFirst(page),
     });
   }
 
