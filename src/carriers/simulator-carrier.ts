@@ -28,7 +28,7 @@ const LOCK_MS = 30_000;
 export const SIMULATED_REPLY = 'Thanks, got it';
 
 /**
- * The default carrier, decisions.md's simulator: every message is delivered `delayMs` after it
+ * The default carrier, a simulated network: every message is delivered `delayMs` after it
  * is sent, except that numbers ending 0001 fail (unreachable) and numbers ending 0002 are
  * delivered and then reply. It runs inside the worker and reports through the same sink a real
  * carrier does; its state is a table, so reports survive crashes of the worker and of Redis.

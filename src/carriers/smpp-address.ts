@@ -30,7 +30,7 @@ export function sourceAddress(sender: string | null): SmppAddress {
   return { ton: TON.alphanumeric, npi: NPI.unknown, addr: sender };
 }
 
-/** Tern's recipients are E.164 numbers without '+' (decisions.md): always international. */
+/** Tern's recipients are E.164 numbers without '+': always international. */
 export function destinationAddress(to: string): SmppAddress {
   return { ton: TON.international, npi: NPI.isdn, addr: to };
 }

@@ -8,7 +8,7 @@ import type { Metrics } from '../../metrics/metrics.js';
 import type { WebhookSecrets } from './webhook-secrets.js';
 import type { WebhookSender } from './webhook-sender.js';
 
-/** Section 6.4: five attempts in all. */
+/** A delivery gets five attempts in all, the first included. */
 const MAX_ATTEMPTS = 5;
 
 /** A delivery to plan: one event to one destination. */

@@ -6,7 +6,7 @@ const SEALED_VERSION = 'v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
-/** decisions.md's secret: `whsec_` and 32 random bytes in base64url; the HMAC key is the whole string. */
+/** An account's signing secret: `whsec_` and 32 random bytes in base64url; the HMAC key is the whole string. */
 function generateSecret(): string {
   return `whsec_${randomBytes(32).toString('base64url')}`;
 }

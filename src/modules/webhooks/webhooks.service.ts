@@ -202,7 +202,7 @@ export class WebhookService {
     return { webhookId: webhook.id, events: replayed };
   }
 
-  /** decisions.md: registered only if the URL answers the signed ping with a 2xx within the timeout. */
+  /** A URL is registered only if it answers the signed ping with a 2xx within the timeout. */
   private async ping(url: string, secret: string): Promise<void> {
     const now = this.clock.now();
     const outcome = await this.sender.send(url, pingBody(newId('evt'), now), secret, now);
