@@ -9,7 +9,7 @@ export interface RateLimitOptions {
   max: number;
   windowSeconds: number;
   /** Who a request counts against: its account when the token is valid, else its client address. */
-  identify: (request: FastifyRequest) => string;
+  identify: (request: FastifyRequest) => Promise<string>;
 }
 
 function setHeaders(reply: FastifyReply, limit: number, state: RateLimiterRes, now: number) {
@@ -33,9 +33,10 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
   app.addHook('onRequest', async (request, reply) => {
     const path = request.url;
     if (!path.startsWith('/v1/') && path !== '/v1' && !path.startsWith('/graphql')) return;
+    const identity = await options.identify(request);
     const now = Date.now();
     try {
-      setHeaders(reply, options.max, await limiter.consume(options.identify(request)), now);
+      setHeaders(reply, options.max, await limiter.consume(identity), now);
     } catch (outcome) {
       if (!(outcome instanceof RateLimiterRes)) {
         // Redis is away: the budget cannot be counted, and refusing everything would stop

@@ -53,7 +53,7 @@ export function createHttpServer({ deps, services, schema, carriers }: HttpServe
     return503OnClosing: true,
   });
 
-  const createContext = (request: Parameters<typeof createRequestContext>[0]) => createRequestContext(request, services.tokens);
+  const createContext = (request: Parameters<typeof createRequestContext>[0]) => createRequestContext(request, services.authenticator);
 
   // The API serves JSON, and GraphiQL its own page with inline scripts: the headers that matter
   // here are the transport and framing ones; a content security policy would only break GraphiQL.
@@ -70,8 +70,9 @@ export function createHttpServer({ deps, services, schema, carriers }: HttpServe
     prefix: deps.config.redisPrefix,
     max: deps.config.rateLimitMax,
     windowSeconds: deps.config.rateLimitWindowSeconds,
-    identify: (request) => {
-      const { accountId } = authenticate(request, services.tokens);
+    // A login token and an API key of one account share the account's budget.
+    identify: async (request) => {
+      const { accountId } = await authenticate(request, services.authenticator);
       return accountId ? `account:${accountId}` : `address:${request.ip}`;
     },
   });
