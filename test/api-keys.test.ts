@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiKeysDocument, CreateApiKeyDocument, SettingsDocument, TernClient, TernClientError } from '../src/client/index.js';
+import { ApiKeysDocument, CreateApiKeyDocument, SendMessageDocument, SettingsDocument, TernClient, TernClientError } from '../src/client/index.js';
 import { MAX_API_KEYS_PER_ACCOUNT } from '../src/modules/api-keys/api-keys.service.js';
 import { sql } from './support/database.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
@@ -99,6 +99,8 @@ describe('a key as the bearer credential', () => {
 
     const client = new TernClient({ url: `${t.url}/graphql`, token: key });
     expect((await client.request(SettingsDocument, {})).settings.account).toBe(alice.account);
+    const { sendMessage } = await client.request(SendMessageDocument, { input: { to: '5511999990124', message: 'Hi' } });
+    expect(sendMessage).toMatchObject({ status: 'queued', to: '5511999990124' });
   });
 
   it('cannot create or delete keys (403 forbidden), but can list them', async () => {
