@@ -10,8 +10,9 @@ import { UnreachableError } from './startup.js';
 
 /**
  * Operator commands: `npm run cli -- <group> <command> [options]`. Each result is one JSON line
- * on stdout; errors go to stderr as one `tern: …` line, with exit code 1 (2 for a command line
- * that cannot be understood). `--help` at every level prints what is there and exits 0.
+ * on stdout; an error is one `tern: …` line on stderr, with exit code 1 (a command line that
+ * cannot be understood names the --help to read). `--help` at every level prints what is there
+ * and exits 0.
  */
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -228,31 +229,34 @@ function parseCommandLine(argv: string[]): { command: Command; values: Values } 
   const [groupName, commandName, ...rest] = argv;
   const wantsHelp = (arg: string | undefined) => arg === '--help' || arg === '-h' || arg === 'help';
   if (groupName === undefined || wantsHelp(groupName)) {
-    if (groupName === undefined) throw new UsageError(`a group and a command are needed\n${topHelp()}`);
+    if (groupName === undefined) throw new UsageError('a group and a command are needed (npm run cli -- --help lists them)');
     process.stdout.write(`${topHelp()}\n`);
     return null;
   }
   const group = GROUPS[groupName];
-  if (!group) throw new UsageError(`unknown group "${groupName}"\n${topHelp()}`);
-  if (commandName === undefined) throw new UsageError(`a command is needed\n${groupHelp(groupName, group)}`);
+  if (!group) throw new UsageError(`unknown group "${groupName}" (npm run cli -- --help lists them)`);
+  const groupHint = `(npm run cli -- ${groupName} --help lists them)`;
+  if (commandName === undefined) throw new UsageError(`a command is needed ${groupHint}`);
   if (wantsHelp(commandName)) {
     process.stdout.write(`${groupHelp(groupName, group)}\n`);
     return null;
   }
   const command = Object.hasOwn(group.commands, commandName) ? group.commands[commandName] : undefined;
-  if (!command) throw new UsageError(`unknown command "${groupName} ${commandName}"\n${groupHelp(groupName, group)}`);
+  if (!command) throw new UsageError(`unknown command "${groupName} ${commandName}" ${groupHint}`);
+  const commandHint = `(npm run cli -- ${groupName} ${commandName} --help tells more)`;
   let values: Values;
   try {
     ({ values } = parseArgs({ args: rest, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }));
   } catch (error) {
-    throw new UsageError(`${error instanceof Error ? error.message : String(error)}\n${commandHelp(groupName, commandName, command)}`);
+    const problem = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    throw new UsageError(`${problem} ${commandHint}`);
   }
   if (values.help) {
     process.stdout.write(`${commandHelp(groupName, commandName, command)}\n`);
     return null;
   }
   const missing = command.required.filter((name) => values[name] === undefined).map((name) => `--${name}`);
-  if (missing.length > 0) throw new UsageError(`missing ${missing.join(', ')}\n${commandHelp(groupName, commandName, command)}`);
+  if (missing.length > 0) throw new UsageError(`missing ${missing.join(', ')} ${commandHint}`);
   return { command, values };
 }
 
@@ -279,5 +283,5 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     message = `unexpected error: ${message}`;
   }
   process.stderr.write(`tern: ${message}\n`);
-  process.exit(error instanceof UsageError ? 2 : 1);
+  process.exit(1);
 });
