@@ -65,7 +65,15 @@ const GROUPS: Record<string, Group> = {
         required: [],
         details: 'Prints one line per account: {"account","email","disabled","two_factor_enabled","created_at"}.',
         async run(services) {
-          for await (const account of services.accounts.all()) print(account);
+          for await (const account of services.accounts.all()) {
+            print({
+              account: account.id,
+              email: account.email,
+              disabled: account.disabled,
+              two_factor_enabled: account.twoFactorEnabled,
+              created_at: account.createdAt.toISOString(),
+            });
+          }
         },
       },
       disable: {
@@ -233,7 +241,7 @@ function parseCommandLine(argv: string[]): { command: Command; values: Values } 
     process.stdout.write(`${topHelp()}\n`);
     return null;
   }
-  const group = GROUPS[groupName];
+  const group = Object.hasOwn(GROUPS, groupName) ? GROUPS[groupName] : undefined;
   if (!group) throw new UsageError(`unknown group "${groupName}" (npm run cli -- --help lists them)`);
   const groupHint = `(npm run cli -- ${groupName} --help lists them)`;
   if (commandName === undefined) throw new UsageError(`a command is needed ${groupHint}`);

@@ -1,10 +1,11 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { URI, type TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, sql, type TestDatabase } from './support/database.js';
 import { REDIS_URL } from './support/server-url.js';
 import { deleteRedisKeys } from './support/tern.js';
-import { apiRequest, freePort, killAll, logIn, runCliCommand, sleep, startTernProcess, type CliRun } from './support/tern-processes.js';
+import { ROOT, apiRequest, freePort, killAll, logIn, runCliCommand, sleep, startTernProcess, withDeadline, type CliRun } from './support/tern-processes.js';
 
 // The operator's CLI and the API as real processes: what one process changes, another refuses at once.
 
@@ -107,6 +108,44 @@ describe('the CLI', { timeout: 120_000 }, () => {
 
     expectFailure(await cli(['accounts', 'create', '--email', `short-${email}`], 'short\n'), 1, /invalid password \(too short\)/);
     expectFailure(await cli(['accounts', 'create', '--email', email, '--password', 'another long one']), 1, /already exists/);
+  });
+
+  it('asks for the password on a terminal, twice, without echoing it', async () => {
+    const email = `tty-${randomBytes(4).toString('hex')}@example.com`;
+    const password = 'typed at a terminal';
+    // util-linux's script(1) gives the CLI a pseudo-terminal; each answer is typed once its prompt shows.
+    const command = `${process.execPath} --import tsx src/cli.ts accounts create --email ${email}`;
+    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: { ...process.env, ...env, NODE_ENV: 'test' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    const seen = (pattern: RegExp) =>
+      withDeadline(
+        new Promise<void>((resolve) => {
+          const check = () => {
+            if (pattern.test(output)) {
+              child.stdout.off('data', check);
+              resolve();
+            }
+          };
+          child.stdout.on('data', check);
+          check();
+        }),
+        60_000,
+        `${pattern} in: ${output}`,
+      );
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
+    try {
+      await seen(/Password: /);
+      child.stdin.write(`${password}\r`);
+      await seen(/Password again: /);
+      child.stdin.write(`${password}\r`);
+      expect(await withDeadline(closed, 60_000, 'the CLI to exit')).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+    }
+    expect(output).toContain(`"email":"${email}"`);
+    expect(output).not.toContain(password);
+    expect(await logIn(apiA, { email, password })).toEqual(expect.any(String));
   });
 
   it('lists every account, one JSON line each', async () => {

@@ -34,11 +34,11 @@ export interface CreatedAccount {
 
 /** An account as the operator's CLI lists it. */
 export interface AccountSummary {
-  account: string;
+  id: string;
   email: string;
   disabled: boolean;
-  two_factor_enabled: boolean;
-  created_at: string;
+  twoFactorEnabled: boolean;
+  createdAt: Date;
 }
 
 export class AccountService {
@@ -133,11 +133,11 @@ export class AccountService {
       });
       for (const account of page) {
         yield {
-          account: account.id,
+          id: account.id,
           email: account.email,
           disabled: account.disabledAt !== null,
-          two_factor_enabled: account.settings?.twoFactorEnabled ?? false,
-          created_at: account.createdAt.toISOString(),
+          twoFactorEnabled: account.settings?.twoFactorEnabled ?? false,
+          createdAt: account.createdAt,
         };
       }
       if (page.length < pageSize) return;
