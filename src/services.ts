@@ -37,7 +37,7 @@ export interface Services {
 
 export function createServices(deps: Dependencies): Services {
   const tokens = new TokenService(deps.config.jwtSecret, deps.clock);
-  const apiKeys = new ApiKeyService(deps.prisma, deps.clock, deps.logger.child({ module: 'api-keys' }));
+  const apiKeys = new ApiKeyService(deps.prisma, deps.pool, deps.clock, deps.logger.child({ module: 'api-keys' }));
   const twoFactor = new TwoFactorService(
     deps.prisma,
     deps.clock,
@@ -65,7 +65,7 @@ export function createServices(deps: Dependencies): Services {
   );
   return {
     tokens,
-    authenticator: new Authenticator(deps.prisma, tokens, apiKeys),
+    authenticator: new Authenticator(deps.pool, tokens, apiKeys),
     accounts: new AccountService(deps.prisma, deps.clock, tokens, new LoginGuard(deps.redis, deps.config.redisPrefix), twoFactor),
     apiKeys,
     twoFactor,

@@ -1,6 +1,6 @@
+import type pg from 'pg';
 import { Batcher } from '../../batcher.js';
 import { UnauthorizedError } from '../../errors.js';
-import type { PrismaClient } from '../../generated/prisma/client.js';
 import { isApiKeyLike } from '../api-keys/api-key-secret.js';
 import type { ApiKeyService } from '../api-keys/api-keys.service.js';
 import type { TokenService } from './tokens.js';
@@ -31,7 +31,8 @@ export class Authenticator {
   private readonly accounts = new Batcher((ids: string[]) => this.findAccounts(ids), BATCHING);
 
   constructor(
-    private readonly prisma: PrismaClient,
+    // pg rather than Prisma: on every request, Prisma's per-query cost was twice the statement's.
+    private readonly pool: pg.Pool,
     private readonly tokens: TokenService,
     private readonly apiKeys: ApiKeyService,
   ) {}
@@ -53,8 +54,11 @@ export class Authenticator {
   }
 
   private async findAccounts(ids: string[]): Promise<(AccountState | null)[]> {
-    const rows = await this.prisma.$queryRaw<AccountState[]>`
-      SELECT id, disabled_at, token_version FROM accounts WHERE id = ANY(${ids}::text[])`;
+    const { rows } = await this.pool.query<AccountState>({
+      name: 'authenticator-accounts',
+      text: 'SELECT id, disabled_at, token_version FROM accounts WHERE id = ANY($1::text[])',
+      values: [ids],
+    });
     const byId = new Map(rows.map((row) => [row.id, row]));
     return ids.map((id) => byId.get(id) ?? null);
   }

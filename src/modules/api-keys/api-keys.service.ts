@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { Batcher } from '../../batcher.js';
@@ -56,6 +57,8 @@ export class ApiKeyService {
 
   constructor(
     private readonly prisma: PrismaClient,
+    // For the lookup on every request that presents a key: Prisma's per-query cost was twice the statement's.
+    private readonly pool: pg.Pool,
     private readonly clock: Clock,
     private readonly logger: Logger,
   ) {
@@ -133,10 +136,13 @@ export class ApiKeyService {
   }
 
   private async findByHash(hashes: string[]): Promise<(KeyRow | null)[]> {
-    const rows = await this.prisma.$queryRaw<KeyRow[]>`
-      SELECT k.key_hash, k.id, k.account_id, k.expires_at, k.last_used_at, a.disabled_at AS account_disabled_at
-      FROM api_keys k JOIN accounts a ON a.id = k.account_id
-      WHERE k.key_hash = ANY(${hashes}::text[])`;
+    const { rows } = await this.pool.query<KeyRow>({
+      name: 'api-keys-by-hash',
+      text: `SELECT k.key_hash, k.id, k.account_id, k.expires_at, k.last_used_at, a.disabled_at AS account_disabled_at
+             FROM api_keys k JOIN accounts a ON a.id = k.account_id
+             WHERE k.key_hash = ANY($1::text[])`,
+      values: [hashes],
+    });
     const byHash = new Map(rows.map((row) => [row.key_hash, row]));
     return hashes.map((hash) => byHash.get(hash) ?? null);
   }
