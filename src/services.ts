@@ -1,7 +1,10 @@
 import type { Dependencies } from './deps.js';
 import { AccountService } from './modules/accounts/accounts.service.js';
+import { Authenticator } from './modules/accounts/authentication.js';
 import { LoginGuard } from './modules/accounts/login-guard.js';
 import { TokenService } from './modules/accounts/tokens.js';
+import { TwoFactorService } from './modules/accounts/two-factor.js';
+import { ApiKeyService } from './modules/api-keys/api-keys.service.js';
 import { CampaignService } from './modules/campaigns/campaigns.service.js';
 import { ContactService } from './modules/contacts/contacts.service.js';
 import { ImportService } from './modules/imports/imports.service.js';
@@ -18,7 +21,10 @@ import { WebhookService } from './modules/webhooks/webhooks.service.js';
 /** The domain layer: every rule of the service lives behind these, shared by GraphQL, /v1 and the workers. */
 export interface Services {
   tokens: TokenService;
+  authenticator: Authenticator;
   accounts: AccountService;
+  apiKeys: ApiKeyService;
+  twoFactor: TwoFactorService;
   settings: SettingsService;
   messages: MessageService;
   optOuts: OptOutService;
@@ -33,6 +39,15 @@ export interface Services {
 
 export function createServices(deps: Dependencies): Services {
   const tokens = new TokenService(deps.config.jwtSecret, deps.clock);
+  const apiKeys = new ApiKeyService(deps.prisma, deps.pool, deps.clock, deps.logger.child({ module: 'api-keys' }));
+  const twoFactor = new TwoFactorService(
+    deps.prisma,
+    deps.clock,
+    deps.config.twoFactorSecretKey,
+    deps.redis,
+    deps.config.redisPrefix,
+    deps.logger.child({ module: 'two-factor' }),
+  );
   const optOuts = new OptOutService(deps.prisma);
   const messages = new MessageService(deps.prisma, deps.clock, deps.queues, deps.logger.child({ module: 'messages' }), optOuts, deps.metrics);
   const webhookSecrets = new WebhookSecrets(deps.prisma, deps.config.webhookSecretKey);
@@ -53,7 +68,10 @@ export function createServices(deps: Dependencies): Services {
   );
   return {
     tokens,
-    accounts: new AccountService(deps.prisma, tokens, new LoginGuard(deps.redis, deps.config.redisPrefix)),
+    authenticator: new Authenticator(deps.pool, tokens, apiKeys),
+    accounts: new AccountService(deps.prisma, deps.clock, tokens, new LoginGuard(deps.redis, deps.config.redisPrefix), twoFactor),
+    apiKeys,
+    twoFactor,
     settings: new SettingsService(deps.prisma),
     messages,
     optOuts,

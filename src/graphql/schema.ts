@@ -4,6 +4,7 @@ import type { Services } from '../services.js';
 import { createBuilder } from './builder.js';
 import type { FieldRateLimits } from './field-rate-limits.js';
 import { addAccountTypes } from './types/accounts.js';
+import { addApiKeyTypes } from './types/api-keys.js';
 import { addCampaignTypes } from './types/campaigns.js';
 import { addCommonTypes } from './types/common.js';
 import { addImportTypes } from './types/imports.js';
@@ -23,6 +24,7 @@ export function createSchema(services: Services, prisma: PrismaClient, options: 
   addCommonTypes(builder);
   addAccountTypes(builder, services, options.fieldRateLimits);
   addSettingsTypes(builder, services);
+  addApiKeyTypes(builder, services);
   const messageTypes = addMessageTypes(builder, services, options.fieldRateLimits);
   addCampaignTypes(builder, services, messageTypes);
   addTemplateTypes(builder, services);

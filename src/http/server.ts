@@ -94,7 +94,7 @@ export function createHttpServer({ deps, services, schema, carriers, readiness, 
     return503OnClosing: false,
   });
 
-  const createContext = (request: Parameters<typeof createRequestContext>[0]) => createRequestContext(request, services.tokens);
+  const createContext = (request: Parameters<typeof createRequestContext>[0]) => createRequestContext(request, services.authenticator);
 
   // The API serves JSON, and GraphiQL its own page with inline scripts: the headers that matter
   // here are the transport and framing ones; a content security policy would only break GraphiQL.
@@ -121,8 +121,9 @@ export function createHttpServer({ deps, services, schema, carriers, readiness, 
     max: deps.config.rateLimitMax,
     windowSeconds: deps.config.rateLimitWindowSeconds,
     metrics: deps.metrics,
-    identify: (request) => {
-      const { accountId } = authenticate(request, services.tokens);
+    // A login token and an API key of one account share the account's budget.
+    identify: async (request) => {
+      const { accountId } = await authenticate(request, services.authenticator);
       return accountId ? `account:${accountId}` : `address:${request.ip}`;
     },
   });
