@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { hkdfSync } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
@@ -53,6 +54,7 @@ const environmentSchema = z.object({
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
   WEBHOOK_SECRET_KEY: z.string().optional(),
+  TWO_FACTOR_SECRET_KEY: z.string().optional(),
   RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(600),
   RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(60),
   RATE_LIMIT_SEND_MESSAGE_MAX: z.coerce.number().int().min(0).default(300),
@@ -126,6 +128,8 @@ export interface Config {
   webhookConcurrency: number;
   /** AES-256-GCM key that seals the accounts' webhook signing secrets at rest. */
   webhookSecretKey: Buffer;
+  /** AES-256-GCM key that seals the accounts' TOTP secrets at rest. */
+  twoFactorSecretKey: Buffer;
   graphiql: boolean;
   introspection: boolean;
   demoAccount: boolean;
@@ -180,6 +184,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     warnings.push('WEBHOOK_SECRET_KEY is not set: webhook signing secrets are sealed with a development key');
   }
 
+  const twoFactorSecretKey = env.TWO_FACTOR_SECRET_KEY ? parseKey(env.TWO_FACTOR_SECRET_KEY) : derivedKey(webhookSecretKey, 'tern two-factor secrets');
+  if (!twoFactorSecretKey) {
+    throw new ConfigError('invalid configuration: TWO_FACTOR_SECRET_KEY must be 32 bytes, as 64 hex digits or in base64');
+  }
+
   let smpp: SmppConfig | null = null;
   if (env.CARRIER === 'smpp') {
     if (!env.SMPP_URL) {
@@ -231,6 +240,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     webhookRetryBaseMs: env.WEBHOOK_RETRY_BASE_MS,
     webhookConcurrency: env.WEBHOOK_CONCURRENCY,
     webhookSecretKey,
+    twoFactorSecretKey,
     graphiql: env.GRAPHIQL ?? !production,
     introspection: env.GRAPHQL_INTROSPECTION ?? !production,
     demoAccount: env.DEMO_ACCOUNT ?? !production,
@@ -286,6 +296,15 @@ export function environmentWithDotEnv(
 function parseKey(text: string): Buffer | null {
   const key = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(text) ? Buffer.from(text, 'base64') : null;
   return key?.length === 32 ? key : null;
+}
+
+/**
+ * A key of its own for another purpose, from a configured one (HKDF-SHA-256): a deployment that
+ * sets WEBHOOK_SECRET_KEY (required in production) gets a TOTP sealing key without a new
+ * required setting, and neither key's ciphertexts open with the other.
+ */
+function derivedKey(key: Buffer, purpose: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), purpose, 32));
 }
 
 /** A URL as it may be printed: without its password. */

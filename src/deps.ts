@@ -18,7 +18,8 @@ export interface Dependencies {
   prisma: PrismaClient;
   /**
    * The pool under Prisma, for bulk writes Prisma's client handles poorly: it keeps every raw
-   * query's parameters in its debug buffer and copies them several times (the contact import).
+   * query's parameters in its debug buffer and copies them several times (the contact import);
+   * and for the credential lookups of every request, where its per-query cost would dominate.
    */
   pool: pg.Pool;
   /** For commands on the request path: fails fast instead of queueing while Redis is away. */

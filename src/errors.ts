@@ -7,6 +7,8 @@ export const HTTP_STATUS_BY_CODE = {
   bad_request: 400,
   invalid_credentials: 401,
   unauthorized: 401,
+  otp_required: 401,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   invalid_state: 409,
@@ -79,14 +81,28 @@ export class InvalidStateError extends AppError {
 }
 
 export class InvalidCredentialsError extends AppError {
-  constructor() {
-    super('invalid_credentials', 'The e-mail or password is wrong');
+  constructor(message = 'The e-mail or password is wrong') {
+    super('invalid_credentials', message);
   }
 }
 
 export class UnauthorizedError extends AppError {
   constructor(message = 'A valid bearer token is required') {
     super('unauthorized', message);
+  }
+}
+
+/** The password was right, but the account has two-factor login on and no `otp` was given. */
+export class OtpRequiredError extends AppError {
+  constructor() {
+    super('otp_required', 'Two-factor login is on for this account: send the code of the authenticator app (or a recovery code) as otp');
+  }
+}
+
+/** A valid credential that may not do this (an API key managing API keys). */
+export class ForbiddenError extends AppError {
+  constructor(message: string) {
+    super('forbidden', message);
   }
 }
 

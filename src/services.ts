@@ -4,8 +4,11 @@ import { ContactImportJobs } from './jobs/contact-import.job.js';
 import { MessageSendJobs } from './jobs/message-send.job.js';
 import { WebhookDeliveryJobs } from './jobs/webhook-delivery.job.js';
 import { AccountService } from './modules/accounts/accounts.service.js';
+import { Authenticator } from './modules/accounts/authentication.js';
 import { LoginGuard } from './modules/accounts/login-guard.js';
 import { TokenService } from './modules/accounts/tokens.js';
+import { TwoFactorService } from './modules/accounts/two-factor.js';
+import { ApiKeyService } from './modules/api-keys/api-keys.service.js';
 import { CampaignDispatch } from './modules/campaigns/campaign-dispatch.js';
 import { CampaignLifecycle } from './modules/campaigns/campaign-lifecycle.js';
 import { CampaignRecords } from './modules/campaigns/campaign-records.js';
@@ -29,7 +32,10 @@ import { WebhookService } from './modules/webhooks/webhooks.service.js';
 /** The domain layer: every rule of the service lives behind these, shared by GraphQL, /v1 and the workers. */
 export interface Services {
   tokens: TokenService;
+  authenticator: Authenticator;
   accounts: AccountService;
+  apiKeys: ApiKeyService;
+  twoFactor: TwoFactorService;
   settings: SettingsService;
   /** What the API reads of messages. */
   messages: MessageQueries;
@@ -63,6 +69,8 @@ export function createServices(deps: Dependencies): Services {
   const importJobs = new ContactImportJobs(queues.contactImport, logger('imports'));
 
   const tokens = new TokenService(config.jwtSecret, clock);
+  const apiKeys = new ApiKeyService(prisma, deps.pool, clock, logger('api-keys'));
+  const twoFactor = new TwoFactorService(prisma, clock, config.twoFactorSecretKey, deps.redis, config.redisPrefix, logger('two-factor'));
   const optOuts = new OptOutService(prisma);
   const statusChanges = new MessageStatusChanges(prisma, deps.metrics);
   const webhookSecrets = new WebhookSecrets(prisma, config.webhookSecretKey);
@@ -83,7 +91,10 @@ export function createServices(deps: Dependencies): Services {
   );
   return {
     tokens,
-    accounts: new AccountService(prisma, tokens, new LoginGuard(deps.redis, config.redisPrefix)),
+    authenticator: new Authenticator(deps.pool, tokens, apiKeys),
+    accounts: new AccountService(prisma, clock, tokens, new LoginGuard(deps.redis, config.redisPrefix), twoFactor),
+    apiKeys,
+    twoFactor,
     settings: new SettingsService(prisma),
     messages: new MessageQueries(prisma),
     messageSending: new MessageSending(prisma, clock, sendJobs, optOuts),

@@ -1,5 +1,6 @@
 import jwt from 'jsonwebtoken';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from './support/database.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 
 const SECRET = 'test-secret-that-is-at-least-32-bytes-long';
@@ -133,5 +134,66 @@ describe('bearer tokens', () => {
     const mutation = await t.graphql('mutation { updateSettings(input: { timezone: "UTC" }) { __typename } }', {}, 'bad-token');
     expect(mutation.status).toBe(401);
     expect(mutation.body.errors[0].extensions.code).toBe('unauthorized');
+  });
+});
+
+describe('the account behind a token or key', () => {
+  it('refuses a token without exp, even signed with the right key', async () => {
+    const forever = jwt.sign({ sub: alice.account }, SECRET, { algorithm: 'HS256' });
+    const response = await t.request('GET', '/v1/settings', { token: forever });
+    expect(response.status).toBe(401);
+    expect(response.body.error).toEqual({ code: 'unauthorized', message: 'The token has no expiry time' });
+  });
+
+  it('refuses the token of an account that no longer exists with 401, on reads and writes alike', async () => {
+    const gone = await t.createAccount();
+    await sql(t.database.url, 'DELETE FROM accounts WHERE id = $1', [gone.account]);
+    for (const [method, path, body] of [
+      ['GET', '/v1/settings', undefined],
+      ['POST', '/v1/templates', { name: 'Orphan', content: 'x' }],
+      ['POST', '/v1/messages/send', { to: '5511999990123', message: 'x' }],
+    ] as const) {
+      const response = await t.request(method, path, { token: gone.token, body });
+      expect(response.status, `${method} ${path}`).toBe(401);
+      expect(response.body.error).toEqual({ code: 'unauthorized', message: 'The account of this token no longer exists' });
+    }
+    const graphql = await t.graphql('mutation { updateSettings(input: { timezone: "UTC" }) { __typename } }', {}, gone.token);
+    expect(graphql.status).toBe(401);
+    expect(graphql.body.errors[0].extensions.code).toBe('unauthorized');
+  });
+
+  it('refuses every token and key of a disabled account at once, and login too, until it is enabled again', async () => {
+    const dora = await t.createAccount();
+    const key = (await t.request('POST', '/v1/api-keys', { token: dora.token, body: { name: 'k' } })).body.key as string;
+    expect((await t.request('GET', '/v1/settings', { token: key })).status).toBe(200);
+
+    await t.tern.services.accounts.setDisabled(dora.account, true);
+    const byToken = await t.request('GET', '/v1/settings', { token: dora.token });
+    expect(byToken.status).toBe(401);
+    expect(byToken.body.error).toEqual({ code: 'unauthorized', message: 'The account of this token is disabled' });
+    const byKey = await t.request('POST', '/v1/templates', { token: key, body: { name: 'Nope', content: 'x' } });
+    expect(byKey.status).toBe(401);
+    expect(byKey.body.error).toEqual({ code: 'unauthorized', message: 'The account of this API key is disabled' });
+    const loginAttempt = await t.request('POST', '/v1/auth/login', { body: { email: dora.email, password: dora.password } });
+    expect(loginAttempt.status).toBe(401);
+    expect(loginAttempt.body.error).toEqual({ code: 'invalid_credentials', message: 'The account is disabled' });
+    const wrongPassword = await t.request('POST', '/v1/auth/login', { body: { email: dora.email, password: 'wrong password' } });
+    expect(wrongPassword.body.error.message).toBe('The e-mail or password is wrong');
+
+    await t.tern.services.accounts.setDisabled(dora.account, false);
+    expect((await t.request('GET', '/v1/settings', { token: dora.token })).status).toBe(200);
+    expect((await t.request('GET', '/v1/settings', { token: key })).status).toBe(200);
+  });
+
+  it('ends every login token issued before a password reset', async () => {
+    const eve = await t.createAccount();
+    const before = eve.token;
+    await t.tern.services.accounts.resetPassword(eve.account, 'a brand new password');
+    const old = await t.request('GET', '/v1/settings', { token: before });
+    expect(old.status).toBe(401);
+    expect(old.body.error.message).toMatch(/password reset/);
+    expect((await t.request('POST', '/v1/auth/login', { body: { email: eve.email, password: eve.password } })).status).toBe(401);
+    const fresh = await t.login({ ...eve, password: 'a brand new password' });
+    expect((await t.request('GET', '/v1/settings', { token: fresh.token })).status).toBe(200);
   });
 });

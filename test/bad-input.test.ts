@@ -49,7 +49,8 @@ beforeAll(async () => {
   form.append('phone_column', 'phone');
   form.append('file', new Blob([CSV]), 'contacts.csv');
   const job = (await send({ label: 'seed', method: 'POST', path: `/v1/campaigns/${campaign}/contacts/import`, body: form })).json.job as string;
-  ids = { template, campaign, contact, message, webhook, job };
+  const apikey = await post('/v1/api-keys', { name: 'Integration' }, 'api_key');
+  ids = { template, campaign, contact, message, webhook, job, apikey };
 });
 afterAll(async () => {
   await Promise.all([t?.stop(), receiver?.close()]);
@@ -119,6 +120,9 @@ const key = (route: RestRoute) => `${route.method} ${route.path}`;
 const VALID_BODIES: Record<string, () => Record<string, unknown>> = {
   'POST /v1/auth/login': () => ({ email: 'nobody@example.com', password: 'wrong password' }),
   'PATCH /v1/settings': () => ({ timezone: 'Europe/Lisbon' }),
+  'POST /v1/settings/two-factor/confirm': () => ({ code: '123456' }),
+  'DELETE /v1/settings/two-factor': () => ({ code: '123456' }),
+  'POST /v1/api-keys': () => ({ name: 'Fine', expires_at: new Date(Date.now() + 86_400_000).toISOString() }),
   'POST /v1/messages/send': () => ({ to: '5511999990288', message: 'Hi', campaign: ids.campaign }),
   'POST /v1/messages': () => ({ to: '5511999990288', message: 'Hi', campaign: ids.campaign }),
   'POST /v1/messages/preview': () => ({ message: 'Hi' }),
@@ -361,6 +365,11 @@ const VALID_VARIABLES: Record<string, () => Record<string, unknown>> = {
   'Mutation.sendMessage': () => ({ input: { to: '5511999990288', message: 'Hi', campaign: ids.campaign }, idempotencyKey: 'k1' }),
   'Mutation.login': () => ({ input: { email: 'nobody@example.com', password: 'wrong password' } }),
   'Mutation.updateSettings': () => ({ input: { timezone: 'Europe/Lisbon', defaultSender: 'Tern' } }),
+  'Mutation.confirmTwoFactor': () => ({ input: { code: '123456' } }),
+  'Mutation.disableTwoFactor': () => ({ input: { code: '123456' } }),
+  'Query.apiKeys': () => ({ page: 1, perPage: 10 }),
+  'Mutation.createApiKey': () => ({ input: { name: 'Fine', expiresAt: new Date(Date.now() + 86_400_000).toISOString() } }),
+  'Mutation.revokeApiKey': () => ({ id: ids.apikey }),
 };
 
 // Stands for a value nested 10,000 deep, written into the JSON text: the test's own

@@ -23,6 +23,7 @@ interface Owned {
   template: string;
   webhook: string;
   event: string;
+  apikey: string;
   /** Not an id: the number that opted out of the account (each account's own). */
   optedOut: string;
 }
@@ -83,6 +84,7 @@ async function seed(account: TestAccount, hookPath: string, optedOut: string): P
   const webhook = await created(api(account, 'POST', '/v1/webhooks', { url: `${receiver.url}${hookPath}`, events: ['message.delivered'] }), 'webhook');
   const message = await created(api(account, 'POST', '/v1/messages/send', { to: '5511999990102', message: 'Hello', campaign }), 'message');
   const job = await created(multipart(account, `/v1/campaigns/${campaign}/contacts/import`, importForm({ phone_column: 'phone' })), 'job');
+  const apikey = await created(api(account, 'POST', '/v1/api-keys', { name: 'Integration' }), 'api_key');
   // The number answers STOP (as through any carrier): an opt-out of this account's.
   await created(api(account, 'POST', '/v1/messages/send', { to: optedOut, message: 'Reply STOP to stop' }), 'message');
   await t.tern.services.carrierReports.recordInbound('simulator', { carrierMessageId: `stop-${optedOut}`, from: optedOut, to: null, text: 'STOP', at: new Date() });
@@ -101,7 +103,7 @@ async function seed(account: TestAccount, hookPath: string, optedOut: string): P
     );
     return rows[0].pending === 0 && rows[0].undispatched === 0 && rows[0].done >= 1 ? true : null;
   });
-  return { ...account, ids: { campaign, contact, job, message, template, webhook, event, optedOut } };
+  return { ...account, ids: { campaign, contact, job, message, template, webhook, event, apikey, optedOut } };
 }
 
 /** Every row of every table that has an account_id, for one account. */
@@ -279,6 +281,7 @@ const GRAPHQL_VARIABLES: Record<string, (owner: Tenant) => Record<string, unknow
   'Mutation.replayWebhook': ({ ids }) => ({ id: ids.webhook, input: { event: ids.event } }),
   'Mutation.importContacts': ({ ids }) => ({ campaign: ids.campaign, file: null, input: { phoneColumn: 'phone' } }),
   'Mutation.sendMessage': ({ ids }) => ({ input: { to: '5511999990188', message: 'Hi', campaign: ids.campaign } }),
+  'Mutation.revokeApiKey': ({ ids }) => ({ id: ids.apikey }),
 };
 
 interface FieldCase extends RootField {

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { Credential } from '../modules/accounts/authentication.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Services } from '../services.js';
 import type { FieldRateLimits } from './field-rate-limits.js';
@@ -7,7 +8,9 @@ import type { FieldRateLimits } from './field-rate-limits.js';
 export interface RequestContext {
   requestId: string;
   accountId: string | null;
-  /** Why a presented token was refused, to tell the client; null when none was presented. */
+  /** What the caller presented (a login token or an API key); null when anonymous. */
+  credential: Credential | null;
+  /** Why a presented token or key was refused, to tell the client; null when none was presented. */
   authFailure: string | null;
   clientAddress: string;
   logger: FastifyBaseLogger;
@@ -24,7 +27,8 @@ export interface Context extends RequestContext {
   prisma: PrismaClient;
 }
 
-/** A request the `account` scope let through: its caller is an account. */
+/** A request the `account` scope let through: its caller is an account, with a credential. */
 export interface AccountContext extends Context {
   accountId: string;
+  credential: Credential;
 }

@@ -1,6 +1,7 @@
 import type { GraphQLSchema } from 'graphql';
 import { createBuilder } from './builder.js';
 import { addAccountTypes } from './types/accounts.js';
+import { addApiKeyTypes } from './types/api-keys.js';
 import { addCampaignTypes } from './types/campaigns.js';
 import { addCommonTypes } from './types/common.js';
 import { addImportTypes } from './types/imports.js';
@@ -20,6 +21,7 @@ export function createSchema(options: SchemaOptions): GraphQLSchema {
   addCommonTypes(builder);
   addAccountTypes(builder);
   addSettingsTypes(builder);
+  addApiKeyTypes(builder);
   const messageTypes = addMessageTypes(builder);
   addCampaignTypes(builder, messageTypes);
   addTemplateTypes(builder);

@@ -29,7 +29,7 @@ export interface GraphQLServerOptions {
   production: boolean;
   /** The largest `operations` or `map` field of a multipart request. */
   maxMultipartFieldBytes: number;
-  createContext: (request: FastifyRequest) => Context;
+  createContext: (request: FastifyRequest) => Promise<Context>;
   /** Sees each operation run, for the metrics. */
   observeOperations?: Plugin<ServerContext>;
 }
@@ -43,7 +43,7 @@ export function toPublicGraphQLError(error: unknown): Error {
   const graphQLError = error instanceof GraphQLError ? error : undefined;
   if (original instanceof AppError) {
     // A malformed request, or an upload over its limit, is the request's fault as a whole, as in /v1: 400, 413.
-    const requestLevel = ['unauthorized', 'rate_limited', 'bad_request', 'payload_too_large'].includes(original.code);
+    const requestLevel = ['unauthorized', 'forbidden', 'rate_limited', 'bad_request', 'payload_too_large'].includes(original.code);
     return new GraphQLError(original.message, {
       nodes: graphQLError?.nodes,
       path: graphQLError?.path,

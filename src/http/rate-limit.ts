@@ -10,7 +10,7 @@ export interface RateLimitOptions {
   max: number;
   windowSeconds: number;
   /** Who a request counts against: its account when the token is valid, else its client address. */
-  identify: (request: FastifyRequest) => string;
+  identify: (request: FastifyRequest) => Promise<string>;
   metrics: Metrics;
 }
 
@@ -35,10 +35,10 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
   app.addHook('onRequest', async (request, reply) => {
     const path = request.url;
     if (!path.startsWith('/v1/') && path !== '/v1' && !path.startsWith('/graphql')) return;
+    const identity = await options.identify(request);
     const now = Date.now();
-    const caller = options.identify(request);
     try {
-      setHeaders(reply, options.max, await limiter.consume(caller), now);
+      setHeaders(reply, options.max, await limiter.consume(identity), now);
     } catch (outcome) {
       if (!(outcome instanceof RateLimiterRes)) {
         // Redis is away: the budget cannot be counted, and refusing everything would stop
@@ -47,7 +47,7 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
         return;
       }
       setHeaders(reply, options.max, outcome, now);
-      options.metrics.rateLimitRefusals.inc({ limit: 'request', caller: caller.startsWith('account:') ? 'account' : 'address' });
+      options.metrics.rateLimitRefusals.inc({ limit: 'request', caller: identity.startsWith('account:') ? 'account' : 'address' });
       throw new RateLimitedError(Math.max(1, Math.ceil(outcome.msBeforeNext / 1000)));
     }
   });

@@ -98,8 +98,8 @@ export function createHttpServer({ deps, services, schema, carriers, readiness, 
   });
 
   const fieldRateLimits = createFieldRateLimits(deps);
-  const createContext = (request: Parameters<typeof createRequestContext>[0]): Context => ({
-    ...createRequestContext(request, services.tokens),
+  const createContext = async (request: Parameters<typeof createRequestContext>[0]): Promise<Context> => ({
+    ...(await createRequestContext(request, services.authenticator)),
     services,
     fieldRateLimits,
     prisma: deps.prisma,
@@ -130,8 +130,9 @@ export function createHttpServer({ deps, services, schema, carriers, readiness, 
     max: deps.config.rateLimitMax,
     windowSeconds: deps.config.rateLimitWindowSeconds,
     metrics: deps.metrics,
-    identify: (request) => {
-      const { accountId } = authenticate(request, services.tokens);
+    // A login token and an API key of one account share the account's budget.
+    identify: async (request) => {
+      const { accountId } = await authenticate(request, services.authenticator);
       return accountId ? `account:${accountId}` : `address:${request.ip}`;
     },
   });

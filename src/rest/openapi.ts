@@ -68,7 +68,14 @@ export function buildOpenApi(routes: readonly RestRoute[], registry: OperationRe
     security: [{ bearer: [] }],
     paths,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT or API key',
+          description: 'A login token from POST /v1/auth/login (a JWT, 24 hours) or an API key (tern_live_…, from POST /v1/api-keys)',
+        },
+      },
       schemas: {
         Error: {
           type: 'object',

@@ -17,7 +17,7 @@ import { readMultipartForm, type MultipartForm } from '../http/multipart.js';
 import type { Operation, OperationRegistry, VariableProblem } from './operations.js';
 import type { RestRoute } from './route-table.js';
 
-type ContextFactory = (request: FastifyRequest) => Context;
+type ContextFactory = (request: FastifyRequest) => Promise<Context>;
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
@@ -39,7 +39,7 @@ export function registerRestRoutes(
       url: route.path,
       config: { multipart: upload !== undefined },
       handler: async (request, reply) => {
-        const context = createContext(request);
+        const context = await createContext(request);
         // The schema refuses an anonymous caller too, but only after the upload: nobody gets to spool a file first.
         if (upload && !route.public && !context.accountId) throw new UnauthorizedError(context.authFailure ?? undefined);
         const form = upload ? await readMultipartForm(request, { fileField: upload.field, maxFileBytes: upload.maxBytes }) : null;

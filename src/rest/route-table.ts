@@ -1,4 +1,5 @@
 import { accountRoutes } from './routes/accounts.js';
+import { apiKeyRoutes } from './routes/api-keys.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { importRoutes } from './routes/imports.js';
 import { messageRoutes } from './routes/messages.js';
@@ -43,4 +44,4 @@ export interface RestRoute {
 }
 
 
-export const routes: readonly RestRoute[] = [...accountRoutes, ...messageRoutes, ...campaignRoutes, ...importRoutes, ...templateRoutes, ...webhookRoutes, ...optOutRoutes];
+export const routes: readonly RestRoute[] = [...accountRoutes, ...apiKeyRoutes, ...messageRoutes, ...campaignRoutes, ...importRoutes, ...templateRoutes, ...webhookRoutes, ...optOutRoutes];

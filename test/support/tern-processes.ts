@@ -199,6 +199,34 @@ export async function runCli(args: string[], env: Record<string, string>): Promi
   return JSON.parse(line);
 }
 
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * `src/cli.ts` as an operator runs it: its exit code and what it wrote to each stream. `stdin`
+ * is written to its input, which is then closed (at once when there is none: not a terminal).
+ */
+export async function runCliCommand(args: string[], env: Record<string, string>, stdin?: string): Promise<CliRun> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, env: { ...baseEnv(), ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stdin.on('error', () => undefined);
+  child.stdin.end(stdin ?? '');
+  const closed = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  try {
+    const code = await withDeadline(closed, START_TIMEOUT_MS, `the CLI (${args.join(' ')})`);
+    return { code, stdout, stderr };
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\nstdout: ${stdout}\nstderr: ${stderr}`);
+  }
+}
+
 export interface RedisServer {
   port: number;
   url: string;

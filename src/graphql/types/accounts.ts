@@ -1,4 +1,4 @@
-import { InvalidCredentialsError, ValidationError } from '../../errors.js';
+import { InvalidCredentialsError, OtpRequiredError, ValidationError } from '../../errors.js';
 import type { IssuedToken } from '../../modules/accounts/tokens.js';
 import type { Builder } from '../builder.js';
 
@@ -16,6 +16,9 @@ export function addAccountTypes(builder: Builder) {
     fields: (t) => ({
       email: t.string(),
       password: t.string(),
+      otp: t.string({
+        description: 'With two-factor login on: the 6-digit code of the authenticator app, or a recovery code. Each is accepted once',
+      }),
     }),
   });
 
@@ -23,7 +26,7 @@ export function addAccountTypes(builder: Builder) {
     t.field({
       type: token,
       skipTypeScopes: true,
-      errors: { types: [ValidationError, InvalidCredentialsError] },
+      errors: { types: [ValidationError, InvalidCredentialsError, OtpRequiredError] },
       args: { input: t.arg({ type: loginInput, required: true }) },
       resolve: async (_root, args, context, info) => {
         await context.fieldRateLimits.login({ args, context, info });

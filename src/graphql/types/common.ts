@@ -4,6 +4,7 @@ import {
   InvalidCredentialsError,
   InvalidStateError,
   NotFoundError,
+  OtpRequiredError,
   ValidationError,
   type FieldIssue,
 } from '../../errors.js';
@@ -51,6 +52,7 @@ export function addCommonTypes(builder: Builder) {
     [ConflictError, 'ConflictError'],
     [InvalidStateError, 'InvalidStateError'],
     [InvalidCredentialsError, 'InvalidCredentialsError'],
+    [OtpRequiredError, 'OtpRequiredError'],
   ] as const) {
     builder.objectType(errorClass, { name, interfaces: [errorInterface] });
   }

@@ -1,3 +1,5 @@
+import { InvalidStateError, ValidationError } from '../../errors.js';
+import type { TwoFactorActivation, TwoFactorSetup } from '../../modules/accounts/two-factor.js';
 import type { Builder } from '../builder.js';
 import { EXPECTED_ERRORS } from './common.js';
 
@@ -20,6 +22,32 @@ export function addSettingsTypes(builder: Builder) {
     }),
   });
 
+  const twoFactorSetup = builder.objectRef<TwoFactorSetup>('TwoFactorSetup').implement({
+    description: 'A new TOTP secret (SHA-1, 6 digits, 30 s), not in force until a code of it is confirmed',
+    fields: (t) => ({
+      secret: t.exposeString('secret', { description: 'Base32, for typing into an authenticator app' }),
+      otpauthUrl: t.exposeString('otpauthUrl', { description: 'The same as an otpauth:// URI, for a QR code' }),
+    }),
+  });
+
+  const twoFactorActivation = builder.objectRef<TwoFactorActivation>('TwoFactorActivation').implement({
+    description: 'The settings with two-factor login on, and the recovery codes: this is the only time they are shown',
+    fields: (t) => ({
+      accountId: t.id({ resolve: ({ settings: row }) => row.accountId }),
+      timezone: t.string({ resolve: ({ settings: row }) => row.timezone }),
+      defaultSender: t.string({ nullable: true, resolve: ({ settings: row }) => row.defaultSender }),
+      twoFactorEnabled: t.boolean({ resolve: ({ settings: row }) => row.twoFactorEnabled }),
+      updatedAt: t.field({ type: 'DateTime', resolve: ({ settings: row }) => row.updatedAt }),
+      recoveryCodes: t.exposeStringList('recoveryCodes', { description: 'Each logs in (as `otp`) or turns two-factor login off once' }),
+    }),
+  });
+
+  const codeInput = builder.inputType('TwoFactorCodeInput', {
+    fields: (t) => ({
+      code: t.string({ description: 'The 6-digit code of the authenticator app (or, to turn two-factor login off, a recovery code)' }),
+    }),
+  });
+
   builder.queryField('settings', (t) =>
     t.withAuth({ account: true }).prismaField({
       type: 'AccountSettings',
@@ -33,6 +61,35 @@ export function addSettingsTypes(builder: Builder) {
       errors: { types: EXPECTED_ERRORS },
       args: { input: t.arg({ type: updateSettingsInput, required: true }) },
       resolve: (query, _root, { input }, { accountId, services }) => services.settings.update(accountId, input, query),
+    }),
+  );
+
+  builder.mutationField('setUpTwoFactor', (t) =>
+    t.withAuth({ account: true }).field({
+      type: twoFactorSetup,
+      description: 'A new TOTP secret for two-factor login; confirmTwoFactor with a code of it turns two-factor login on',
+      errors: { types: [InvalidStateError] },
+      resolve: (_root, _args, { accountId, services }) => services.twoFactor.setUp(accountId),
+    }),
+  );
+
+  builder.mutationField('confirmTwoFactor', (t) =>
+    t.withAuth({ account: true }).field({
+      type: twoFactorActivation,
+      description: 'Turns two-factor login on with a code of the secret of setUpTwoFactor; a wrong code is a ValidationError on code',
+      errors: { types: [ValidationError, InvalidStateError] },
+      args: { input: t.arg({ type: codeInput, required: true }) },
+      resolve: (_root, { input }, { accountId, services }) => services.twoFactor.confirm(accountId, input),
+    }),
+  );
+
+  builder.mutationField('disableTwoFactor', (t) =>
+    t.withAuth({ account: true }).prismaField({
+      type: 'AccountSettings',
+      description: 'Turns two-factor login off with a code of the authenticator app or a recovery code',
+      errors: { types: [ValidationError, InvalidStateError] },
+      args: { input: t.arg({ type: codeInput, required: true }) },
+      resolve: (query, _root, { input }, { accountId, services }) => services.twoFactor.disable(accountId, input, query),
     }),
   );
 }

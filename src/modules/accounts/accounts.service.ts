@@ -1,13 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import type { Clock } from '../../clock.js';
 import { isUniqueViolation } from '../../db/prisma-errors.js';
-import { ConflictError, InvalidCredentialsError } from '../../errors.js';
+import { ConflictError, InvalidCredentialsError, NotFoundError, OtpRequiredError } from '../../errors.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
 import { parseInput } from '../../validation.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './password.js';
 import type { LoginGuard } from './login-guard.js';
 import type { IssuedToken, TokenService } from './tokens.js';
+import type { TwoFactorService } from './two-factor.js';
 
 const email = z
   .string()
@@ -16,14 +18,14 @@ const email = z
   .pipe(z.email())
   .transform((value) => value.toLowerCase());
 
-const createAccountInput = z.object({
-  email,
-  password: z.string().min(8).max(1024),
-});
+const password = z.string().min(8).max(1024);
+
+const createAccountInput = z.object({ email, password });
 
 const loginInput = z.object({
   email: z.string().min(1).max(254),
   password: z.string().min(1).max(1024),
+  otp: z.string().min(1).max(64).nullish(),
 });
 
 export interface CreatedAccount {
@@ -31,11 +33,22 @@ export interface CreatedAccount {
   email: string;
 }
 
+/** An account as the operator's CLI lists it. */
+export interface AccountSummary {
+  id: string;
+  email: string;
+  disabled: boolean;
+  twoFactorEnabled: boolean;
+  createdAt: Date;
+}
+
 export class AccountService {
   constructor(
     private readonly prisma: PrismaClient,
+    private readonly clock: Clock,
     private readonly tokens: TokenService,
     private readonly guard: LoginGuard,
+    private readonly twoFactor: TwoFactorService,
   ) {}
 
   async create(input: { email?: unknown; password?: unknown }): Promise<CreatedAccount> {
@@ -71,17 +84,82 @@ export class AccountService {
     return demo;
   }
 
-  async login(input: { email?: unknown; password?: unknown }, clientAddress: string): Promise<IssuedToken> {
+  /**
+   * A login token for the e-mail and password, and, when the account has two-factor login on,
+   * a code of its authenticator app or a recovery code as `otp`. Without `otp` the answer is
+   * OtpRequiredError, given only once the password is right; a wrong `otp` is a failed attempt
+   * for the login lock like a wrong password.
+   */
+  async login(input: { email?: unknown; password?: unknown; otp?: unknown }, clientAddress: string): Promise<IssuedToken> {
     const data = parseInput(loginInput, input);
     const email = data.email.trim().toLowerCase();
     await this.guard.beforeAttempt(email, clientAddress);
-    const account = await this.prisma.account.findUnique({ where: { email }, select: { id: true, passwordHash: true } });
+    const account = await this.prisma.account.findUnique({
+      where: { email },
+      select: { id: true, passwordHash: true, disabledAt: true, tokenVersion: true, settings: { select: { twoFactorEnabled: true } } },
+    });
     const valid = await verifyPassword(data.password, account?.passwordHash ?? (await decoyPasswordHash));
     if (!account || !valid) {
       await this.guard.failed(email, clientAddress);
       throw new InvalidCredentialsError();
     }
+    if (account.settings?.twoFactorEnabled) {
+      if (!data.otp) throw new OtpRequiredError();
+      if (!(await this.twoFactor.acceptCode(account.id, data.otp))) {
+        await this.guard.failed(email, clientAddress);
+        throw new InvalidCredentialsError('The one-time code is wrong, expired or was already used');
+      }
+    }
+    if (account.disabledAt) throw new InvalidCredentialsError('The account is disabled');
     await this.guard.succeeded(email, clientAddress);
-    return this.tokens.issue(account.id);
+    return this.tokens.issue(account.id, account.tokenVersion);
+  }
+
+  /** The account of an e-mail, compared as login compares it; NotFoundError otherwise. */
+  async idByEmail(emailAddress: string): Promise<string> {
+    const account = await this.prisma.account.findUnique({ where: { email: emailAddress.trim().toLowerCase() }, select: { id: true } });
+    if (!account) throw new NotFoundError('Account');
+    return account.id;
+  }
+
+  /** Every account, oldest first, a page at a time (by id, which grows with time). */
+  async *all(pageSize = 500): AsyncGenerator<AccountSummary> {
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.prisma.account.findMany({
+        ...(after ? { where: { id: { gt: after } } } : {}),
+        orderBy: { id: 'asc' },
+        take: pageSize,
+        select: { id: true, email: true, disabledAt: true, createdAt: true, settings: { select: { twoFactorEnabled: true } } },
+      });
+      for (const account of page) {
+        yield {
+          id: account.id,
+          email: account.email,
+          disabled: account.disabledAt !== null,
+          twoFactorEnabled: account.settings?.twoFactorEnabled ?? false,
+          createdAt: account.createdAt,
+        };
+      }
+      if (page.length < pageSize) return;
+      after = page[page.length - 1]!.id;
+    }
+  }
+
+  /** While disabled, the account cannot log in and every token and key of it is refused. */
+  async setDisabled(accountId: string, disabled: boolean): Promise<void> {
+    const { count } = await this.prisma.account.updateMany({
+      where: { id: accountId, disabledAt: disabled ? null : { not: null } },
+      data: { disabledAt: disabled ? this.clock.now() : null },
+    });
+    if (count === 0 && !(await this.prisma.account.count({ where: { id: accountId } }))) throw new NotFoundError('Account');
+  }
+
+  /** A new password; every login token issued before it stops working (API keys are not touched). */
+  async resetPassword(accountId: string, newPassword: unknown): Promise<void> {
+    const data = parseInput(z.object({ password }), { password: newPassword });
+    const passwordHash = await hashPassword(data.password);
+    const { count } = await this.prisma.account.updateMany({ where: { id: accountId }, data: { passwordHash, tokenVersion: { increment: 1 } } });
+    if (count === 0) throw new NotFoundError('Account');
   }
 }

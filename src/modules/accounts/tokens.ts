@@ -12,6 +12,12 @@ export interface IssuedToken {
   accountId: string;
 }
 
+/** What a valid token says: whose it is, and the account's token version it was issued under. */
+export interface TokenClaims {
+  accountId: string;
+  tokenVersion: number;
+}
+
 /** HS256 only: the algorithm is pinned on both sides and never taken from the token. */
 export class TokenService {
   // A key object, made once: given a string, jsonwebtoken first tries to read it as a public
@@ -25,9 +31,9 @@ export class TokenService {
     this.secret = createSecretKey(Buffer.from(secret, 'utf8'));
   }
 
-  issue(accountId: string): IssuedToken {
+  issue(accountId: string, tokenVersion: number): IssuedToken {
     const iat = Math.floor(this.clock.now().getTime() / 1000);
-    const token = jwt.sign({ iat }, this.secret, {
+    const token = jwt.sign({ iat, ver: tokenVersion }, this.secret, {
       algorithm: 'HS256',
       subject: accountId,
       expiresIn: TOKEN_LIFETIME_SECONDS,
@@ -35,8 +41,12 @@ export class TokenService {
     return { token, tokenType: 'Bearer', expiresIn: TOKEN_LIFETIME_SECONDS, accountId };
   }
 
-  /** The account id a token was issued to; UnauthorizedError for anything else. */
-  verify(token: string): string {
+  /**
+   * The claims of a token this service issued; UnauthorizedError for anything else. A token
+   * without `exp` would never expire, so it is refused even when its signature is right.
+   * Whether its account still exists and is enabled is the Authenticator's question.
+   */
+  verify(token: string): TokenClaims {
     try {
       const claims = jwt.verify(token, this.secret, {
         algorithms: ['HS256'],
@@ -45,19 +55,15 @@ export class TokenService {
       if (typeof claims === 'string' || typeof claims.sub !== 'string' || !claims.sub.startsWith('acc_')) {
         throw new UnauthorizedError('The token is malformed');
       }
-      return claims.sub;
+      if (typeof claims.exp !== 'number') throw new UnauthorizedError('The token has no expiry time');
+      // Tokens issued before versions existed carry none: they stand for the first version.
+      const version: unknown = claims.ver ?? 0;
+      if (!Number.isSafeInteger(version)) throw new UnauthorizedError('The token is malformed');
+      return { accountId: claims.sub, tokenVersion: version as number };
     } catch (error) {
       if (error instanceof UnauthorizedError) throw error;
       if (error instanceof jwt.TokenExpiredError) throw new UnauthorizedError('The token has expired');
       throw new UnauthorizedError('The token is invalid');
     }
-  }
-
-  /** Reads `Authorization: Bearer <token>`; null when the header is absent. */
-  accountFromHeader(header: string | undefined): string | null {
-    if (header === undefined) return null;
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match?.[1]) throw new UnauthorizedError('The Authorization header must be "Bearer <token>"');
-    return this.verify(match[1]);
   }
 }

@@ -1,10 +1,7 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { NotFoundError } from '../../errors.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
-
-const SEALED_VERSION = 'v1';
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
+import { SealedBox, UnsealError } from '../../sealed-box.js';
 
 /** An account's signing secret: `whsec_` and 32 random bytes in base64url; the HMAC key is the whole string. */
 function generateSecret(): string {
@@ -18,10 +15,14 @@ function generateSecret(): string {
  * anything needs it: a registration, or a delivery to a campaign URL.
  */
 export class WebhookSecrets {
+  private readonly box: SealedBox;
+
   constructor(
     private readonly prisma: PrismaClient,
-    private readonly key: Buffer,
-  ) {}
+    key: Buffer,
+  ) {
+    this.box = new SealedBox(key);
+  }
 
   async current(accountId: string): Promise<string> {
     const account = await this.prisma.account.findUnique({ where: { id: accountId }, select: { webhookSecretSealed: true } });
@@ -49,24 +50,15 @@ export class WebhookSecrets {
   }
 
   seal(accountId: string, secret: string): string {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    cipher.setAAD(Buffer.from(accountId, 'utf8'));
-    const sealed = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-    return `${SEALED_VERSION}.${Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url')}`;
+    return this.box.seal(accountId, secret);
   }
 
   unseal(accountId: string, sealed: string): string {
-    const [version, data] = sealed.split('.');
-    if (version !== SEALED_VERSION || !data) throw new Error('unknown format of a sealed webhook secret');
-    const bytes = Buffer.from(data, 'base64url');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, bytes.subarray(0, IV_BYTES));
-    decipher.setAAD(Buffer.from(accountId, 'utf8'));
-    decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
     try {
-      return Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
-    } catch {
-      throw new Error('a webhook signing secret does not open with WEBHOOK_SECRET_KEY (was the key changed?)');
+      return this.box.unseal(accountId, sealed);
+    } catch (error) {
+      if (!(error instanceof UnsealError)) throw error;
+      throw new Error(`a webhook signing secret does not open with WEBHOOK_SECRET_KEY (was the key changed?): ${error.message}`);
     }
   }
 }

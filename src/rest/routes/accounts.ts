@@ -25,4 +25,27 @@ export const accountRoutes: readonly RestRoute[] = [
     status: 200,
     summary: 'Change the time zone or the default sender',
   },
+  {
+    method: 'POST',
+    path: '/v1/settings/two-factor',
+    operation: 'SetUpTwoFactor',
+    status: 200,
+    summary: 'Set up two-factor login: a new TOTP secret and its otpauth:// URL, not in force until confirmed',
+  },
+  {
+    method: 'POST',
+    path: '/v1/settings/two-factor/confirm',
+    operation: 'ConfirmTwoFactor',
+    body: 'input',
+    status: 200,
+    summary: 'Turn two-factor login on with a code of the new secret ({ code }); answers the settings and 10 single-use recovery codes, shown only here',
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/settings/two-factor',
+    operation: 'DisableTwoFactor',
+    body: 'input',
+    status: 200,
+    summary: 'Turn two-factor login off with a code of the authenticator app or a recovery code ({ code })',
+  },
 ];
