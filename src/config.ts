@@ -96,9 +96,9 @@ export interface Config {
   databasePoolSize: number;
   rateLimitMax: number;
   rateLimitWindowSeconds: number;
-  /** sendMessage calls per account in one window, within the budget (graphql-rate-limit). */
+  /** sendMessage calls per account in one window, within the budget; 0 turns the limit off. */
   sendMessageRateLimitMax: number;
-  /** login calls per client address in one window, within the budget (graphql-rate-limit). */
+  /** login calls per client address in one window, within the budget; 0 turns the limit off. */
   loginRateLimitMax: number;
   trustProxy: boolean;
   webhookAllowInsecure: boolean;

@@ -96,7 +96,7 @@ describe('the per-account budget', () => {
   });
 });
 
-describe('per-field limits under the budget (graphql-rate-limit)', () => {
+describe('per-field limits under the budget', () => {
   let limited: TestTern;
   beforeAll(async () => {
     limited = await startTern({ env: { RATE_LIMIT_SEND_MESSAGE_MAX: '3', RATE_LIMIT_LOGIN_MAX: '3', RATE_LIMIT_WINDOW_S: '60', TRUST_PROXY: 'true' } });
@@ -152,4 +152,47 @@ describe('per-field limits under the budget (graphql-rate-limit)', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect((await login('203.0.113.8')).status).toBe(200);
   });
+});
+
+describe('per-field limits under a burst', () => {
+  let first: TestTern;
+  let other: TestTern;
+  beforeAll(async () => {
+    const env = { RATE_LIMIT_SEND_MESSAGE_MAX: '300', RATE_LIMIT_LOGIN_MAX: '30', RATE_LIMIT_WINDOW_S: '60', TRUST_PROXY: 'true' };
+    first = await startTern({ env });
+    other = await startTern({ env, sharing: first });
+  });
+  afterAll(async () => {
+    await other.stop();
+    await first.stop();
+  });
+
+  it('admit exactly 300 sendMessage of six parallel requests of 10 batched operations of 30 aliases, through two processes', async () => {
+    const account = await first.createAccount();
+    const aliases = Array.from({ length: 30 }, (_, i) => `m${i}: sendMessage(input: { to: "55119999906${String(i).padStart(2, '0')}", message: "Burst" }) { __typename }`);
+    const batch = Array.from({ length: 10 }, () => ({ query: `mutation { ${aliases.join(' ')} }` }));
+    const responses = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? first : other).request('POST', '/graphql', { token: account.token, body: batch })),
+    );
+    for (const response of responses) expect(response.body).toHaveLength(10);
+    const refusals = responses.flatMap((response) => response.body as any[]).filter((result) => result.errors?.[0]?.extensions?.code === 'rate_limited');
+    // Each refused operation stops at its first refused alias; 1,800 calls, 300 admitted.
+    expect(refusals.length).toBeGreaterThanOrEqual(50);
+    expect(await first.tern.deps.prisma.message.count({ where: { accountId: account.account } })).toBe(300);
+    const after = await other.request('POST', '/v1/messages/send', { token: account.token, body: { to: '5511999990699', message: 'One more' } });
+    expect(after.status).toBe(429);
+  }, 60_000);
+
+  it('admit exactly 30 logins of 40 sent at once from one address, through two processes', async () => {
+    const email = `burst-${Date.now()}@example.com`;
+    const password = 'correct horse battery';
+    await first.tern.services.accounts.create({ email, password });
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        (i % 2 === 0 ? first : other).request('POST', '/v1/auth/login', { body: { email, password }, headers: { 'x-forwarded-for': '198.51.100.40' } }),
+      ),
+    );
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(30);
+    expect(answers.filter((answer) => answer.status === 429)).toHaveLength(10);
+  }, 60_000);
 });
