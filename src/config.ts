@@ -11,6 +11,7 @@ const environmentSchema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).default('postgresql://postgres@127.0.0.1:5432/tern'),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]{1,40}$/).default('tern'),
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
   JWT_SECRET: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CARRIER: z.enum(['simulator', 'smpp']).default('simulator'),
@@ -81,6 +82,8 @@ export interface Config {
   databaseUrl: string;
   redisUrl: string;
   redisPrefix: string;
+  /** How long a command on the request path's Redis connection may wait for its answer. */
+  redisCommandTimeoutMs: number;
   jwtSecret: string;
   logLevel: string;
   carrier: 'simulator' | 'smpp';
@@ -187,6 +190,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,
     redisPrefix: env.REDIS_PREFIX,
+    redisCommandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS,
     jwtSecret,
     logLevel: env.LOG_LEVEL,
     carrier: env.CARRIER,
