@@ -90,12 +90,22 @@ const logUnexpectedErrors: Plugin<Context> = {
 };
 
 /**
- * An error entry as production shows it: what the client can act on, nothing about the server.
- * Still a GraphQLError, whose `extensions.http` Yoga reads for the status and then leaves out.
+ * graphql-js ends many messages with a guess at what was meant (`Did you mean "timezone"?`,
+ * `Did you mean the enum value "sent"?`), naming fields, types and values of the schema, which
+ * introspection being off is meant to keep to itself. The guess is always the message's last
+ * sentence. graphql 16 has no switch for it, and graphql-armor's plugin for it only sees
+ * validation errors (not variable coercion) and misses the enum-value wording.
+ */
+const SUGGESTION = /\s*Did you mean [^?]*\?$/;
+
+/**
+ * An error entry as production shows it: what the client can act on, nothing about the server
+ * or the schema. Still a GraphQLError, whose `extensions.http` Yoga reads for the status and then
+ * leaves out.
  */
 function productionError(error: GraphQLError, requestId: string): GraphQLError {
   const { code, details, http } = error.extensions ?? {};
-  return new GraphQLError(error.message, {
+  return new GraphQLError(error.message.replace(SUGGESTION, ''), {
     extensions: { code: typeof code === 'string' ? code : 'bad_request', ...(details ? { details } : {}), request: requestId, ...(http ? { http } : {}) },
   });
 }
