@@ -5,6 +5,7 @@ import { TokenService } from './modules/accounts/tokens.js';
 import { CampaignService } from './modules/campaigns/campaigns.service.js';
 import { ContactService } from './modules/contacts/contacts.service.js';
 import { ImportService } from './modules/imports/imports.service.js';
+import { MessagePages } from './modules/messages/message-pages.js';
 import { MessageService } from './modules/messages/messages.service.js';
 import { OptOutService } from './modules/opt-outs/opt-outs.service.js';
 import { SettingsService } from './modules/settings/settings.service.js';
@@ -20,6 +21,8 @@ export interface Services {
   accounts: AccountService;
   settings: SettingsService;
   messages: MessageService;
+  /** Messages listed under another row (a campaign's, a message's replies). */
+  messagePages: MessagePages;
   optOuts: OptOutService;
   campaigns: CampaignService;
   contacts: ContactService;
@@ -53,6 +56,7 @@ export function createServices(deps: Dependencies): Services {
     accounts: new AccountService(deps.prisma, tokens, new LoginGuard(deps.redis, deps.config.redisPrefix)),
     settings: new SettingsService(deps.prisma),
     messages,
+    messagePages: new MessagePages(deps.prisma),
     optOuts,
     campaigns: new CampaignService(
       deps.prisma,

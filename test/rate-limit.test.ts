@@ -184,15 +184,17 @@ describe('per-field limits under a burst', () => {
   }, 60_000);
 
   it('admit exactly 30 logins of 40 sent at once from one address, through two processes', async () => {
-    const email = `burst-${Date.now()}@example.com`;
-    const password = 'correct horse battery';
-    await first.tern.services.accounts.create({ email, password });
+    // Forty e-mails, so that the login lock (per e-mail and address) plays no part: each answer
+    // but the field limit's 429 is a 401 for an unknown e-mail.
     const answers = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
-        (i % 2 === 0 ? first : other).request('POST', '/v1/auth/login', { body: { email, password }, headers: { 'x-forwarded-for': '198.51.100.40' } }),
+        (i % 2 === 0 ? first : other).request('POST', '/v1/auth/login', {
+          body: { email: `burst-${i}@example.com`, password: 'a guess at it' },
+          headers: { 'x-forwarded-for': '198.51.100.40' },
+        }),
       ),
     );
-    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(30);
+    expect(answers.filter((answer) => answer.status === 401)).toHaveLength(30);
     expect(answers.filter((answer) => answer.status === 429)).toHaveLength(10);
   }, 60_000);
 });

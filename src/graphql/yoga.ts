@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type ExecutionResult, type GraphQLSchema } from 'graphql';
-import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
@@ -12,6 +11,7 @@ import { AppError, RateLimitedError, ValidationError, httpStatusFor } from '../e
 import { isMultipart, readGraphQLMultipart } from '../http/multipart.js';
 import { unstorableTextPaths } from '../validation.js';
 import type { Context } from './context.js';
+import { MAX_DOCUMENT_TOKENS, assertListsBounded, limitQueryCost } from './query-cost.js';
 
 export const MAX_BATCHED_OPERATIONS = 10;
 
@@ -165,6 +165,7 @@ const disableIntrospection: Plugin = {
 };
 
 export function createGraphQLServer(options: GraphQLServerOptions) {
+  assertListsBounded(options.schema);
   return createYoga<ServerContext, Context>({
     schema: options.schema,
     graphqlEndpoint: '/graphql',
@@ -186,8 +187,9 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
       maxDepthPlugin({ n: 10, exposeLimits: true }),
       maxAliasesPlugin({ n: 30, exposeLimits: true }),
       maxDirectivesPlugin({ n: 20, exposeLimits: true }),
-      maxTokensPlugin({ n: 2_000, exposeLimits: true }),
-      costLimitPlugin({ maxCost: 5_000, exposeLimits: true }),
+      maxTokensPlugin({ n: MAX_DOCUMENT_TOKENS, exposeLimits: true }),
+      // How many objects the request could return, all its operations together, before any runs.
+      limitQueryCost(options.schema),
       // A browser can send a form or a GET cross-site without a preflight; only JSON, or a
       // request carrying this header, is taken as a deliberate API call.
       useCSRFPrevention({ requestHeaders: ['x-tern-csrf'] }),

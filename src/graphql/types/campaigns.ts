@@ -1,7 +1,8 @@
 import { ConflictError, InvalidStateError, NotFoundError, ValidationError } from '../../errors.js';
 import type { CampaignAction, CampaignStats } from '../../modules/campaigns/campaigns.service.js';
 import type { ContactFilter } from '../../modules/contacts/contacts.service.js';
-import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { parsePage, type PageRequest } from '../../pagination.js';
 import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
 import { addPageType } from './page.js';
@@ -29,7 +30,7 @@ const ACTIONS: Record<CampaignAction, string> = {
   unschedule: 'scheduled → draft',
 };
 
-export function addCampaignTypes(builder: Builder, { campaigns, contacts }: Services, { messageStatus }: MessageTypeRefs) {
+export function addCampaignTypes(builder: Builder, { campaigns, contacts, messagePages }: Services, { messageStatus, message }: MessageTypeRefs) {
   const campaignStatus = builder.enumType('CampaignStatus', {
     values: ['draft', 'scheduled', 'running', 'paused', 'finished', 'cancelled'] as const,
   });
@@ -48,7 +49,7 @@ export function addCampaignTypes(builder: Builder, { campaigns, contacts }: Serv
     }),
   });
 
-  builder.prismaObject('Contact', {
+  const contactRef = builder.prismaObject('Contact', {
     fields: (t) => ({
       id: t.exposeID('id'),
       campaignId: t.exposeID('campaignId'),
@@ -58,7 +59,8 @@ export function addCampaignTypes(builder: Builder, { campaigns, contacts }: Serv
       document: t.exposeString('document', { nullable: true }),
       tags: t.exposeStringList('tags'),
       createdAt: t.expose('createdAt', { type: 'DateTime' }),
-      messages: t.relation('messages', { description: 'The campaign message sent to this contact, once dispatched' }),
+      // One message per contact and campaign (a unique index), so the list holds one at most.
+      messages: t.relation('messages', { description: 'The campaign message sent to this contact, once dispatched', complexity: { field: 1, multiplier: 1 } }),
     }),
   });
 
@@ -84,21 +86,24 @@ export function addCampaignTypes(builder: Builder, { campaigns, contacts }: Serv
         load: (ids: string[]) => campaigns.statsFor(ids),
         resolve: (campaign) => campaign.id,
       }),
-      contacts: t.relation('contacts', {
+      // Pages of every campaign of a list at once, each paged in SQL (one loader per place in the query).
+      contacts: t.loadableList({
+        type: contactRef,
+        description: 'In the order they were added; a page of at most 100',
         args: { tag: t.arg.string(), page: t.arg.int(), perPage: t.arg.int() },
-        query: (args) => ({
-          where: args.tag ? { tags: { has: args.tag } } : {},
-          orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-          ...pageWindow(parsePage(args)),
-        }),
+        byPath: true,
+        resolve: (campaign) => campaign.id,
+        load: (campaignIds: string[], context, args, info) =>
+          contacts.pagesByCampaign(context.accountId!, campaignIds, args.tag ? { tag: args.tag } : {}, parsePage(args), queryFromInfo({ context, info })),
       }),
-      messages: t.relation('messages', {
+      messages: t.loadableList({
+        type: message,
+        description: 'Newest first; a page of at most 100',
         args: { status: t.arg({ type: messageStatus }), page: t.arg.int(), perPage: t.arg.int() },
-        query: (args) => ({
-          where: args.status ? { status: args.status } : {},
-          orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-          ...pageWindow(parsePage(args)),
-        }),
+        byPath: true,
+        resolve: (campaign) => campaign.id,
+        load: (campaignIds: string[], context, args, info) =>
+          messagePages.byCampaign(context.accountId!, campaignIds, args.status ? { status: args.status } : {}, parsePage(args), queryFromInfo({ context, info })),
       }),
     }),
   });

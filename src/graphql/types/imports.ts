@@ -1,6 +1,6 @@
 import { NotFoundError, ValidationError } from '../../errors.js';
 import type { RowError } from '../../modules/imports/contact-rows.js';
-import type { FileFormat } from '../../modules/imports/import-options.js';
+import { IMPORT_MAX_ROW_ERRORS, type FileFormat } from '../../modules/imports/import-options.js';
 import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
 
@@ -37,6 +37,7 @@ export function addImportTypes(builder: Builder, { imports }: Services) {
       errors: t.field({
         type: [rowError],
         description: 'The first 100 problems of the invalid rows',
+        complexity: { field: IMPORT_MAX_ROW_ERRORS, multiplier: IMPORT_MAX_ROW_ERRORS },
         select: { rowErrors: true },
         resolve: (job) => job.rowErrors as unknown as RowError[],
       }),

@@ -2,7 +2,8 @@ import { NotFoundError, ValidationError } from '../../errors.js';
 import type { MessageAcceptance } from '../../modules/messages/messages.service.js';
 import type { MessageFilter } from '../../modules/messages/messages.service.js';
 import type { TextAnalysis } from '../../modules/messages/encoding.js';
-import type { PageRequest } from '../../pagination.js';
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { parsePage, type PageRequest } from '../../pagination.js';
 import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
 import type { FieldRateLimits } from '../field-rate-limits.js';
@@ -16,7 +17,7 @@ interface MessagePageShape {
 
 export type MessageTypeRefs = ReturnType<typeof addMessageTypes>;
 
-export function addMessageTypes(builder: Builder, { messages }: Services, rateLimits: FieldRateLimits) {
+export function addMessageTypes(builder: Builder, { messages, messagePages }: Services, rateLimits: FieldRateLimits) {
   const messageStatus = builder.enumType('MessageStatus', {
     description: 'queued → sent (taken by the carrier) → delivered or failed',
     values: ['queued', 'sent', 'delivered', 'failed'] as const,
@@ -26,7 +27,7 @@ export function addMessageTypes(builder: Builder, { messages }: Services, rateLi
     fields: (t) => ({ code: t.exposeString('code'), message: t.exposeString('message') }),
   });
 
-  builder.prismaObject('InboundMessage', {
+  const reply = builder.prismaObject('InboundMessage', {
     description: 'A message received from a recipient: a reply.',
     fields: (t) => ({
       id: t.exposeID('id'),
@@ -37,7 +38,7 @@ export function addMessageTypes(builder: Builder, { messages }: Services, rateLi
     }),
   });
 
-  builder.prismaObject('Message', {
+  const message = builder.prismaObject('Message', {
     fields: (t) => ({
       id: t.exposeID('id'),
       to: t.exposeString('to'),
@@ -60,7 +61,16 @@ export function addMessageTypes(builder: Builder, { messages }: Services, rateLi
       sentAt: t.expose('sentAt', { type: 'DateTime', nullable: true }),
       deliveredAt: t.expose('deliveredAt', { type: 'DateTime', nullable: true }),
       failedAt: t.expose('failedAt', { type: 'DateTime', nullable: true }),
-      replies: t.relation('replies', { query: { orderBy: { receivedAt: 'asc' } } }),
+      // Replies of every message of a list at once, each message's page read in SQL.
+      replies: t.loadableList({
+        type: reply,
+        description: 'Oldest first; a page of at most 100',
+        args: { page: t.arg.int(), perPage: t.arg.int() },
+        byPath: true,
+        resolve: (sent) => sent.id,
+        load: (messageIds: string[], context, args, info) =>
+          messagePages.repliesByMessage(context.accountId!, messageIds, parsePage(args), queryFromInfo({ context, info })),
+      }),
     }),
   });
 
@@ -154,5 +164,5 @@ export function addMessageTypes(builder: Builder, { messages }: Services, rateLi
     }),
   );
 
-  return { messageStatus };
+  return { messageStatus, message };
 }

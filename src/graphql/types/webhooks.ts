@@ -1,7 +1,8 @@
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { SUBSCRIBABLE_EVENTS } from '../../modules/webhooks/webhook-events.js';
 import type { DeletedWebhook, RegisteredWebhook, ReplayOutcome } from '../../modules/webhooks/webhooks.service.js';
-import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { parsePage, type PageRequest } from '../../pagination.js';
 import type { Services } from '../../services.js';
 import type { Builder } from '../builder.js';
 import { addPageType } from './page.js';
@@ -19,7 +20,7 @@ interface DeliveryPageShape {
 const KINDS = SUBSCRIBABLE_EVENTS.map((kind) => `\`${kind}\``).join(', ');
 
 export function addWebhookTypes(builder: Builder, { webhooks }: Services) {
-  builder.prismaObject('WebhookDelivery', {
+  const delivery = builder.prismaObject('WebhookDelivery', {
     description: 'One attempt to deliver an event to a webhook',
     fields: (t) => ({
       id: t.exposeID('id'),
@@ -41,10 +42,15 @@ export function addWebhookTypes(builder: Builder, { webhooks }: Services) {
       events: t.exposeStringList('events', { description: `Subscribed kinds: any of ${KINDS}` }),
       createdAt: t.expose('createdAt', { type: 'DateTime' }),
       updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-      deliveries: t.relation('deliveries', {
+      // The logs of every webhook of a list at once, each page read in SQL.
+      deliveries: t.loadableList({
+        type: delivery,
         description: 'The delivery log, newest first',
         args: { page: t.arg.int(), perPage: t.arg.int() },
-        query: (args) => ({ orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], ...pageWindow(parsePage(args)) }),
+        byPath: true,
+        resolve: (webhook) => webhook.id,
+        load: (webhookIds: string[], context, args, info) =>
+          webhooks.deliveryPagesByWebhook(context.accountId!, webhookIds, parsePage(args), queryFromInfo({ context, info })),
       }),
     }),
   });
