@@ -53,6 +53,7 @@ const environmentSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   WEB_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   IMPORT_DIR: z.string().min(1).optional(),
+  IMPORT_MAX_INFLATED_MB: z.coerce.number().int().min(1).max(4_096).default(100),
 });
 
 export type Role = 'all' | 'api' | 'worker';
@@ -119,6 +120,8 @@ export interface Config {
   webConcurrency: number;
   /** Where uploads wait for the import worker; the API and the workers must share it. */
   importDir: string;
+  /** The most bytes an XLSX's parts may inflate to before the import is refused. */
+  importMaxInflatedBytes: number;
   warnings: string[];
 }
 
@@ -220,6 +223,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     webConcurrency: env.WEB_CONCURRENCY,
     importDir: resolve(env.IMPORT_DIR ?? join(tmpdir(), 'tern-imports')),
+    importMaxInflatedBytes: env.IMPORT_MAX_INFLATED_MB * 1024 * 1024,
     warnings,
   };
 }

@@ -67,7 +67,9 @@ export function createServices(deps: Dependencies): Services {
       deps.config.webhookAllowInsecure,
     ),
     contacts: new ContactService(deps.prisma, deps.clock),
-    imports: new ImportService(deps.prisma, deps.pool, deps.clock, deps.queues, deps.logger.child({ module: 'imports' }), deps.config.importDir),
+    imports: new ImportService(deps.prisma, deps.pool, deps.clock, deps.queues, deps.logger.child({ module: 'imports' }), deps.config.importDir, {
+      maxInflatedBytes: deps.config.importMaxInflatedBytes,
+    }),
     templates: new TemplateService(deps.prisma, deps.clock),
     webhooks: new WebhookService(deps.prisma, deps.clock, webhookSecrets, webhookSender, webhookDeliveries, deps.config.webhookAllowInsecure),
     webhookDeliveries,

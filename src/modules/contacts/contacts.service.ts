@@ -5,17 +5,8 @@ import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { allIds, inPageOrder, pageIdsPerParent } from '../../db/pages-per-parent.js';
 import { newId } from '../../ids.js';
 import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
-import { normalizedPhone } from '../../phone.js';
 import { parseInput } from '../../validation.js';
-
-/** A contact's fields as decisions.md bounds them; shared with the spreadsheet import. */
-export const contactFields = {
-  phone: normalizedPhone,
-  name: z.string().trim().max(200).nullish(),
-  email: z.string().trim().max(254).pipe(z.email()).nullish(),
-  document: z.string().trim().max(64).nullish(),
-  tags: z.array(z.string().trim().min(1).max(50)).max(20).nullish(),
-};
+import { contactFields } from './contact-fields.js';
 
 const addContactInput = z.strictObject(contactFields);
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ValidationError, type Issue } from '../../errors.js';
 import { parseInput } from '../../validation.js';
-import { contactFields } from '../contacts/contacts.service.js';
+import { contactFields } from '../contacts/contact-fields.js';
 import { IMPORT_MAX_ROW_ERRORS, IMPORT_MAX_ROWS, type ContactColumn, type ImportOptions } from './import-options.js';
 import { ImportFileError, type SheetRow } from './sheet-reader.js';
 
