@@ -18,7 +18,7 @@ export function addImportTypes(builder: Builder, { imports }: Services) {
   });
 
   const failure = builder.objectRef<{ code: string; message: string }>('ImportFailure').implement({
-    description: 'Why a whole file was refused: too_many_rows, unreadable_file, missing_column (or internal_error)',
+    description: 'Why a whole file was refused: too_many_rows, unreadable_file, missing_column, row_too_large (its message names the row), or internal_error',
     fields: (t) => ({ code: t.exposeString('code'), message: t.exposeString('message') }),
   });
 
