@@ -10,8 +10,8 @@ export interface RateLimitOptions {
   windowSeconds: number;
   /** Who a request counts against: its account when the token is valid, else its client address. */
   identify: (request: FastifyRequest) => string;
-  /** Routes (as declared, e.g. `/health`) whose requests are not counted. */
-  uncountedRoutes: readonly string[];
+  /** Whether requests of a route (as declared, e.g. `/health`) go uncounted. */
+  uncounted: (route: string) => boolean;
 }
 
 function setHeaders(reply: FastifyReply, limit: number, state: RateLimiterRes, now: number) {
@@ -22,7 +22,7 @@ function setHeaders(reply: FastifyReply, limit: number, state: RateLimiterRes, n
 
 /**
  * The per-account (or, without a valid token, per-address) budget of every request but those of
- * `uncountedRoutes`. Counting is one atomic Redis script shared by every API process, so two
+ * the routes `uncounted` names. Counting is one atomic Redis script shared by every API process, so two
  * processes give one budget and a burst at the edge admits exactly what is left.
  *
  * What is counted is decided by the route the router matched, never by the raw URL: the router
@@ -37,10 +37,9 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     points: options.max,
     duration: options.windowSeconds,
   });
-  const uncounted = new Set(options.uncountedRoutes);
   app.addHook('onRequest', async (request, reply) => {
     const route = request.routeOptions.url;
-    if (route !== undefined && uncounted.has(route)) return;
+    if (route !== undefined && options.uncounted(route)) return;
     const now = Date.now();
     try {
       setHeaders(reply, options.max, await limiter.consume(options.identify(request)), now);

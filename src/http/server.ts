@@ -70,8 +70,8 @@ export function createHttpServer({ deps, services, schema, carriers }: HttpServe
     prefix: deps.config.redisPrefix,
     max: deps.config.rateLimitMax,
     windowSeconds: deps.config.rateLimitWindowSeconds,
-    // Probes poll it; it reads nothing of an account's.
-    uncountedRoutes: ['/health'],
+    // Probes poll them; they read nothing of an account's.
+    uncounted: (route) => route === '/health' || route.startsWith('/health/'),
     identify: (request) => {
       const { accountId } = authenticate(request, services.tokens);
       return accountId ? `account:${accountId}` : `address:${request.ip}`;
