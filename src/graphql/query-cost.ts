@@ -30,7 +30,7 @@ export const MAX_DOCUMENT_TOKENS = 2_000;
 const MAX_COSTED_TOKENS = 2 * MAX_DOCUMENT_TOKENS;
 
 const pageSize = (perPage: unknown) => (typeof perPage === 'number' ? Math.max(0, Math.min(perPage, MAX_PER_PAGE)) : DEFAULT_PER_PAGE);
-const takesPerPage = (field: GraphQLField<unknown, unknown>) => field.args.some((argument) => argument.name === 'perPage');
+const takesPerPage = (field: GraphQLField<unknown, never>) => field.args.some((argument) => argument.name === 'perPage');
 
 /**
  * How many objects a field can return at most (Pothos's complexity plugin multiplies it along
@@ -39,8 +39,7 @@ const takesPerPage = (field: GraphQLField<unknown, unknown>) => field.args.some(
  * of objects that takes no `perPage` states its bound on its field (`complexity`), and the
  * server refuses to start without one (assertListsBounded).
  */
-// `any`: the plugin types the field with the schema's own context type.
-export function countObjects(args: Record<string, unknown>, _context: unknown, field: GraphQLField<unknown, any>): FieldComplexityValue {
+export function countObjects(args: Record<string, unknown>, _context: unknown, field: GraphQLField<unknown, never>): FieldComplexityValue {
   if (takesPerPage(field)) {
     const size = pageSize(args.perPage);
     return isListType(getNullableType(field.type)) ? { field: size, multiplier: size } : { field: 1, multiplier: size };
@@ -52,7 +51,7 @@ export function countObjects(args: Record<string, unknown>, _context: unknown, f
 export function assertListsBounded(schema: GraphQLSchema): void {
   for (const type of Object.values(schema.getTypeMap())) {
     if (type.name.startsWith('__') || !('getFields' in type) || !isCompositeType(type)) continue;
-    for (const field of Object.values(type.getFields()) as GraphQLField<unknown, unknown>[]) {
+    for (const field of Object.values(type.getFields()) as GraphQLField<unknown, never>[]) {
       const listOfObjects = isListType(getNullableType(field.type)) && isCompositeType(getNamedType(field.type));
       if (listOfObjects && !takesPerPage(field) && field.extensions.complexity === countObjects) {
         throw new Error(`${type.name}.${field.name} is a list without perPage and without a complexity bound`);

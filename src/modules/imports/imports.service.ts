@@ -15,8 +15,9 @@ import { parseInThread, type ParsedFile } from './import-parser.js';
 import { ImportFileError } from './sheet-reader.js';
 
 /**
- * Runs of one job. A run that never ended was cut short by its process dying: the job is tried
- * once more, and a second such death fails it rather than take the process down again.
+ * Runs of one job. A run that ends neither completed nor failed (its process died, or the
+ * database went away) leaves the job to one more run; the run after that fails the job with
+ * internal_error instead, so that a file that kills processes cannot do it again and again.
  */
 const MAX_RUNS = 2;
 /** An import of 100,000 rows takes seconds; this only ends a transaction left hanging by a stuck worker. */
