@@ -14,6 +14,7 @@ const environmentSchema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).default('postgresql://postgres@127.0.0.1:5432/tern'),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]{1,40}$/).default('tern'),
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
   JWT_SECRET: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
@@ -67,6 +68,7 @@ const environmentSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   WEB_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   IMPORT_DIR: z.string().min(1).optional(),
+  IMPORT_MAX_INFLATED_MB: z.coerce.number().int().min(1).max(4_096).default(100),
 });
 
 export type Role = 'all' | 'api' | 'worker';
@@ -96,6 +98,8 @@ export interface Config {
   databaseUrl: string;
   redisUrl: string;
   redisPrefix: string;
+  /** How long a command on the request path's Redis connection may wait for its answer. */
+  redisCommandTimeoutMs: number;
   jwtSecret: string;
   logLevel: string;
   logFormat: 'json' | 'pretty';
@@ -116,9 +120,9 @@ export interface Config {
   databasePoolSize: number;
   rateLimitMax: number;
   rateLimitWindowSeconds: number;
-  /** sendMessage calls per account in one window, within the budget (graphql-rate-limit). */
+  /** sendMessage calls per account in one window, within the budget; 0 turns the limit off. */
   sendMessageRateLimitMax: number;
-  /** login calls per client address in one window, within the budget (graphql-rate-limit). */
+  /** login calls per client address in one window, within the budget; 0 turns the limit off. */
   loginRateLimitMax: number;
   trustProxy: boolean;
   webhookAllowInsecure: boolean;
@@ -138,6 +142,8 @@ export interface Config {
   webConcurrency: number;
   /** Where uploads wait for the import worker; the API and the workers must share it. */
   importDir: string;
+  /** The most bytes an XLSX's parts may inflate to before the import is refused. */
+  importMaxInflatedBytes: number;
   warnings: string[];
 }
 
@@ -214,6 +220,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,
     redisPrefix: env.REDIS_PREFIX,
+    redisCommandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS,
     jwtSecret,
     logLevel: env.LOG_LEVEL,
     logFormat: env.LOG_FORMAT,
@@ -247,6 +254,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     webConcurrency: env.WEB_CONCURRENCY,
     importDir: resolve(env.IMPORT_DIR ?? join(tmpdir(), 'tern-imports')),
+    importMaxInflatedBytes: env.IMPORT_MAX_INFLATED_MB * 1024 * 1024,
     warnings,
   };
 }

@@ -44,7 +44,7 @@ export function createDependencies(
   overrides: Partial<Pick<Dependencies, 'clock' | 'logger' | 'metrics'>> = {},
 ): Dependencies {
   const logger = overrides.logger ?? createLogger(config);
-  const redis = createProducerConnection(config.redisUrl);
+  const redis = createProducerConnection(config.redisUrl, config.redisCommandTimeoutMs);
   // While Redis is away ioredis reconnects on its own; say so once per attempt, not as a crash.
   redis.on('error', (error) => logger.warn({ err: error }, 'Redis connection error'));
   const queues = createQueues(redis, config.redisPrefix);

@@ -17,6 +17,7 @@ import { ContactService } from './modules/contacts/contacts.service.js';
 import { ImportService } from './modules/imports/imports.service.js';
 import { CarrierReports } from './modules/messages/carrier-reports.js';
 import { MessageDelivery } from './modules/messages/message-delivery.js';
+import { MessagePages } from './modules/messages/message-pages.js';
 import { MessageQueries } from './modules/messages/message-queries.js';
 import { MessageSending } from './modules/messages/message-sending.js';
 import { MessageStatusChanges } from './modules/messages/message-status-changes.js';
@@ -44,6 +45,8 @@ export interface Services {
   messageDelivery: MessageDelivery;
   /** Where carriers hand their delivery reports and the replies they receive. */
   carrierReports: CarrierReports;
+  /** Messages listed under another row (a campaign's, a message's replies). */
+  messagePages: MessagePages;
   optOuts: OptOutService;
   campaigns: CampaignRecords;
   campaignLifecycle: CampaignLifecycle;
@@ -97,6 +100,7 @@ export function createServices(deps: Dependencies): Services {
     twoFactor,
     settings: new SettingsService(prisma),
     messages: new MessageQueries(prisma),
+    messagePages: new MessagePages(prisma),
     messageSending: new MessageSending(prisma, clock, sendJobs, optOuts),
     messageDelivery: new MessageDelivery(prisma, clock, statusChanges, sendJobs),
     carrierReports: new CarrierReports(prisma, statusChanges, optOuts, logger('messages')),
@@ -106,7 +110,9 @@ export function createServices(deps: Dependencies): Services {
     campaignDispatch: new CampaignDispatch(prisma, clock, dispatchJobs, sendJobs, logger('campaigns')),
     campaignStats: new CampaignStatsReader(prisma),
     contacts: new ContactService(prisma, clock),
-    imports: new ImportService(prisma, deps.pool, clock, importJobs, logger('imports'), config.importDir),
+    imports: new ImportService(prisma, deps.pool, clock, importJobs, logger('imports'), config.importDir, {
+      maxInflatedBytes: config.importMaxInflatedBytes,
+    }),
     templates: new TemplateService(prisma, clock),
     webhooks: new WebhookService(prisma, clock, webhookSecrets, webhookSender, webhookDeliveries, webhookDeliveryJobs, config.webhookAllowInsecure),
     webhookDeliveries,

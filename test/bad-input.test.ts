@@ -259,6 +259,10 @@ function multipartAttacks(route: RestRoute, path: string): Attack[] {
     attack('two files', form([...fields(), file, file])),
     attack('a truncated form', form([...fields(), file.subarray(0, file.length - 10)], false)),
     attack('no boundary', form([...fields(), file]), 'multipart/form-data'),
+    attack('a field with an empty name', form([...fields(), part('', 'phone'), file])),
+    attack('a field without a name', form([...fields(), Buffer.from(`--${boundary}\r\nContent-Disposition: form-data\r\n\r\nphone\r\n`), file])),
+    attack('a file with an empty name', form([...fields(), part('', CSV, 'contacts.csv')])),
+    attack('a file without a name', form([...fields(), Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; filename="contacts.csv"\r\n\r\n${CSV}\r\n`)])),
     attack('JSON instead of a form', JSON.stringify(valid), 'application/json'),
   ];
 }
@@ -460,6 +464,7 @@ describe('every GraphQL query and mutation', () => {
       { label: 'text/plain', method: 'POST', path: '/graphql', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ query }) },
       { label: 'a form', method: 'POST', path: '/graphql', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `query=${encodeURIComponent(query)}` },
       { label: 'a broken multipart', method: 'POST', path: '/graphql', headers: { ...CSRF, 'content-type': 'multipart/form-data; boundary=x' }, body: '--x\r\nContent-Disposition: form-data; name="operations"\r\n\r\n{"query":' },
+      { label: 'multipart with an unnamed part', method: 'POST', path: '/graphql', headers: { ...CSRF, 'content-type': 'multipart/form-data; boundary=x' }, body: `--x\r\nContent-Disposition: form-data; name=""\r\n\r\n${JSON.stringify({ query })}\r\n--x\r\nContent-Disposition: form-data\r\n\r\n{}\r\n--x--\r\n` },
       { label: 'multipart without map', method: 'POST', path: '/graphql', headers: { ...CSRF, 'content-type': 'multipart/form-data; boundary=x' }, body: `--x\r\nContent-Disposition: form-data; name="operations"\r\n\r\n${JSON.stringify({ query })}\r\n--x--\r\n` },
       { label: 'GET with an operation repeated', method: 'GET', path: `/graphql?query=${encodeURIComponent(query)}&query=x`, headers: CSRF },
     ];

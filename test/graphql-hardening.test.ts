@@ -93,6 +93,25 @@ describe('errors in production', () => {
     expectMasked(response, 'GRAPHQL_VALIDATION_FAILED');
   });
 
+  it('never suggest a name of the schema, whatever was misspelt', async () => {
+    const misspelt = [
+      ['a field', '{ settings { timezon } }', {}],
+      ['an argument', '{ messages(perPag: 5) { __typename } }', {}],
+      ['a type', 'query ($p: Strin) { settings { timezone } }', {}],
+      ['an input field', 'mutation { sendMessage(input: { too: "5511999990001", message: "Hi" }) { __typename } }', {}],
+      ['an enum value', '{ messages(status: sen) { __typename } }', {}],
+      ['an enum value in a variable', 'query ($status: MessageStatus) { messages(status: $status) { __typename } }', { status: 'sen' }],
+    ] as const;
+    for (const [what, query, variables] of misspelt) {
+      const response = await production.graphql(query, variables, account.token);
+      expect(response.body.errors?.length, what).toBeGreaterThan(0);
+      expect(JSON.stringify(response.body), what).not.toMatch(/did you mean|timezone"|perPage|"String"|"to"|"sent"/i);
+      // Outside production the suggestion stays: it is what a developer needs.
+      const developer = await t.graphql(query, variables, alice.token);
+      expect(JSON.stringify(developer.body), what).toMatch(/Did you mean/);
+    }
+  });
+
   it('do so for a refused variable, with its details', async () => {
     const response = await production.graphql('mutation ($input: SendMessageInput!) { sendMessage(input: $input) { __typename } }', { input: { to: '5511999990001', message: 'a\u0000b' } }, account.token);
     expectMasked(response, 'validation_error');

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from './support/database.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
@@ -90,6 +91,33 @@ describe('errors of the request itself', () => {
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe('GET, PATCH, HEAD');
     expect(response.body.error.code).toBe('method_not_allowed');
+  });
+
+  it('answers 405 with Allow to TRACE, OPTIONS and HEAD on a known /v1 path, one with an id too', async () => {
+    const campaign = (await t.request('POST', '/v1/campaigns', { token: alice.token, body: { name: 'Methods' } })).body.campaign;
+    // fetch() refuses to send TRACE, so these go through node:http.
+    const send = (method: string, path: string) =>
+      new Promise<{ status: number; allow: string | undefined; body: string }>((resolve, reject) => {
+        const request = http.request(`${t.url}${path}`, { method, headers: { authorization: `Bearer ${alice.token}` } }, (response) => {
+          let body = '';
+          response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+          response.on('end', () => resolve({ status: response.statusCode!, allow: response.headers.allow, body }));
+        });
+        request.once('error', reject);
+        request.end();
+      });
+    for (const [method, path, allow] of [
+      ['TRACE', '/v1/settings', 'GET, PATCH, HEAD'],
+      ['OPTIONS', '/v1/settings', 'GET, PATCH, HEAD'],
+      ['TRACE', `/v1/campaigns/${campaign}`, 'GET, PATCH, DELETE, HEAD'],
+      ['OPTIONS', '/v1/messages/send', 'POST'],
+      ['HEAD', '/v1/messages/send', 'POST'],
+    ] as const) {
+      const answer = await send(method, path);
+      expect(answer.status, `${method} ${path}`).toBe(405);
+      expect(answer.allow, `${method} ${path}`).toBe(allow);
+      if (method !== 'HEAD') expect(JSON.parse(answer.body).error.code).toBe('method_not_allowed');
+    }
   });
 
   it('answers 413 payload_too_large for a JSON body over 1 MB, and takes one of exactly 1 MB', async () => {

@@ -121,3 +121,89 @@ it('imports nothing when its worker is killed mid-import, then everything once a
   expect((await pool.query('SELECT attempts FROM import_jobs WHERE id = $1', [job])).rows[0].attempts).toBe(2);
   await pollUntil('the upload to be removed', async () => ((await readdir(importDir)).length === 0 ? true : undefined), { timeoutMs: 5_000 });
 }, 120_000);
+
+it('fails a job with internal_error, importing nothing, when the process running it dies a second time', async () => {
+  const database: TestDatabase = await createTestDatabase();
+  const pool = new pg.Pool({ connectionString: database.url, max: 3 });
+  pool.on('error', () => undefined);
+  const redisPrefix = `tern_imp_${randomBytes(6).toString('hex')}`;
+  const importDir = await mkdtemp(join(tmpdir(), 'tern-import-deaths-'));
+  cleanUp = async () => {
+    await pool.end().catch(() => undefined);
+    await database.drop();
+    await deleteRedisKeys(redisPrefix);
+    await rm(importDir, { recursive: true, force: true });
+  };
+  const env = {
+    DATABASE_URL: database.url,
+    REDIS_URL,
+    REDIS_PREFIX: redisPrefix,
+    JWT_SECRET,
+    DEMO_ACCOUNT: 'false',
+    HOST: '127.0.0.1',
+    IMPORT_DIR: importDir,
+    ...FAST_RECOVERY_ENV,
+  };
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  await startTernProcess('api', { ...env, PORT: String(port) });
+
+  const email = `deaths-${randomBytes(4).toString('hex')}@example.com`;
+  await runCli(['accounts', 'create', '--email', email, '--password', 'import durability'], env);
+  const token = (await call(`${base}/v1/auth/login`, json({ email, password: 'import durability' }))).body.token as string;
+  const campaign = (await call(`${base}/v1/campaigns`, { ...json({ name: 'Deadly import' }), token })).body.campaign as string;
+  const csv = ['phone', ...Array.from({ length: 5_000 }, (_, i) => `55119${String(40_000_000 + i)}`)].join('\n');
+  const form = new FormData();
+  form.append('phone_column', 'phone');
+  form.append('file', new Blob([csv]), 'deadly.csv');
+  const accepted = await call(`${base}/v1/campaigns/${campaign}/contacts/import`, { method: 'POST', body: form, token });
+  expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
+  const job = accepted.body.job as string;
+  const readJob = async () => (await call(`${base}/v1/campaigns/${campaign}/contacts/import/${job}`, { token })).body;
+
+  // A worker dies inside the job: held at its final INSERT by a lock on the campaign row, then killed.
+  const holder = await pool.connect();
+  const runs = async () => (await pool.query('SELECT attempts FROM import_jobs WHERE id = $1', [job])).rows[0].attempts as number;
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM campaigns WHERE id = $1 FOR UPDATE', [campaign]);
+    // A killed worker's backend keeps waiting for its lock, so each run is known by a backend of
+    // its own: the first waits in its INSERT, the second for the first's turn at the campaign.
+    const seen = new Set<number>();
+    for (const run of [1, 2]) {
+      const worker = await startTernProcess('worker', env);
+      const importer = await pollUntil(
+        `run ${run} to wait for a lock with the whole file read`,
+        async () => {
+          const { rows } = await pool.query<{ pid: number }>(
+            `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'
+               AND (query LIKE 'INSERT INTO contacts%' OR query LIKE 'SELECT pg_advisory_xact_lock%')`,
+            [database.name],
+          );
+          return rows.find((row) => !seen.has(row.pid))?.pid;
+        },
+        { timeoutMs: 30_000, describe: transcripts },
+      );
+      seen.add(importer);
+      expect(await runs()).toBe(run);
+      await worker.stop('SIGKILL');
+    }
+  } finally {
+    await holder.query('ROLLBACK');
+    holder.release();
+  }
+
+  // The third worker finds the job run twice without completing: it fails it rather than run it again.
+  await startTernProcess('worker', env);
+  const done = await pollUntil(
+    'the job to fail',
+    async () => {
+      const body = await readJob();
+      return body.status === 'processing' ? undefined : body;
+    },
+    { timeoutMs: 30_000, describe: transcripts },
+  );
+  expect(done).toMatchObject({ status: 'failed', imported: 0, error: { code: 'internal_error', message: expect.stringContaining('stopped 2 times') } });
+  expect(await runs()).toBe(3);
+  expect((await pool.query('SELECT count(*)::int AS n FROM contacts')).rows[0].n).toBe(0);
+}, 150_000);

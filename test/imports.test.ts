@@ -348,10 +348,14 @@ describe('the 10 MB limit', () => {
 
   it('takes a file of exactly 10 MB, also sent as a whole 10 MB + 1 byte body to the other layer', async () => {
     const campaign = await createCampaign(alice);
-    const content = `phone\n${'9'.repeat(IMPORT_MAX_FILE_BYTES - 6)}`;
+    // Rows of 60,000 bytes (a row may have up to 64 KiB), the last one taking what is left.
+    const line = `${'9'.repeat(59_999)}\n`;
+    const lines = Math.floor((IMPORT_MAX_FILE_BYTES - 6) / line.length);
+    const content = `phone\n${line.repeat(lines)}${'9'.repeat(IMPORT_MAX_FILE_BYTES - 6 - lines * line.length)}`;
+    expect(content.length).toBe(IMPORT_MAX_FILE_BYTES);
     const accepted = await upload(alice, campaign, { name: 'exact.csv', content }, { phone_column: 'phone' });
     expect(accepted.status).toBe(202);
-    expect(await finished(alice, campaign, accepted.body.job)).toMatchObject({ status: 'completed', total_rows: 1, invalid: 1 });
+    expect(await finished(alice, campaign, accepted.body.job)).toMatchObject({ status: 'completed', total_rows: lines + 1, invalid: lines + 1 });
     const over = await graphqlUpload(alice, campaign, { name: 'over.csv', content: `${content}9` }, { phoneColumn: 'phone' });
     expect(over.status).toBe(413);
     const overRest = await upload(alice, campaign, { name: 'over.csv', content: `${content}9` }, { phone_column: 'phone' });
@@ -557,6 +561,102 @@ describe('files refused as a whole', () => {
     const content = await xlsx((workbook) => workbook.addWorksheet('S').addRow(['mobile']));
     expect(await importFile(alice, campaign, { name: 'm.xlsx', content }, { phone_column: 'phone' })).toMatchObject({ status: 'failed', error: { code: 'missing_column' } });
   });
+});
+
+describe('bounds on a row', () => {
+  const KIB = 1024;
+  /** Imports the file and expects it refused with row_too_large naming `row`, nothing imported. */
+  async function expectRowTooLarge(file: UploadFile, fields: Record<string, string>, row: number) {
+    const campaign = await createCampaign(alice);
+    const job = await importFile(alice, campaign, file, fields);
+    expect(job).toMatchObject({ status: 'failed', imported: 0, total_rows: 0, error: { code: 'row_too_large' } });
+    expect(job.error.message).toMatch(new RegExp(`^Row ${row.toLocaleString('en')} `));
+    expect(await t.tern.deps.prisma.contact.count({ where: { campaignId: campaign } })).toBe(0);
+  }
+
+  it('takes a CSV row of exactly 64 KiB of values and delimiters, and refuses one byte more with its row number', async () => {
+    const row = (bytes: number) => `5511999990131,${'a'.repeat(bytes - 14)}`;
+    const campaign = await createCampaign(alice);
+    const fits = await importFile(alice, campaign, { name: 'fits.csv', content: `phone,name\n5511999990130,Ana\n${row(64 * KIB)}\n` }, { phone_column: 'phone', name_column: 'name' });
+    // Within the row bound, but a name longer than a contact's: an invalid row, not a refused file.
+    expect(fits).toMatchObject({ status: 'completed', total_rows: 2, imported: 1, invalid: 1 });
+    await expectRowTooLarge({ name: 'over.csv', content: `phone,name\n5511999990130,Ana\n\n${row(64 * KIB + 1)}\n5511999990132,Bo\n` }, { phone_column: 'phone' }, 4);
+  });
+
+  it('counts UTF-8 bytes, not characters', async () => {
+    // 21,846 euro signs are 65,538 bytes in 21,846 characters.
+    await expectRowTooLarge({ name: 'euro.csv', content: `phone,name\n5511999990133,${'€'.repeat(21_846)}\n` }, { phone_column: 'phone' }, 2);
+  });
+
+  it('takes 100 columns and refuses 101, with the row number', async () => {
+    const campaign = await createCampaign(alice);
+    const columns = (n: number) => ['5511999990134', ...Array.from({ length: n - 1 }, (_, i) => `c${i}`)].join(',');
+    expect(await importFile(alice, campaign, { name: 'hundred.csv', content: `phone\n${columns(100)}\n` }, { phone_column: 'phone' })).toMatchObject({ status: 'completed', imported: 1 });
+    await expectRowTooLarge({ name: 'wide.csv', content: `phone\n5511999990135\n${columns(101)}\n` }, { phone_column: 'phone' }, 3);
+  });
+
+  it('refuses a line of a million delimiters without reading it as a million columns', async () => {
+    await expectRowTooLarge({ name: 'bomb.csv', content: `phone\n5511999990136\n${','.repeat(1_000_000)}\n5511999990137\n` }, { phone_column: 'phone' }, 3);
+  });
+
+  it('refuses a quoted value running over many short lines, counting rows as a spreadsheet shows them', async () => {
+    // Row 2 spans two lines; row 3 is empty; row 4 is the long one, 70,000 lines of 1 character.
+    const content = `phone,name\n5511999990138,"Two\nlines"\n\n5511999990139,"${'x\n'.repeat(70_000)}"\n`;
+    await expectRowTooLarge({ name: 'lines.csv', content }, { phone_column: 'phone' }, 4);
+  });
+
+  it('refuses a line far longer than a row may be, quoted or not, with its row number', async () => {
+    await expectRowTooLarge({ name: 'quoted.csv', content: `phone,name\n5511999990140,A\n5511999990141,"${'y'.repeat(400 * KIB)}"\n` }, { phone_column: 'phone' }, 3);
+    await expectRowTooLarge({ name: 'plain.csv', content: `phone,name\n5511999990142,${'y'.repeat(400 * KIB)}\n` }, { phone_column: 'phone' }, 2);
+  });
+
+  it('refuses an XLSX cell over 64 KiB, or a row of 101 columns, with the row number', async () => {
+    const long = await xlsx((workbook) => {
+      const sheet = workbook.addWorksheet('S');
+      sheet.addRow(['phone', 'name']);
+      sheet.addRow(['5511999990143', 'A']);
+      sheet.addRow(['5511999990144', 'b'.repeat(64 * KIB + 1)]);
+    });
+    await expectRowTooLarge({ name: 'long.xlsx', content: long }, { phone_column: 'phone' }, 3);
+    const wide = await xlsx((workbook) => {
+      const sheet = workbook.addWorksheet('S');
+      sheet.addRow(['phone']);
+      sheet.addRow(['5511999990145', ...Array.from({ length: 100 }, (_, i) => `c${i}`)]);
+    });
+    await expectRowTooLarge({ name: 'wide.xlsx', content: wide }, { phone_column: 'phone' }, 2);
+  });
+
+  it('refuses an XLSX whose parts inflate past IMPORT_MAX_INFLATED_MB, and takes it below', async () => {
+    const small = await startTern({ env: { IMPORT_MAX_INFLATED_MB: '1', IMPORT_DIR: importDir } });
+    try {
+      const owner = await small.createAccount();
+      const campaignOf = async (tern: TestTern, account: TestAccount) =>
+        (await tern.request('POST', '/v1/campaigns', { token: account.token, body: { name: 'Inflated' } })).body.campaign as string;
+      // 30,000 rows inflate to some 2 MB of XML, compressed to a fraction of it.
+      const content = await xlsx((workbook) => {
+        const sheet = workbook.addWorksheet('S');
+        sheet.addRow(['phone', 'name']);
+        for (let i = 0; i < 30_000; i += 1) sheet.addRow([phoneOf(700_000 + i), `Name ${i}`]);
+      });
+      expect(content.length).toBeLessThan(1024 * KIB);
+      const form = new FormData();
+      form.append('phone_column', 'phone');
+      form.append('file', new Blob([content]), 'inflated.xlsx');
+      const campaign = await campaignOf(small, owner);
+      const accepted = await fetch(`${small.url}/v1/campaigns/${campaign}/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${owner.token}` }, body: form });
+      const job = (await accepted.json()).job as string;
+      const refused = await waitFor(async () => {
+        const body = (await small.request('GET', `/v1/campaigns/${campaign}/contacts/import/${job}`, { token: owner.token })).body;
+        return body.status === 'processing' ? null : body;
+      }, 60_000);
+      expect(refused).toMatchObject({ status: 'failed', imported: 0, error: { code: 'unreadable_file', message: expect.stringContaining('inflate to more than 1 MB') } });
+      // The default budget, 100 MB, takes it.
+      const taken = await importFile(alice, await createCampaign(alice), { name: 'inflated.xlsx', content }, { phone_column: 'phone' });
+      expect(taken).toMatchObject({ status: 'completed', imported: 30_000 });
+    } finally {
+      await small.stop();
+    }
+  }, HEAVY_TEST_MS);
 });
 
 describe('the job', () => {

@@ -53,6 +53,21 @@ describe('repeated login failures', () => {
     for (let i = 0; i < 8; i += 1) expect((await login(other.email, 'typo again', address)).status).toBe(401);
   });
 
+  it('check at most ten passwords of 40 attempts sent at once, so the right one 25th gets no token', async () => {
+    const address = '203.0.113.11';
+    const target = await t.createAccount('parallel@example.com', 'the right password');
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => login(target.email, i === 24 ? target.password : `wrong ${i}`, address)),
+    );
+    const statuses = answers.map((answer) => answer.status);
+    // A 401 is a password checked and wrong, a 200 one checked and right; a 429 was refused unchecked.
+    expect(statuses.filter((status) => status === 401).length + statuses.filter((status) => status === 200).length).toBeLessThanOrEqual(10);
+    expect(statuses.filter((status) => status === 200)).toEqual([]);
+    expect(answers.some((answer) => answer.body.token)).toBe(false);
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(30);
+    expect((await login(target.email, target.password, address)).status).toBe(429);
+  });
+
   it('lock the GraphQL login mutation the same way', async () => {
     const address = '203.0.113.10';
     const mutation = 'mutation ($input: LoginInput!) { login(input: $input) { __typename } }';

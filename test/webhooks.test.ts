@@ -653,6 +653,10 @@ describe('SSRF protection', () => {
     ['https://[::ffff:127.0.0.1]/hook', 'loopback'],
     ['https://[fd00:ec2::254]/hook', 'unique-local'],
     ['https://localhost/hook', 'loopback'],
+    // IPv4-compatible IPv6 (::/96): some stacks route it to the IPv4 address it carries.
+    ['https://[::127.0.0.1]/hook', 'IPv4-compatible'],
+    ['https://[::169.254.169.254]/hook', 'IPv4-compatible'],
+    ['https://[::10.0.0.1]/hook', 'IPv4-compatible'],
   ])('refuses to register %s (%s): 422 url unreachable, before connecting', async (url, kind) => {
     const response = await guarded.request('POST', '/v1/webhooks', { token: account.token, body: { url, events: ['message.delivered'] } });
     expect(response.status).toBe(422);
@@ -690,13 +694,15 @@ describe('SSRF protection', () => {
       'metadata.example': ['169.254.169.254'],
       'mapped.example': ['::ffff:169.254.169.254'],
       'cgnat.example': ['100.64.0.1'],
+      'compatible.example': ['::7f00:1'],
+      'outside-global.example': ['4000::1'],
       'rebind.example': ['93.184.216.34', '127.0.0.1'],
       'public.example': ['93.184.216.34', '2606:2800:220:1::1'],
     };
     const resolve: Resolve = async (hostname) => names[hostname] ?? [];
     const policy = { allowPrivateNetworks: false, allowInsecure: false };
 
-    it.each(['intranet.example', 'metadata.example', 'mapped.example', 'cgnat.example', 'rebind.example'])('refuses %s', async (host) => {
+    it.each(['intranet.example', 'metadata.example', 'mapped.example', 'cgnat.example', 'compatible.example', 'outside-global.example', 'rebind.example'])('refuses %s', async (host) => {
       await expect(resolveDestination(new URL(`https://${host}/hook`), policy, resolve)).rejects.toThrow(DestinationRefusedError);
       const sender = new WebhookSender({ ...policy, timeoutMs: TIMEOUT_MS, resolve });
       const outcome = await sender.send(`https://${host}/hook`, '{}', 'whsec_x', new Date());

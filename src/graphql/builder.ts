@@ -1,4 +1,5 @@
 import SchemaBuilder from '@pothos/core';
+import ComplexityPlugin from '@pothos/plugin-complexity';
 import DataloaderPlugin from '@pothos/plugin-dataloader';
 import ErrorsPlugin from '@pothos/plugin-errors';
 import PrismaPlugin from '@pothos/plugin-prisma';
@@ -8,6 +9,7 @@ import type { IncomingFile } from '../uploads.js';
 import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import type { AccountContext, Context } from './context.js';
+import { countObjects } from './query-cost.js';
 
 export interface BuilderOptions {
   /** Fail loudly when a resolver forgets to spread the plugin's `query` (used in tests). */
@@ -29,13 +31,17 @@ export function createBuilder({ strictQueries }: BuilderOptions) {
       Upload: { Input: Promise<IncomingFile>; Output: never };
     };
   }>({
-    plugins: [ScopeAuthPlugin, ErrorsPlugin, DataloaderPlugin, PrismaPlugin],
+    plugins: [ScopeAuthPlugin, ErrorsPlugin, DataloaderPlugin, PrismaPlugin, ComplexityPlugin],
     defaultFieldNullability: false,
     scopeAuth: {
       authScopes: (context) => ({ account: context.accountId !== null }),
       unauthorizedError: (_parent, context) => new UnauthorizedError(context.authFailure ?? undefined),
     },
     errors: { directResult: true },
+    // Each field's worst-case object count, read by the request-wide limit in query-cost.ts. The
+    // plugin's own check is off: it runs per operation, as each starts, while the limit must sum
+    // a whole batch before any of it runs.
+    complexity: { fieldComplexity: countObjects, disabled: true },
     prisma: {
       client: (context) => context.prisma,
       dmmf: getDatamodel(),

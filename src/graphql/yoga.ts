@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type ExecutionResult, type GraphQLSchema } from 'graphql';
-import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
@@ -12,6 +11,7 @@ import { AppError, RateLimitedError, ValidationError, httpStatusFor } from '../e
 import { isMultipart, readGraphQLMultipart } from '../http/multipart.js';
 import { unstorableTextPaths } from '../validation.js';
 import type { Context } from './context.js';
+import { MAX_DOCUMENT_TOKENS, assertListsBounded, limitQueryCost } from './query-cost.js';
 
 export const MAX_BATCHED_OPERATIONS = 10;
 
@@ -98,12 +98,22 @@ const logUnexpectedErrors: Plugin<Context> = {
 };
 
 /**
- * An error entry as production shows it: what the client can act on, nothing about the server.
- * Still a GraphQLError, whose `extensions.http` Yoga reads for the status and then leaves out.
+ * graphql-js ends many messages with a guess at what was meant (`Did you mean "timezone"?`,
+ * `Did you mean the enum value "sent"?`), naming fields, types and values of the schema, which
+ * introspection being off is meant to keep to itself. The guess is always the message's last
+ * sentence. graphql 16 has no switch for it, and graphql-armor's plugin for it only sees
+ * validation errors (not variable coercion) and misses the enum-value wording.
+ */
+const SUGGESTION = /\s*Did you mean [^?]*\?$/;
+
+/**
+ * An error entry as production shows it: what the client can act on, nothing about the server
+ * or the schema. Still a GraphQLError, whose `extensions.http` Yoga reads for the status and then
+ * leaves out.
  */
 function productionError(error: GraphQLError, requestId: string): GraphQLError {
   const { code, details, http } = error.extensions ?? {};
-  return new GraphQLError(error.message, {
+  return new GraphQLError(error.message.replace(SUGGESTION, ''), {
     extensions: { code: typeof code === 'string' ? code : 'bad_request', ...(details ? { details } : {}), request: requestId, ...(http ? { http } : {}) },
   });
 }
@@ -163,6 +173,7 @@ const disableIntrospection: Plugin = {
 };
 
 export function createGraphQLServer(options: GraphQLServerOptions) {
+  assertListsBounded(options.schema);
   return createYoga<ServerContext, Context>({
     schema: options.schema,
     graphqlEndpoint: '/graphql',
@@ -185,8 +196,9 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
       maxDepthPlugin({ n: 10, exposeLimits: true }),
       maxAliasesPlugin({ n: 30, exposeLimits: true }),
       maxDirectivesPlugin({ n: 20, exposeLimits: true }),
-      maxTokensPlugin({ n: 2_000, exposeLimits: true }),
-      costLimitPlugin({ maxCost: 5_000, exposeLimits: true }),
+      maxTokensPlugin({ n: MAX_DOCUMENT_TOKENS, exposeLimits: true }),
+      // How many objects the request could return, all its operations together, before any runs.
+      limitQueryCost(options.schema),
       // A browser can send a form or a GET cross-site without a preflight; only JSON, or a
       // request carrying this header, is taken as a deliberate API call.
       useCSRFPrevention({ requestHeaders: ['x-tern-csrf'] }),

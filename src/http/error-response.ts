@@ -15,7 +15,8 @@ export function sendError(
 ): FastifyReply {
   reply.status(httpStatusFor(code)).type('application/json; charset=utf-8');
   // A refusal before GraphQL ran (rate limit, body limits) still answers in GraphQL's shape there.
-  if (reply.request.url.startsWith('/graphql')) {
+  // The matched route, not the raw URL: the router decodes `/%67raphql` to `/graphql`.
+  if ((reply.request.routeOptions.url ?? reply.request.url).startsWith('/graphql')) {
     return reply.send({
       errors: [{ message, extensions: { code, ...(details ? { details } : {}), request: reply.request.id } }],
       extensions: { request: reply.request.id },

@@ -103,7 +103,13 @@ function parseForm(
       request.raw.unpipe(parser);
       reject(error);
     };
+    // busboy hands on a part whose Content-Disposition has no name, or an empty one, as such.
+    const unnamed = () => new AppError('bad_request', 'Every part of the form needs a name (Content-Disposition: form-data; name="…")');
     parser.on('field', (name, value, info) => {
+      if (!name) {
+        fail(unnamed());
+        return;
+      }
       if (info.valueTruncated) problems.push({ field: name, issue: 'too_long' });
       // busboy decodes bytes that are not UTF-8 as U+FFFD; these fields (column names, a
       // delimiter) never hold that character, so it can only be a client sending another encoding.
@@ -111,6 +117,11 @@ function parseForm(
       fields.set(name, [...(fields.get(name) ?? []), value]);
     });
     parser.on('file', (name, stream, info) => {
+      if (!name) {
+        stream.resume();
+        fail(unnamed());
+        return;
+      }
       if (name !== options.fileField || file) {
         problems.push({ field: name, issue: name === options.fileField ? 'invalid_value' : 'unknown_field' });
         stream.resume();

@@ -11,6 +11,8 @@ export interface RateLimitOptions {
   windowSeconds: number;
   /** Who a request counts against: its account when the token is valid, else its client address. */
   identify: (request: FastifyRequest) => Promise<string>;
+  /** Whether requests of a route (as declared, e.g. `/health`) go uncounted. */
+  uncounted: (route: string) => boolean;
   metrics: Metrics;
 }
 
@@ -21,9 +23,14 @@ function setHeaders(reply: FastifyReply, limit: number, state: RateLimiterRes, n
 }
 
 /**
- * The per-account (or, without a valid token, per-address) budget of every /v1 and GraphQL
- * request. Counting is one atomic Redis script shared by every API process, so two processes
- * give one budget and a burst at the edge admits exactly what is left.
+ * The per-account (or, without a valid token, per-address) budget of every request but those of
+ * the routes `uncounted` names. Counting is one atomic Redis script shared by every API process, so two
+ * processes give one budget and a burst at the edge admits exactly what is left.
+ *
+ * What is counted is decided by the route the router matched, never by the raw URL: the router
+ * decodes the path (`/%761/settings` is `/v1/settings`), so a test of the URL's spelling would
+ * let such a request through uncounted. A path no route matches (another case, doubled
+ * slashes) is counted too: it is answered, if only with a 404.
  */
 export function registerRateLimit(app: FastifyInstance, options: RateLimitOptions) {
   const limiter = new RateLimiterRedis({
@@ -33,8 +40,8 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     duration: options.windowSeconds,
   });
   app.addHook('onRequest', async (request, reply) => {
-    const path = request.url;
-    if (!path.startsWith('/v1/') && path !== '/v1' && !path.startsWith('/graphql')) return;
+    const route = request.routeOptions.url;
+    if (route !== undefined && options.uncounted(route)) return;
     const identity = await options.identify(request);
     const now = Date.now();
     try {

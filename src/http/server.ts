@@ -130,6 +130,8 @@ export function createHttpServer({ deps, services, schema, carriers, readiness, 
     max: deps.config.rateLimitMax,
     windowSeconds: deps.config.rateLimitWindowSeconds,
     metrics: deps.metrics,
+    // Probes poll them; they read nothing of an account's.
+    uncounted: (route) => route === '/health' || route.startsWith('/health/'),
     // A login token and an API key of one account share the account's budget.
     identify: async (request) => {
       const { accountId } = await authenticate(request, services.authenticator);

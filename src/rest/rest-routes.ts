@@ -19,7 +19,9 @@ import type { RestRoute } from './route-table.js';
 
 type ContextFactory = (request: FastifyRequest) => Promise<Context>;
 
-const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+// Every method Fastify routes; a known path answers 405 to those it does not serve (TRACE and
+// OPTIONS included: the API has no CORS preflight to answer, and TRACE only echoes requests).
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'] as const;
 
 /** Mounts every route of the table on Fastify, plus a 405 for the other methods of each path. */
 export function registerRestRoutes(
@@ -69,7 +71,8 @@ export function registerRestRoutes(
   }
   for (const [path, methods] of methodsByPath) {
     const allowed = [...methods, ...(methods.has('GET') ? ['HEAD'] : [])].join(', ');
-    const others = ALL_METHODS.filter((method) => !methods.has(method));
+    // Fastify answers HEAD itself wherever GET is served.
+    const others = ALL_METHODS.filter((method) => !methods.has(method) && !(method === 'HEAD' && methods.has('GET')));
     if (others.length === 0) continue;
     app.route({
       method: others,

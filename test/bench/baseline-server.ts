@@ -18,7 +18,8 @@ const required = (name: string): string => {
 };
 const accountId = required('BASELINE_ACCOUNT');
 const pool = new pg.Pool({ connectionString: required('DATABASE_URL'), max: Number(env.DATABASE_POOL_SIZE ?? 20) });
-const redis = createProducerConnection(required('REDIS_URL'));
+// The same command timeout as Tern's default, so the baseline's connection behaves as the product's.
+const redis = createProducerConnection(required('REDIS_URL'), Number(env.REDIS_COMMAND_TIMEOUT_MS ?? 1_000));
 // The product's producer, so the job carries the same options (attempts, backoff, removal).
 const queues = createQueues(redis, required('REDIS_PREFIX'));
 

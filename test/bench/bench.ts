@@ -470,7 +470,7 @@ export class Bench {
       DEMO_ACCOUNT: 'false',
       // One account sends everything: its budget is lifted so that the bench measures throughput
       // (the limiter still counts every request, so its cost is in the figures), and the
-      // sendMessage field limit, whose store keeps every call of the window, is off.
+      // sendMessage field limit, which would refuse the bench's sends after 300, is off.
       RATE_LIMIT_MAX: '1000000000',
       RATE_LIMIT_SEND_MESSAGE_MAX: '0',
     };

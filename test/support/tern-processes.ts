@@ -178,10 +178,13 @@ function baseEnv(): Record<string, string> {
   return env;
 }
 
+/** The V8 heap limits `npm start` runs Tern with (package.json), for tests about memory. */
+export const NPM_START_HEAP_FLAGS = ['--max-old-space-size=160', '--max-semi-space-size=8'];
+
 /** One Tern process of the given role, resolved once it has logged that it started. */
-export async function startTernProcess(role: Role, env: Record<string, string>): Promise<ChildHandle> {
+export async function startTernProcess(role: Role, env: Record<string, string>, nodeFlags: string[] = []): Promise<ChildHandle> {
   // Node with the tsx loader, not `npx tsx`: one process to signal, and no npm start-up cost.
-  const handle = spawnChild(`tern ${role}`, process.execPath, ['--import', 'tsx', 'src/main.ts', role], { ...baseEnv(), LOG_LEVEL: 'info', ...env });
+  const handle = spawnChild(`tern ${role}`, process.execPath, [...nodeFlags, '--import', 'tsx', 'src/main.ts', role], { ...baseEnv(), LOG_LEVEL: 'info', ...env });
   await handle.waitForOutput(/"msg":"tern started"/);
   return handle;
 }

@@ -4,7 +4,8 @@ import type { CampaignFilter } from '../../modules/campaigns/campaign-records.js
 import type { CampaignStats } from '../../modules/campaigns/campaign-stats.js';
 import { CAMPAIGN_ACTIONS, describeTransition } from '../../modules/campaigns/campaign-transitions.js';
 import type { ContactFilter } from '../../modules/contacts/contacts.service.js';
-import { newestFirst, pageWindow, parsePage, type PageRequest } from '../../pagination.js';
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { parsePage, type PageRequest } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import { addPageType } from './page.js';
 import type { MessageTypeRefs } from './messages.js';
@@ -22,7 +23,7 @@ interface ContactPageShape {
   page: PageRequest;
 }
 
-export function addCampaignTypes(builder: Builder, { messageStatus }: MessageTypeRefs) {
+export function addCampaignTypes(builder: Builder, { messageStatus, message }: MessageTypeRefs) {
   const campaignStatus = builder.enumType(CampaignStatus, { name: 'CampaignStatus' });
 
   const stats = builder.objectRef<CampaignStats>('CampaignStats').implement({
@@ -39,7 +40,7 @@ export function addCampaignTypes(builder: Builder, { messageStatus }: MessageTyp
     }),
   });
 
-  builder.prismaObject('Contact', {
+  const contactRef = builder.prismaObject('Contact', {
     fields: (t) => ({
       id: t.exposeID('id'),
       campaignId: t.exposeID('campaignId'),
@@ -49,7 +50,8 @@ export function addCampaignTypes(builder: Builder, { messageStatus }: MessageTyp
       document: t.exposeString('document', { nullable: true }),
       tags: t.exposeStringList('tags'),
       createdAt: t.expose('createdAt', { type: 'DateTime' }),
-      messages: t.relation('messages', { description: 'The campaign message sent to this contact, once dispatched' }),
+      // One message per contact and campaign (a unique index), so the list holds one at most.
+      messages: t.relation('messages', { description: 'The campaign message sent to this contact, once dispatched', complexity: { field: 1, multiplier: 1 } }),
     }),
   });
 
@@ -75,20 +77,36 @@ export function addCampaignTypes(builder: Builder, { messageStatus }: MessageTyp
         load: (ids: string[], { services }) => services.campaignStats.read(ids),
         resolve: (campaign) => campaign.id,
       }),
-      contacts: t.relation('contacts', {
+      // Pages of every campaign of a list at once, each paged in SQL (one loader per place in the query).
+      contacts: t.withAuth({ account: true }).loadableList({
+        type: contactRef,
+        description: 'In the order they were added; a page of at most 100',
         args: { tag: t.arg.string(), page: t.arg.int(), perPage: t.arg.int() },
-        query: (args) => ({
-          where: args.tag ? { tags: { has: args.tag } } : {},
-          orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-          ...pageWindow(parsePage(args)),
-        }),
+        byPath: true,
+        resolve: (campaign) => campaign.id,
+        load: (campaignIds: string[], context, args, info) =>
+          context.services.contacts.pagesByCampaign(
+            context.accountId,
+            campaignIds,
+            args.tag ? { tag: args.tag } : {},
+            parsePage(args),
+            queryFromInfo({ context, info }),
+          ),
       }),
-      messages: t.relation('messages', {
+      messages: t.withAuth({ account: true }).loadableList({
+        type: message,
+        description: 'Newest first; a page of at most 100',
         args: { status: t.arg({ type: messageStatus }), page: t.arg.int(), perPage: t.arg.int() },
-        query: (args) => ({
-          where: args.status ? { status: args.status } : {},
-          ...newestFirst(parsePage(args)),
-        }),
+        byPath: true,
+        resolve: (campaign) => campaign.id,
+        load: (campaignIds: string[], context, args, info) =>
+          context.services.messagePages.byCampaign(
+            context.accountId,
+            campaignIds,
+            args.status ? { status: args.status } : {},
+            parsePage(args),
+            queryFromInfo({ context, info }),
+          ),
       }),
     }),
   });

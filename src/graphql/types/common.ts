@@ -45,7 +45,8 @@ export function addCommonTypes(builder: Builder) {
   builder.objectType(ValidationError, {
     name: 'ValidationError',
     interfaces: [errorInterface],
-    fields: (t) => ({ details: t.field({ type: [fieldIssue], resolve: (error) => error.details }) }),
+    // One entry per bad input field: bounded by the request's own input, not by stored rows.
+    fields: (t) => ({ details: t.field({ type: [fieldIssue], complexity: { field: 20, multiplier: 20 }, resolve: (error) => error.details }) }),
   });
   for (const [errorClass, name] of [
     [NotFoundError, 'NotFoundError'],

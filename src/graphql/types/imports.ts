@@ -1,7 +1,7 @@
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { ImportStatus } from '../../generated/prisma/enums.js';
 import type { RowError } from '../../modules/imports/contact-rows.js';
-import { FILE_FORMATS, type FileFormat } from '../../modules/imports/import-options.js';
+import { FILE_FORMATS, IMPORT_MAX_ROW_ERRORS, type FileFormat } from '../../modules/imports/import-options.js';
 import type { Builder } from '../builder.js';
 
 export function addImportTypes(builder: Builder) {
@@ -18,7 +18,7 @@ export function addImportTypes(builder: Builder) {
   });
 
   const failure = builder.objectRef<{ code: string; message: string }>('ImportFailure').implement({
-    description: 'Why a whole file was refused: too_many_rows, unreadable_file, missing_column (or internal_error)',
+    description: 'Why a whole file was refused: too_many_rows, unreadable_file, missing_column, row_too_large (its message names the row), or internal_error',
     fields: (t) => ({ code: t.exposeString('code'), message: t.exposeString('message') }),
   });
 
@@ -37,6 +37,7 @@ export function addImportTypes(builder: Builder) {
       errors: t.field({
         type: [rowError],
         description: 'The first 100 problems of the invalid rows',
+        complexity: { field: IMPORT_MAX_ROW_ERRORS, multiplier: IMPORT_MAX_ROW_ERRORS },
         select: { rowErrors: true },
         resolve: (job) => job.rowErrors as unknown as RowError[],
       }),

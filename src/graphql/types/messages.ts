@@ -1,9 +1,10 @@
 import { NotFoundError, ValidationError } from '../../errors.js';
+import { queryFromInfo } from '@pothos/plugin-prisma';
 import { MessageStatus } from '../../generated/prisma/enums.js';
 import type { MessageFilter } from '../../modules/messages/message-queries.js';
 import type { MessageAcceptance } from '../../modules/messages/message-sending.js';
 import { encodingOf, type TextAnalysis } from '../../modules/messages/encoding.js';
-import type { PageRequest } from '../../pagination.js';
+import { parsePage, type PageRequest } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import { addPageType } from './page.js';
 
@@ -25,7 +26,7 @@ export function addMessageTypes(builder: Builder) {
     fields: (t) => ({ code: t.exposeString('code'), message: t.exposeString('message') }),
   });
 
-  builder.prismaObject('InboundMessage', {
+  const reply = builder.prismaObject('InboundMessage', {
     description: 'A message received from a recipient: a reply.',
     fields: (t) => ({
       id: t.exposeID('id'),
@@ -36,7 +37,7 @@ export function addMessageTypes(builder: Builder) {
     }),
   });
 
-  builder.prismaObject('Message', {
+  const message = builder.prismaObject('Message', {
     fields: (t) => ({
       id: t.exposeID('id'),
       to: t.exposeString('to'),
@@ -59,7 +60,16 @@ export function addMessageTypes(builder: Builder) {
       sentAt: t.expose('sentAt', { type: 'DateTime', nullable: true }),
       deliveredAt: t.expose('deliveredAt', { type: 'DateTime', nullable: true }),
       failedAt: t.expose('failedAt', { type: 'DateTime', nullable: true }),
-      replies: t.relation('replies', { query: { orderBy: { receivedAt: 'asc' } } }),
+      // Replies of every message of a list at once, each message's page read in SQL.
+      replies: t.withAuth({ account: true }).loadableList({
+        type: reply,
+        description: 'Oldest first; a page of at most 100',
+        args: { page: t.arg.int(), perPage: t.arg.int() },
+        byPath: true,
+        resolve: (sent) => sent.id,
+        load: (messageIds: string[], context, args, info) =>
+          context.services.messagePages.repliesByMessage(context.accountId, messageIds, parsePage(args), queryFromInfo({ context, info })),
+      }),
     }),
   });
 
@@ -153,5 +163,5 @@ export function addMessageTypes(builder: Builder) {
     }),
   );
 
-  return { messageStatus };
+  return { messageStatus, message };
 }

@@ -27,6 +27,8 @@ export function addPageType<Shape extends { page: PageRequest }, Name extends Mo
       nodes: t.prismaField({
         type: [model] as [Model],
         description: order,
+        // Counted by the page's own field, whose `perPage` multiplies everything selected here.
+        complexity: { field: 1, multiplier: 1 },
         resolve: (query, shape, _args, context) => source.nodes(query as never, shape, context) as never,
       }),
       page: t.int({ resolve: (shape) => shape.page.page }),

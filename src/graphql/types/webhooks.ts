@@ -1,7 +1,8 @@
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { SUBSCRIBABLE_EVENTS } from '../../modules/webhooks/webhook-events.js';
 import type { DeletedWebhook, RegisteredWebhook, ReplayOutcome } from '../../modules/webhooks/webhooks.service.js';
-import { newestFirst, parsePage, type PageRequest } from '../../pagination.js';
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { parsePage, type PageRequest } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import { addPageType } from './page.js';
 
@@ -18,7 +19,7 @@ interface DeliveryPageShape {
 const KINDS = SUBSCRIBABLE_EVENTS.map((kind) => `\`${kind}\``).join(', ');
 
 export function addWebhookTypes(builder: Builder) {
-  builder.prismaObject('WebhookDelivery', {
+  const delivery = builder.prismaObject('WebhookDelivery', {
     description: 'One attempt to deliver an event to a webhook',
     fields: (t) => ({
       id: t.exposeID('id'),
@@ -40,10 +41,15 @@ export function addWebhookTypes(builder: Builder) {
       events: t.exposeStringList('events', { description: `Subscribed kinds: any of ${KINDS}` }),
       createdAt: t.expose('createdAt', { type: 'DateTime' }),
       updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-      deliveries: t.relation('deliveries', {
+      // The logs of every webhook of a list at once, each page read in SQL.
+      deliveries: t.withAuth({ account: true }).loadableList({
+        type: delivery,
         description: 'The delivery log, newest first',
         args: { page: t.arg.int(), perPage: t.arg.int() },
-        query: (args) => newestFirst(parsePage(args)),
+        byPath: true,
+        resolve: (webhook) => webhook.id,
+        load: (webhookIds: string[], context, args, info) =>
+          context.services.webhooks.deliveryPagesByWebhook(context.accountId, webhookIds, parsePage(args), queryFromInfo({ context, info })),
       }),
     }),
   });

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { normalizedPhone } from '../../phone.js';
 
-/** A contact's fields and their bounds; shared by a single contact and the spreadsheet import. */
+/**
+ * A contact's fields as the service bounds them; shared with the spreadsheet import, whose
+ * parser thread loads this module without the database client the contact service needs.
+ */
 export const contactFields = {
   phone: normalizedPhone,
   name: z.string().trim().max(200).nullish(),

@@ -5,6 +5,9 @@ import { issue } from '../../validation.js';
 export const IMPORT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 export const IMPORT_MAX_ROWS = 100_000;
 export const IMPORT_MAX_ROW_ERRORS = 100;
+/** A row's values with the delimiters between them (CSV), or one cell (XLSX), as UTF-8. */
+export const IMPORT_MAX_ROW_BYTES = 64 * 1024;
+export const IMPORT_MAX_COLUMNS = 100;
 
 export const FILE_FORMATS = ['csv', 'xlsx'] as const;
 export type FileFormat = (typeof FILE_FORMATS)[number];

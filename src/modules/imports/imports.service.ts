@@ -10,16 +10,17 @@ import type { ContactImportJobs } from '../../jobs/contact-import.job.js';
 import { saveUpload, type IncomingFile } from '../../uploads.js';
 import { parseInput } from '../../validation.js';
 import { requireCampaign } from '../campaigns/campaign-lookup.js';
-import { ContactRowMapper, type ContactRow, type RowError } from './contact-rows.js';
+import type { ContactRow, RowError } from './contact-rows.js';
 import { IMPORT_MAX_FILE_BYTES, formatFromName, importInput, importOptions, type FileFormat, type ImportOptions } from './import-options.js';
-import { ImportFileError, readSheetRows } from './sheet-reader.js';
+import { parseInThread, type ParsedFile } from './import-parser.js';
+import { ImportFileError } from './sheet-reader.js';
 
-/** Contacts per staging INSERT: large enough to cost few round trips, small enough to stream. */
-const STAGE_BATCH = 2_000;
-/** How often (in data rows) the job's `processed` is written for readers. */
-const PROGRESS_EVERY = 5_000;
-/** Runs of one job, crashes included; past it the job fails rather than crash workers for ever. */
-const MAX_RUNS = 5;
+/**
+ * Runs of one job. A run that ends neither completed nor failed (its process died, or the
+ * database went away) leaves the job to one more run; the run after that fails the job with
+ * internal_error instead, so that a file that kills processes cannot do it again and again.
+ */
+const MAX_RUNS = 2;
 /** An import of 100,000 rows takes seconds; this only ends a transaction left hanging by a stuck worker. */
 const IDLE_IN_TRANSACTION_MS = 10 * 60_000;
 /** A file in IMPORT_DIR this old without a job still waiting for it was left by a crash. */
@@ -44,6 +45,11 @@ interface ImportOutcome {
   errors: RowError[];
 }
 
+export interface ImportLimits {
+  /** The most bytes an XLSX's parts may inflate to. */
+  maxInflatedBytes: number;
+}
+
 /**
  * Bulk contact import (section 4.7, the Import section of decisions.md). The upload is
  * streamed to IMPORT_DIR and a BullMQ job imports it in ONE transaction: its rows are staged
@@ -61,6 +67,7 @@ export class ImportService {
     private readonly importJobs: ContactImportJobs,
     private readonly logger: Logger,
     private readonly importDir: string,
+    private readonly limits: ImportLimits,
   ) {}
 
   /**
@@ -122,7 +129,7 @@ export class ImportService {
       select: { id: true, accountId: true, campaignId: true, fileFormat: true, filePath: true, options: true, attempts: true },
     });
     if (job.attempts > MAX_RUNS) {
-      await this.giveUp(id, `The import was started ${MAX_RUNS} times without completing`);
+      await this.giveUp(id, `The import stopped ${MAX_RUNS} times without completing`);
       return;
     }
     if (!job.filePath || !(await fileExists(job.filePath))) {
@@ -192,29 +199,32 @@ export class ImportService {
 
   private async importFile(client: pg.PoolClient, job: RunnableJob): Promise<ImportOutcome | null> {
     const options = job.options as unknown as ImportOptions;
-    const mapper = new ContactRowMapper(options);
     await client.query('CREATE TEMP TABLE import_staging (id text, phone text, name text, email text, document text, tags text) ON COMMIT DROP');
-    let batch: ContactRow[] = [];
     let staged = 0;
-    // One batch is written while the next one is read; the database does its share meanwhile.
+    // One batch is written while the thread reads the next; the database does its share meanwhile.
     let staging: Promise<unknown> = Promise.resolve();
-    const flush = async () => {
+    const parsing = parseInThread({ path: job.filePath!, format: job.fileFormat as FileFormat, options, maxInflatedBytes: this.limits.maxInflatedBytes });
+    let file: ParsedFile;
+    try {
+      let step = await parsing.next();
+      while (!step.done) {
+        const message = step.value;
+        if (message.kind === 'batch') {
+          await staging;
+          staging = stage(client, message.contacts);
+          staging.catch(() => undefined);
+          staged += message.contacts.length;
+        } else {
+          await this.reportProgress(job.id, message.rows);
+        }
+        step = await parsing.next();
+      }
+      file = step.value;
       await staging;
-      staging = stage(client, batch);
-      staging.catch(() => undefined);
-      staged += batch.length;
-      batch = [];
-    };
-    for await (const row of readSheetRows(job.filePath!, job.fileFormat as FileFormat, options.delimiter)) {
-      const before = mapper.rows;
-      const contact = mapper.accept(row);
-      if (contact) batch.push(contact);
-      if (batch.length >= STAGE_BATCH) await flush();
-      if (mapper.rows !== before && mapper.rows % PROGRESS_EVERY === 0) await this.reportProgress(job.id, mapper.rows);
+    } finally {
+      // Stops the thread if the database failed first.
+      await parsing.return(undefined as never);
     }
-    mapper.finish();
-    await flush();
-    await staging;
 
     // Imports into one campaign take their turn here, which also makes a second run of this
     // job (a worker thought dead that was not) wait, then see the first one's result.
@@ -233,11 +243,11 @@ export class ImportService {
     );
     const imported = inserted.rowCount ?? 0;
     const outcome: ImportOutcome = {
-      rows: mapper.rows,
+      rows: file.rows,
       imported,
-      duplicates: mapper.duplicates + (staged - imported),
-      invalid: mapper.invalid,
-      errors: mapper.errors,
+      duplicates: file.duplicates + (staged - imported),
+      invalid: file.invalid,
+      errors: file.errors,
     };
     await client.query(
       `UPDATE import_jobs SET status = 'completed', total_rows = $2, processed = $2, imported = $3, duplicates = $4, invalid = $5,

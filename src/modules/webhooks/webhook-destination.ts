@@ -29,10 +29,27 @@ const RANGE_NAMES: Record<string, string> = {
   rfc6052: 'NAT64',
   '6to4': '6to4',
   teredo: 'Teredo',
+  ipv4Compatible: 'IPv4-compatible (deprecated)',
+  notGlobal: 'non-global IPv6',
 };
 
+// ipaddr.js names the special ranges and calls everything else `unicast`, which for IPv6
+// includes space that was never global (`::/96`, the deprecated IPv4-compatible form, routes to
+// the IPv4 it carries on some stacks). Only 2000::/3 is allocated as global unicast.
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
+
+/** The address's range as the SSRF check names it; `unicast` only for global unicast. */
+function rangeOf(address: string): string {
+  const parsed = ipaddr.process(address);
+  const range = parsed.range();
+  if (range !== 'unicast' || parsed.kind() === 'ipv4') return range;
+  if (parsed.match(IPV4_COMPATIBLE)) return 'ipv4Compatible';
+  return parsed.match(GLOBAL_UNICAST_V6) ? 'unicast' : 'notGlobal';
+}
+
 /**
- * Resolves the URL's host and checks every address it has: only public unicast addresses may
+ * Resolves the URL's host and checks every address it has: only global unicast addresses may
  * be called, unless WEBHOOK_ALLOW_PRIVATE_NETWORKS is set; an IPv4-mapped IPv6 address is
  * judged as the IPv4 address it carries. Answers the address to connect to, so that the
  * connection goes where the check looked (no second lookup that DNS rebinding could answer).
@@ -49,7 +66,7 @@ export async function resolveDestination(url: URL, policy: DestinationPolicy, re
   if (addresses.length === 0) throw new Error(`${host} has no address`);
   if (!policy.allowPrivateNetworks) {
     for (const address of addresses) {
-      const range = ipaddr.process(address).range();
+      const range = rangeOf(address);
       if (range === 'unicast') continue;
       const kind = RANGE_NAMES[range] ?? range;
       // The address itself stays unsaid for names: the log would otherwise map the account's view of internal DNS.

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import { allIds, inPageOrder, pageIdsPerParent } from '../../db/pages-per-parent.js';
 import { newId } from '../../ids.js';
 import { newestFirst, parsePage, type PageRequest } from '../../pagination.js';
 import { parseInput } from '../../validation.js';
@@ -137,6 +138,18 @@ export class WebhookService {
       where: { webhookId },
       ...newestFirst(page),
     });
+  }
+
+  /** The delivery log of each of several webhooks of the account (a webhook list's `deliveries`), a page each, read in SQL. */
+  async deliveryPagesByWebhook(accountId: string, webhookIds: readonly string[], page: PageRequest, query: DeliveryQuery = {}) {
+    const pages = await pageIdsPerParent(this.prisma, {
+      table: 'webhook_deliveries',
+      parentColumn: 'webhook_id',
+      where: Prisma.sql`child.account_id = ${accountId}`,
+      orderBy: Prisma.sql`child.created_at DESC, child.id DESC`,
+    }, webhookIds, page);
+    const rows = await this.prisma.webhookDelivery.findMany({ ...query, where: { id: { in: allIds(pages) }, accountId } });
+    return inPageOrder(pages, rows, webhookIds);
   }
 
   countDeliveries(webhookId: string): Promise<number> {

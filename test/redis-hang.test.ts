@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import { afterEach, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+import {
+  apiRequest,
+  createAccountWithCli,
+  freePort,
+  killAll,
+  logIn,
+  startRedisServer,
+  startTernProcess,
+  transcripts,
+  type RedisServer,
+} from './support/tern-processes.js';
+
+// A Redis that hangs rather than refuses: the test's own redis-server, stopped with SIGSTOP,
+// keeps its connections open and answers nothing. The machine's shared Redis is never touched.
+
+const JWT_SECRET = 'redis-hang-test-secret-of-at-least-32-bytes';
+
+let database: TestDatabase | null = null;
+let redis: RedisServer | null = null;
+
+afterEach(async () => {
+  // A stopped process cannot die of SIGTERM or SIGKILL's clean-up until it runs again.
+  redis?.handle.child.kill('SIGCONT');
+  await killAll();
+  await database?.drop();
+  database = null;
+  redis = null;
+});
+
+/** The call's answer and how long it took. */
+async function timed<T>(call: () => Promise<T>): Promise<{ answer: T; ms: number }> {
+  const started = Date.now();
+  const answer = await call();
+  return { answer, ms: Date.now() - started };
+}
+
+it('serves uncounted, still stores a send and reports redis down within 2 s while Redis hangs', async () => {
+  database = await createTestDatabase();
+  redis = await startRedisServer(await freePort());
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env = {
+    DATABASE_URL: database.url,
+    REDIS_URL: redis.url,
+    REDIS_PREFIX: `tern_hang_${randomBytes(4).toString('hex')}`,
+    JWT_SECRET,
+    DEMO_ACCOUNT: 'false',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    RATE_LIMIT_MAX: '600',
+    RATE_LIMIT_SEND_MESSAGE_MAX: '300',
+  };
+  const tern = await startTernProcess('all', env);
+  const token = await logIn(base, await createAccountWithCli(env));
+  const counted = await fetch(`${base}/v1/settings`, { headers: { authorization: `Bearer ${token}` } });
+  expect(counted.headers.get('x-ratelimit-remaining')).toBe('599');
+
+  expect(redis.handle.child.kill('SIGSTOP')).toBe(true);
+
+  const health = await timed(() => apiRequest(base, 'GET', '/health'));
+  expect(health.answer.status).toBe(503);
+  expect(health.answer.body).toMatchObject({ status: 'unavailable', postgres: 'up', redis: 'down' });
+  expect(health.ms).toBeLessThan(2_000);
+
+  const settings = await timed(() => fetch(`${base}/v1/settings`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(10_000) }));
+  expect(settings.answer.status).toBe(200);
+  expect(settings.answer.headers.get('x-ratelimit-remaining')).toBeNull();
+
+  const sent = await apiRequest(base, 'POST', '/v1/messages/send', { to: '5511999990777', message: 'While Redis hangs' }, token);
+  expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+  const stored = await apiRequest(base, 'GET', `/v1/messages/${sent.body.message}`, undefined, token);
+  expect(stored.body).toMatchObject({ message: sent.body.message, status: 'queued', to: '5511999990777' });
+
+  expect(tern.transcript()).toContain('rate limit not counted');
+  expect(tern.transcript()).toContain('field rate limit not counted');
+
+  // Redis back: the send goes out through the recovery sweep, and counting starts again.
+  redis.handle.child.kill('SIGCONT');
+  expect((await apiRequest(base, 'GET', '/health')).status, transcripts()).toBe(200);
+}, 90_000);
