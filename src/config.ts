@@ -7,7 +7,8 @@ import { z } from 'zod';
 
 const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
-const environmentSchema = z.object({
+/** Every environment variable Tern reads, with its bounds and default (docs/configuration.md lists them). */
+export const environmentSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   HOST: z.string().min(1).default('0.0.0.0'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -73,7 +74,7 @@ const environmentSchema = z.object({
 
 export type Role = 'all' | 'api' | 'worker';
 
-/** The SMPP carrier's settings (CARRIER=smpp); see the README's SMPP section. */
+/** The SMPP carrier's settings (CARRIER=smpp); see docs/carriers.md. */
 export interface SmppConfig {
   host: string;
   port: number;

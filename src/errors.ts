@@ -1,7 +1,7 @@
 /**
- * The service's error model. Every expected failure is an AppError with a code of
- * decisions.md; the table below is the only place that turns a code into an HTTP status,
- * for /v1 responses and GraphQL-over-HTTP alike.
+ * The service's error model. Every expected failure is an AppError with one of the codes
+ * below; this table is the only place that turns a code into an HTTP status, for /v1
+ * responses and GraphQL-over-HTTP alike.
  */
 export const HTTP_STATUS_BY_CODE = {
   bad_request: 400,

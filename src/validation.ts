@@ -3,7 +3,7 @@ import { ValidationError, type FieldIssue, type Issue } from './errors.js';
 
 /**
  * Parses an operation's input with its zod schema and turns every problem into the
- * `{ field, issue }` details of decisions.md, one per field, so a client sees all its
+ * `{ field, issue }` details of Tern's error body, one per field, so a client sees all its
  * mistakes at once.
  */
 export function parseInput<Schema extends z.ZodType>(schema: Schema, input: unknown): z.output<Schema> {
@@ -12,7 +12,7 @@ export function parseInput<Schema extends z.ZodType>(schema: Schema, input: unkn
   throw new ValidationError(toFieldIssues(result.error.issues));
 }
 
-/** A zod refinement's params: the decisions.md issue it stands for. */
+/** A zod refinement's params: the `issue` code it stands for. */
 export function issue(name: Issue): { params: { issue: Issue } } {
   return { params: { issue: name } };
 }

@@ -23,7 +23,7 @@ const LOGIN = `mutation ($input: LoginInput!) {
 }`;
 
 describe('POST /v1/auth/login', () => {
-  it('answers the token object of 2.1 for the right e-mail and password', async () => {
+  it('answers the token object for the right e-mail and password', async () => {
     const response = await t.request('POST', '/v1/auth/login', { body: { email: 'alice@example.com', password: 'alice-password' } });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({

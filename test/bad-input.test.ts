@@ -11,7 +11,7 @@ import { WebhookReceiver } from './support/webhook-receiver.js';
 
 /**
  * Malformed and hostile input on every /v1 route and every GraphQL root field (both lists
- * derived from the route table and the schema): each answer is a 4xx of decisions.md, in time,
+ * derived from the route table and the schema): each answer is a 4xx with one of Tern's error codes, in time,
  * and a refused request writes nothing.
  */
 
@@ -93,7 +93,7 @@ function randomAddress(): string {
   return `10.${bytes[0]}.${bytes[1]}.${bytes[2]}`;
 }
 
-/** A 4xx of decisions.md in its error body. */
+/** A 4xx in Tern's error body. */
 function expectRefusal(attack: Attack, answer: Answer) {
   const label = `${attack.label}: ${answer.status} ${answer.text.slice(0, 300)}`;
   expect(answer.status, label).toBeGreaterThanOrEqual(400);
@@ -308,7 +308,7 @@ describe('every /v1 route', () => {
     expect(routes.filter((route) => route.body && !VALID_BODIES[key(route)]).map(key)).toEqual([]);
   });
 
-  it('answers hostile input with a 4xx of decisions.md, in time, and writes nothing', { timeout: 120_000 }, async () => {
+  it('answers hostile input with a 4xx and its error code, in time, and writes nothing', { timeout: 120_000 }, async () => {
     for (const route of routes) {
       const attacks = routeAttacks(route);
       const before = await rowCounts();
@@ -395,7 +395,7 @@ async function runGraphQL(root: RootField, variables: Record<string, unknown>): 
   return send({ label: root.name, method: 'POST', path: '/graphql', headers: CSRF, body: form });
 }
 
-/** Refused: a typed error result, or GraphQL errors with a 4xx code of decisions.md or of the protocol; never internal_error. */
+/** Refused: a typed error result, or GraphQL errors with a 4xx code of Tern's or of the protocol; never internal_error. */
 function expectGraphQLRefusal(label: string, answer: Answer) {
   const text = `${label}: ${answer.status} ${answer.text.slice(0, 300)}`;
   expect(answer.status, text).toBeLessThan(500);

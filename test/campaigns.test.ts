@@ -55,7 +55,7 @@ function waitForCampaign(account: TestAccount, campaign: string, status: string,
 }
 
 describe('POST /v1/campaigns', () => {
-  it('answers 201 with the spec\'s fields, status scheduled', async () => {
+  it('answers 201 with the creation fields, status scheduled', async () => {
     const response = await api(alice, 'POST', '/v1/campaigns', {
       name: 'Black Friday',
       description: 'Internal note',
@@ -348,7 +348,7 @@ describe('dispatch', () => {
 });
 
 describe('contacts', () => {
-  it('adds one with its phone normalised and answers the spec\'s fields', async () => {
+  it('adds one with its phone normalised and answers the contact\'s fields', async () => {
     const campaign = await createCampaign(alice);
     const response = await api(alice, 'POST', `/v1/campaigns/${campaign}/contacts`, {
       phone: '+55 (11) 98888-7777',

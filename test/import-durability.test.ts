@@ -62,7 +62,7 @@ it('imports nothing when its worker is killed mid-import, then everything once a
   };
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  // The API and the worker are separate processes sharing IMPORT_DIR, as the README lays them out.
+  // The API and the worker are separate processes sharing IMPORT_DIR, as docs/imports.md lays them out.
   await startTernProcess('api', { ...env, PORT: String(port) });
   const worker = await startTernProcess('worker', env);
 

@@ -35,7 +35,7 @@ async function carrierSubmissions(messageId: string): Promise<number> {
 }
 
 describe('POST /v1/messages/send', () => {
-  it('answers 202 with the message object of 2.2 once the message is stored', async () => {
+  it('answers 202 with the accepted message once it is stored', async () => {
     const response = await send(alice, { to: '5511999991234', message: 'Hello from Tern' });
     expect(response.status).toBe(202);
     expect(response.body).toEqual({

@@ -14,7 +14,7 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 describe('GET /v1/settings', () => {
-  it('answers the defaults of decisions.md for a new account', async () => {
+  it('answers the defaults for a new account: UTC, no sender, two-factor off', async () => {
     const response = await t.request('GET', '/v1/settings', { token: alice.token });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({

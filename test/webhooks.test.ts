@@ -64,7 +64,7 @@ function events(path: string) {
   return receiver.at(path).map((callback) => JSON.parse(callback.body) as Record<string, any>);
 }
 
-/** The check of section 6.3, written out independently of verifyWebhook. */
+/** The receiver's check of docs/webhooks.md, written out independently of verifyWebhook. */
 function signedWith(secret: string, callback: ReceivedCallback): boolean {
   const timestamp = String(callback.headers['x-service-timestamp']);
   const expected = `sha256=${createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${timestamp}.${callback.body}`).digest('hex')}`;
@@ -238,7 +238,7 @@ describe('changing and deleting webhooks', () => {
 });
 
 describe('message events', () => {
-  it('delivers message.failed, message.delivered and message.replied with decisions.md\'s payloads, each signed', async () => {
+  it('delivers message.failed, message.delivered and message.replied with their documented payloads, each signed', async () => {
     const alice = await t.createAccount();
     const path = newPath();
     const { secret } = await register(alice, path);

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/** How far a callback's timestamp may be from the receiver's clock, either way (section 6.3). */
+/** How far a callback's timestamp may be from the receiver's clock, either way. */
 export const WEBHOOK_TOLERANCE_SECONDS = 5 * 60;
 
 /** A callback body: `id` (the same on every retry and replay: deduplicate on it), `event`, `created_at` and the event's fields. */
@@ -19,7 +19,7 @@ export type WebhookVerification =
 export type WebhookHeaders = { get(name: string): string | null } | Record<string, string | string[] | undefined>;
 
 /**
- * Checks a callback as section 6.3 asks a receiver to: both headers present, the timestamp
+ * Checks a callback as docs/webhooks.md asks a receiver to: both headers present, the timestamp
  * within 5 minutes of `now`, and `X-Service-Signature` equal, in constant time, to
  * `sha256=` HMAC-SHA256(secret, timestamp + "." + rawBody). Pass the body exactly as received
  * (the bytes, not a re-serialised parse). The event's `id` is the key for idempotency.

@@ -35,7 +35,7 @@ export interface GraphQLServerOptions {
 }
 
 /**
- * Expected failures keep their code of decisions.md in `extensions.code` (and, for the
+ * Expected failures keep their error code (src/errors.ts) in `extensions.code` (and, for the
  * request-level ones, the HTTP status); anything else becomes `internal_error`.
  */
 export function toPublicGraphQLError(error: unknown): Error {
@@ -74,7 +74,7 @@ function isUnexpected(error: GraphQLError): boolean {
   return error.originalError !== undefined && !(error.originalError instanceof AppError) && !(error.originalError instanceof GraphQLError);
 }
 
-/** An expected failure (decisions.md's codes) or a mistake in the request (syntax, validation). */
+/** An expected failure (an AppError, with its code) or a mistake in the request (syntax, validation). */
 function isClientError(logged: unknown): boolean {
   if (logged instanceof AppError) return true;
   return logged instanceof GraphQLError && !isUnexpected(logged);

@@ -31,7 +31,7 @@ export function sendAppError(reply: FastifyReply, error: AppError): FastifyReply
   return sendError(reply, error.code, error.message, error instanceof ValidationError ? error.details : undefined);
 }
 
-/** Fastify's own errors (body parsing, limits) and anything unexpected, in the body of decisions.md. */
+/** Fastify's own errors (body parsing, limits) and anything unexpected, in Tern's error body. */
 export function handleHttpError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof AppError) return sendAppError(reply, error);
   const fastifyError = error as FastifyError;
@@ -56,7 +56,7 @@ export function handleHttpError(error: FastifyError | Error, request: FastifyReq
 
 /**
  * A request Node's HTTP parser refused before Fastify saw it (headers or URL over 16 KB, not
- * HTTP at all, too slow to arrive): answered in the body of decisions.md, not Node's own.
+ * HTTP at all, too slow to arrive): answered in Tern's error body, not Node's own.
  */
 export function answerUnreadableRequest(error: Error & { code?: string }, socket: Socket, requestId: string): void {
   if (error.code === 'ECONNRESET' || !socket.writable) {

@@ -39,7 +39,7 @@ export interface RestRoute {
   upload?: { field: string; variable: string; maxBytes: number };
   /** Request header → variable. */
   headers?: Record<string, string>;
-  /** Response fields left out when null (the spec shows them only when they have a value). */
+  /** Response fields left out when null (the /v1 contract shows them only when they have a value). */
   omitNull?: readonly string[];
 }
 

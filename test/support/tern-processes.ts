@@ -277,7 +277,7 @@ export async function apiRequest(baseUrl: string, method: string, path: string, 
   return { status: response.status, body: parsed };
 }
 
-/** An operator-created account, through the CLI as the README says; needs no API process. */
+/** An operator-created account, through the CLI as docs/authentication.md says; needs no API process. */
 export async function createAccountWithCli(env: Record<string, string>): Promise<{ account: string; email: string; password: string }> {
   const email = `processes-${randomBytes(4).toString('hex')}@example.com`;
   const password = 'a long test password';

@@ -17,7 +17,7 @@ export interface RowError {
 }
 
 /**
- * Turns the rows of a sheet into contacts, by the rules of the Import section: the header
+ * Turns the rows of a sheet into contacts, by the import's rules (docs/imports.md): the header
  * (when there is one) names the columns, empty rows are skipped, invalid rows are counted and
  * the first errors kept, and a phone seen earlier in the file is a duplicate. Everything the
  * job reports that the file alone decides is counted here.

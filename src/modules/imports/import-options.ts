@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { issue } from '../../validation.js';
 
-/** Section 8 of the interface: 10 MB (10 × 1024 × 1024 bytes) and 100,000 data rows per file. */
+/** The bounds of one upload: 10 MB (10 × 1024 × 1024 bytes) and 100,000 data rows per file. */
 export const IMPORT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 export const IMPORT_MAX_ROWS = 100_000;
 export const IMPORT_MAX_ROW_ERRORS = 100;
@@ -34,7 +34,7 @@ function isColumnNumber(value: string): boolean {
   return /^[1-9][0-9]{0,4}$/.test(value) && Number(value) <= MAX_COLUMN_NUMBER;
 }
 
-/** The form fields of 4.7 (GraphQL names); `phoneColumn` is required when the file has a header. */
+/** The fields of the import form (GraphQL names); `phoneColumn` is required when the file has a header. */
 export const importInput = z
   .strictObject({
     fileFormat: z.enum(FILE_FORMATS).nullish(),

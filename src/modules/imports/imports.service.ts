@@ -51,7 +51,7 @@ export interface ImportLimits {
 }
 
 /**
- * Bulk contact import (section 4.7, the Import section of decisions.md). The upload is
+ * Bulk contact import (docs/imports.md). The upload is
  * streamed to IMPORT_DIR and a BullMQ job imports it in ONE transaction: its rows are staged
  * in a temporary table while the file is read, then inserted into `contacts` in a single
  * statement whose ON CONFLICT (campaign_id, phone) is the database's guarantee against

@@ -1,0 +1,40 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { environmentSchema } from '../../src/config.js';
+
+const CONFIGURATION_DOC = new URL('../../docs/configuration.md', import.meta.url);
+
+/** The rows of the page's variable table: `| \`NAME\` | default | meaning |`. */
+function documentedVariables(): Map<string, string> {
+  const rows = new Map<string, string>();
+  for (const line of readFileSync(CONFIGURATION_DOC, 'utf8').split('\n')) {
+    const row = /^\| `([A-Z][A-Z0-9_]*)` \| ([^|]*) \|/.exec(line);
+    if (row) rows.set(row[1]!, row[2]!.trim());
+  }
+  return rows;
+}
+
+/** The default the code gives a variable left unset, as the page writes it; null when it has none of its own. */
+function documentedDefault(name: keyof typeof environmentSchema.shape): string | null {
+  const unset = environmentSchema.shape[name].safeParse(undefined);
+  if (!unset.success || unset.data === undefined) return null;
+  return unset.data === '' ? 'empty' : `\`${String(unset.data)}\``;
+}
+
+describe('docs/configuration.md', () => {
+  const documented = documentedVariables();
+  const read = Object.keys(environmentSchema.shape) as (keyof typeof environmentSchema.shape)[];
+
+  it('names every variable src/config.ts reads, and no other', () => {
+    expect([...documented.keys()].sort()).toEqual([...read].sort());
+  });
+
+  it('gives each variable the default the code gives it', () => {
+    const mismatches = read.flatMap((name) => {
+      const expected = documentedDefault(name);
+      const cell = documented.get(name);
+      return expected === null || cell === expected ? [] : [`${name}: documented ${cell}, code ${expected}`];
+    });
+    expect(mismatches).toEqual([]);
+  });
+});
