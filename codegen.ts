@@ -1,19 +1,32 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
+import { addTypenameSelectionDocumentTransform } from '@graphql-codegen/client-preset';
 
 /**
  * The typed client: TypedDocumentNodes for the operations the /v1 layer runs, generated from
  * the committed schema, so it works offline and any TypeScript client can reuse them.
+ * TERN_CLIENT_OPERATIONS adds a client's own operations: one or more globs of .graphql files,
+ * separated by commas, e.g. `TERN_CLIENT_OPERATIONS='../my-app/graphql/*.graphql' npm run codegen`.
  */
+const ownOperations = (process.env.TERN_CLIENT_OPERATIONS ?? '')
+  .split(',')
+  .map((glob) => glob.trim())
+  .filter((glob) => glob !== '');
+
 const config: CodegenConfig = {
   schema: 'schema/schema.graphql',
-  documents: ['schema/operations/*.graphql'],
+  documents: ['schema/operations/*.graphql', ...ownOperations],
   ignoreNoDocuments: false,
   importExtension: '.js',
   generates: {
     'src/generated/client/': {
       preset: 'client',
       presetConfig: { fragmentMasking: false },
+      // Every selection gets `__typename`, always in the result types, so that
+      // `if (result.__typename === 'Token')` narrows a result union to its success member.
+      documentTransforms: [addTypenameSelectionDocumentTransform],
       config: {
+        nonOptionalTypename: true,
+        skipTypename: false,
         useTypeImports: true,
         enumsAsTypes: true,
         // An Upload is sent as a multipart part (the graphql-multipart-request-spec), not as JSON.

@@ -25,16 +25,24 @@ function lastBuild() {
   }
 }
 
-const sources = Math.max(newestChange(join(root, 'src')), ...['tsconfig.json', 'tsconfig.build.json'].map((file) => statSync(join(root, file)).mtimeMs));
+const sources = Math.max(
+  newestChange(join(root, 'src')),
+  ...['tsconfig.json', 'tsconfig.build.json'].map((file) => statSync(join(root, file)).mtimeMs),
+);
 if (sources > lastBuild()) {
   process.stdout.write('tern: the sources changed since the last build; compiling to dist/\n');
   let tsc;
   try {
     tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   } catch {
-    process.stderr.write('tern: dist/ is out of date and TypeScript is not installed (npm ci installs it; npm run build compiles)\n');
+    process.stderr.write(
+      'tern: dist/ is out of date and TypeScript is not installed (npm ci installs it; npm run build compiles)\n',
+    );
     process.exit(1);
   }
-  const { status } = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
+  const { status } = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], {
+    cwd: root,
+    stdio: 'inherit',
+  });
   if (status !== 0) process.exit(status ?? 1);
 }

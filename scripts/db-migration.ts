@@ -1,6 +1,6 @@
 // Writes prisma/migrations/<timestamp>_NAME/migration.sql with the changes of prisma/schema.prisma
 // since the last migration. Usage: npm run db:migration -- NAME
-import { DEFAULT_DATABASE_URL, MIGRATION_NAME_PATTERN, createMigration } from '../src/db/migrations.js';
+import { createMigration, DEFAULT_DATABASE_URL, MIGRATION_NAME_PATTERN } from '../src/db/migrations.js';
 
 const args = process.argv.slice(2);
 const name = args[0];

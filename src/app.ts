@@ -9,10 +9,10 @@ import { closeDependencies } from './deps.js';
 import { createSchema } from './graphql/schema.js';
 import { Readiness } from './http/health.js';
 import { createHttpServer } from './http/server.js';
-import { readQueueDepths } from './metrics/metrics.js';
-import { queueList, type QueueKey } from './jobs/queues.js';
+import { type QueueKey, queueList } from './jobs/queues.js';
 import { startRecovery } from './jobs/recovery.js';
-import { startWorkers, type RunningWorkers, type WorkerFactory } from './jobs/workers.js';
+import { type RunningWorkers, startWorkers, type WorkerFactory } from './jobs/workers.js';
+import { readQueueDepths } from './metrics/metrics.js';
 import { createCampaignDispatchWorker } from './modules/campaigns/campaign-dispatch.worker.js';
 import { createContactImportWorker } from './modules/imports/contact-import.worker.js';
 import { createMessageSendWorker } from './modules/messages/message-send.worker.js';
@@ -50,17 +50,24 @@ export function createTern(deps: Dependencies, role: Role): Tern {
   const services = createServices(deps);
   const schema = createSchema({ strictQueries: deps.config.env !== 'production' });
   const carrier = role === 'api' ? null : createCarrier(deps.config, deps);
-  const carrierHealth = new CarrierHealthBoard(deps.redis, deps.config.redisPrefix, deps.logger.child({ module: 'carrier-health' }));
+  const carrierHealth = new CarrierHealthBoard(
+    deps.redis,
+    deps.config.redisPrefix,
+    deps.logger.child({ module: 'carrier-health' }),
+  );
   let stopping = false;
   const readiness = new Readiness(deps, () => stopping);
-  const http = role === 'worker' ? null : createHttpServer({
-        deps,
-        services,
-        schema,
-        carriers: () => carrierHealth.read(carrier),
-        readiness,
-        shuttingDown: () => stopping,
-      });
+  const http =
+    role === 'worker'
+      ? null
+      : createHttpServer({
+          deps,
+          services,
+          schema,
+          carriers: () => carrierHealth.read(carrier),
+          readiness,
+          shuttingDown: () => stopping,
+        });
   let workers: RunningWorkers | null = null;
   let recovery: { stop(): Promise<void> } | null = null;
   const dispatcher =
@@ -101,6 +108,8 @@ export function createTern(deps: Dependencies, role: Role): Tern {
     },
     async stop() {
       stopping = true;
+      // Open event streams would hold the HTTP drain forever: they end first, and their clients reconnect elsewhere.
+      await services.live.close();
       await Promise.all([http?.close(), workers?.close(), recovery?.stop(), dispatcher?.stop()]);
       await carrierHealth.stop();
       await carrier?.stop();

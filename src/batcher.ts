@@ -32,8 +32,12 @@ export class Batcher<In, Out> {
       this.inFlight += 1;
       this.run(batch.map((waiting) => waiting.item))
         .then(
-          (results) => batch.forEach((waiting, index) => waiting.resolve(results[index]!)),
-          (error: unknown) => batch.forEach((waiting) => waiting.reject(error)),
+          (results) => {
+            for (const [index, waiting] of batch.entries()) waiting.resolve(results[index] as Out);
+          },
+          (error: unknown) => {
+            for (const waiting of batch) waiting.reject(error);
+          },
         )
         .finally(() => {
           this.inFlight -= 1;

@@ -42,7 +42,8 @@ export function superviseCluster(plan: ClusterPlan, logger: Logger, shutdownTime
   cluster.on('listening', (_child: Worker, address) => {
     listening += 1;
     // A plain line, like the demo account's: what an operator (or the bench) waits for, whatever LOG_LEVEL says.
-    if (listening === plan.api) process.stdout.write(`tern: ${plan.api} API processes listening on port ${address.port}\n`);
+    if (listening === plan.api)
+      process.stdout.write(`tern: ${plan.api} API processes listening on port ${address.port}\n`);
   });
   cluster.on('exit', (child, code, signal) => {
     exited += 1;

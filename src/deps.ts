@@ -2,12 +2,12 @@ import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
-import { systemClock, type Clock } from './clock.js';
+import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { createPool, createPrismaClient } from './db/prisma.js';
 import type { PrismaClient } from './generated/prisma/client.js';
-import { closeQueues, createQueues, queueList, type Queues } from './jobs/queues.js';
-import { createProducerConnection } from './jobs/redis-connections.js';
+import { closeQueues, createQueues, type Queues, queueList } from './jobs/queues.js';
+import { createProducerConnection, createSubscriberConnection } from './jobs/redis-connections.js';
 import { Metrics } from './metrics/metrics.js';
 
 /** Everything with a connection or a clock in it, made once per process and passed down. */
@@ -24,6 +24,11 @@ export interface Dependencies {
   pool: pg.Pool;
   /** For commands on the request path: fails fast instead of queueing while Redis is away. */
   redis: Redis;
+  /**
+   * Receives live updates for GraphQL subscriptions (a connection in subscriber mode can do
+   * nothing else); it connects only when a process first subscribes, so a worker never opens it.
+   */
+  subscriber: Redis;
   /** Producers of every queue, on the same fail-fast connection. */
   queues: Queues;
   /** This process's Prometheus series. */
@@ -36,7 +41,9 @@ export interface Dependencies {
  */
 export function createLogger(config: Pick<Config, 'logLevel' | 'logFormat'>): Logger {
   const options = { level: config.logLevel, base: { service: 'tern' } };
-  return config.logFormat === 'pretty' ? pino(options, pretty({ sync: true, ignore: 'service,hostname' })) : pino(options);
+  return config.logFormat === 'pretty'
+    ? pino(options, pretty({ sync: true, ignore: 'service,hostname' }))
+    : pino(options);
 }
 
 export function createDependencies(
@@ -47,6 +54,8 @@ export function createDependencies(
   const redis = createProducerConnection(config.redisUrl, config.redisCommandTimeoutMs);
   // While Redis is away ioredis reconnects on its own; say so once per attempt, not as a crash.
   redis.on('error', (error) => logger.warn({ err: error }, 'Redis connection error'));
+  const subscriber = createSubscriberConnection(config.redisUrl);
+  subscriber.on('error', (error) => logger.warn({ err: error }, 'Redis subscriber connection error'));
   const queues = createQueues(redis, config.redisPrefix);
   for (const queue of queueList(queues)) {
     queue.on('error', (error) => logger.warn({ err: error, queue: queue.name }, 'queue error'));
@@ -59,6 +68,7 @@ export function createDependencies(
     prisma: createPrismaClient(pool),
     pool,
     redis,
+    subscriber,
     queues,
     metrics: overrides.metrics ?? new Metrics(),
   };
@@ -67,6 +77,8 @@ export function createDependencies(
 export async function closeDependencies(deps: Dependencies): Promise<void> {
   await closeQueues(deps.queues).catch(() => undefined);
   // Only a ready connection can quit politely; one still connecting would be kept alive by quit().
-  const redisClosed = deps.redis.status === 'ready' ? deps.redis.quit() : Promise.resolve(deps.redis.disconnect());
+  const redisClosed =
+    deps.redis.status === 'ready' ? deps.redis.quit() : Promise.resolve(deps.redis.disconnect());
   await Promise.allSettled([deps.prisma.$disconnect(), redisClosed]);
+  deps.subscriber.disconnect();
 }

@@ -95,7 +95,10 @@ export class UnauthorizedError extends AppError {
 /** The password was right, but the account has two-factor login on and no `otp` was given. */
 export class OtpRequiredError extends AppError {
   constructor() {
-    super('otp_required', 'Two-factor login is on for this account: send the code of the authenticator app (or a recovery code) as otp');
+    super(
+      'otp_required',
+      'Two-factor login is on for this account: send the code of the authenticator app (or a recovery code) as otp',
+    );
   }
 }
 
@@ -112,7 +115,15 @@ export class RateLimitedError extends AppError {
   }
 }
 
-function describeIssues(details: FieldIssue[]): string {
+/** "Invalid request: per_page invalid value (an integer from 1 to 100), …": each field, its issue, what is allowed. */
+export function describeIssues(
+  details: FieldIssue[],
+  hints: ReadonlyMap<string, string> = new Map(),
+): string {
   if (details.length === 0) return 'The request is invalid';
-  return `Invalid request: ${details.map((d) => `${d.field} ${d.issue.replaceAll('_', ' ')}`).join(', ')}`;
+  const parts = details.map((d) => {
+    const hint = hints.get(d.field);
+    return `${d.field} ${d.issue.replaceAll('_', ' ')}${hint ? ` (${hint})` : ''}`;
+  });
+  return `Invalid request: ${parts.join(', ')}`;
 }

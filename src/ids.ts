@@ -1,7 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 
-export type IdPrefix = 'msg' | 'inb' | 'cmp' | 'cnt' | 'tpl' | 'job' | 'whk' | 'whd' | 'acc' | 'evt' | 'req' | 'key';
+export type IdPrefix =
+  | 'msg'
+  | 'inb'
+  | 'cmp'
+  | 'cnt'
+  | 'tpl'
+  | 'job'
+  | 'whk'
+  | 'whd'
+  | 'acc'
+  | 'evt'
+  | 'req'
+  | 'key';
 
 /**
  * Opaque identifiers with a readable prefix. UUIDv7 keeps them roughly time-ordered,

@@ -2,11 +2,12 @@ import cluster from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import { createTern } from './app.js';
 import { CLUSTER_ROLE_VARIABLE, clusterPlan, superviseCluster } from './cluster.js';
-import { ConfigError, environmentWithDotEnv, loadConfig, type Config, type Role } from './config.js';
+import { ConfigError, environmentWithDotEnv } from './config/environment.js';
+import { type Config, loadConfig, type Role } from './config.js';
 import { migrateDatabase } from './db/migrations.js';
 import { createDependencies, createLogger } from './deps.js';
-import { serveMetrics, type MetricsServer } from './metrics/metrics-server.js';
-import { UnreachableError, checkRedis } from './startup.js';
+import { type MetricsServer, serveMetrics } from './metrics/metrics-server.js';
+import { checkRedis, UnreachableError } from './startup.js';
 
 const ROLES: readonly Role[] = ['all', 'api', 'worker'];
 
@@ -55,7 +56,9 @@ async function main() {
     new AggregatorRegistry();
     AggregatorRegistry.setRegistries([deps.metrics.registry]);
   } else {
-    metrics = await listenForMetrics(config, deps.metrics.registry.contentType, () => deps.metrics.registry.metrics());
+    metrics = await listenForMetrics(config, deps.metrics.registry.contentType, () =>
+      deps.metrics.registry.metrics(),
+    );
   }
   const tern = createTern(deps, role);
   // Handlers go in before start: a SIGTERM while starting must still drain, not kill.
@@ -104,12 +107,18 @@ async function main() {
 }
 
 /** The metrics listener, unless METRICS_PORT is off; a port that cannot be bound stops start-up. */
-async function listenForMetrics(config: Config, contentType: string, render: () => Promise<string>): Promise<MetricsServer | null> {
+async function listenForMetrics(
+  config: Config,
+  contentType: string,
+  render: () => Promise<string>,
+): Promise<MetricsServer | null> {
   if (!config.metrics) return null;
   try {
     return await serveMetrics({ ...config.metrics, contentType, render });
   } catch (error) {
-    fail(`cannot serve metrics on ${config.metrics.host}:${config.metrics.port} (METRICS_HOST, METRICS_PORT; METRICS_PORT=off turns them off): ${(error as Error).message}`);
+    fail(
+      `cannot serve metrics on ${config.metrics.host}:${config.metrics.port} (METRICS_HOST, METRICS_PORT; METRICS_PORT=off turns them off): ${(error as Error).message}`,
+    );
   }
 }
 

@@ -1,10 +1,21 @@
 import { z } from 'zod';
 import { issue } from './validation.js';
 
-/** E.164 digits without the plus sign: 7 to 15 digits, the first not 0. */
-export const E164_DIGITS = /^[1-9][0-9]{6,14}$/;
+/** E.164 as a client may write it: 7 to 15 digits, the first not 0, with or without a leading `+`. */
+export const E164_WRITTEN = /^\+?[1-9][0-9]{6,14}$/;
 
-export const e164 = z.string().refine((value) => E164_DIGITS.test(value), issue('invalid_e164'));
+export const E164_EXPECTED = '7–15 digits, optional leading +';
+
+/** A number in E.164, with or without `+`; it comes out as digits, which is how it is stored and shown. */
+export const e164 = z
+  .string()
+  .refine((value) => E164_WRITTEN.test(value), issue('invalid_e164'))
+  .transform((value) => value.replace(/^\+/, ''))
+  .meta({
+    pattern: E164_WRITTEN.source,
+    description: `E.164: ${E164_EXPECTED}`,
+    examples: ['+5511987654321'],
+  });
 
 /**
  * A phone as people write it, made E.164 digits: spaces, dashes, dots, parentheses and a
@@ -12,5 +23,5 @@ export const e164 = z.string().refine((value) => E164_DIGITS.test(value), issue(
  */
 export const normalizedPhone = z
   .string()
-  .transform((value) => value.trim().replace(/[\s\-.()]/g, '').replace(/^\+/, ''))
+  .transform((value) => value.trim().replace(/[\s\-.()]/g, ''))
   .pipe(e164);

@@ -1,3 +1,4 @@
+import { carrierDefaultSender } from './carriers/index.js';
 import type { Dependencies } from './deps.js';
 import { CampaignDispatchJobs } from './jobs/campaign-dispatch.job.js';
 import { ContactImportJobs } from './jobs/contact-import.job.js';
@@ -15,6 +16,9 @@ import { CampaignRecords } from './modules/campaigns/campaign-records.js';
 import { CampaignStatsReader } from './modules/campaigns/campaign-stats.js';
 import { ContactService } from './modules/contacts/contacts.service.js';
 import { ImportService } from './modules/imports/imports.service.js';
+import { createLivePubSub, LivePublisher } from './modules/live/live-events.js';
+import { LiveSubscriptions } from './modules/live/live-subscriptions.js';
+import { SubscriptionSlots } from './modules/live/subscription-slots.js';
 import { CarrierReports } from './modules/messages/carrier-reports.js';
 import { MessageDelivery } from './modules/messages/message-delivery.js';
 import { MessagePages } from './modules/messages/message-pages.js';
@@ -59,6 +63,8 @@ export interface Services {
   webhookDeliveries: WebhookDeliveries;
   webhookDeliveryJobs: WebhookDeliveryJobs;
   retention: RetentionService;
+  /** GraphQL subscriptions' streams of an account's changes. */
+  live: LiveSubscriptions;
 }
 
 /** The composition root of the domain layer: each service made once, with what it depends on. */
@@ -71,11 +77,21 @@ export function createServices(deps: Dependencies): Services {
   const webhookDeliveryJobs = new WebhookDeliveryJobs(queues.webhookDelivery, logger('webhooks'));
   const importJobs = new ContactImportJobs(queues.contactImport, logger('imports'));
 
+  const livePubSub = createLivePubSub(deps.redis, deps.subscriber, logger('live'));
+  const live = new LivePublisher(livePubSub, config.redisPrefix);
+
   const tokens = new TokenService(config.jwtSecret, clock);
   const apiKeys = new ApiKeyService(prisma, deps.pool, clock, logger('api-keys'));
-  const twoFactor = new TwoFactorService(prisma, clock, config.twoFactorSecretKey, deps.redis, config.redisPrefix, logger('two-factor'));
+  const twoFactor = new TwoFactorService(
+    prisma,
+    clock,
+    config.twoFactorSecretKey,
+    deps.redis,
+    config.redisPrefix,
+    logger('two-factor'),
+  );
   const optOuts = new OptOutService(prisma);
-  const statusChanges = new MessageStatusChanges(prisma, deps.metrics);
+  const statusChanges = new MessageStatusChanges(prisma, deps.metrics, live);
   const webhookSecrets = new WebhookSecrets(prisma, config.webhookSecretKey);
   const webhookSender = new WebhookSender({
     timeoutMs: config.webhookTimeoutMs,
@@ -95,28 +111,60 @@ export function createServices(deps: Dependencies): Services {
   return {
     tokens,
     authenticator: new Authenticator(deps.pool, tokens, apiKeys),
-    accounts: new AccountService(prisma, clock, tokens, new LoginGuard(deps.redis, config.redisPrefix), twoFactor),
+    accounts: new AccountService(
+      prisma,
+      clock,
+      tokens,
+      new LoginGuard(deps.redis, config.redisPrefix),
+      twoFactor,
+    ),
     apiKeys,
     twoFactor,
     settings: new SettingsService(prisma),
     messages: new MessageQueries(prisma),
     messagePages: new MessagePages(prisma),
-    messageSending: new MessageSending(prisma, clock, sendJobs, optOuts),
-    messageDelivery: new MessageDelivery(prisma, clock, statusChanges, sendJobs),
-    carrierReports: new CarrierReports(prisma, statusChanges, optOuts, logger('messages')),
+    messageSending: new MessageSending(prisma, clock, sendJobs, optOuts, live),
+    messageDelivery: new MessageDelivery(
+      prisma,
+      clock,
+      statusChanges,
+      sendJobs,
+      carrierDefaultSender(config),
+    ),
+    carrierReports: new CarrierReports(prisma, statusChanges, optOuts, live, logger('messages')),
     optOuts,
     campaigns: new CampaignRecords(prisma, clock, dispatchJobs, config.webhookAllowInsecure),
-    campaignLifecycle: new CampaignLifecycle(prisma, clock, dispatchJobs, logger('campaigns')),
-    campaignDispatch: new CampaignDispatch(prisma, clock, dispatchJobs, sendJobs, logger('campaigns')),
+    campaignLifecycle: new CampaignLifecycle(prisma, clock, dispatchJobs, live, logger('campaigns')),
+    campaignDispatch: new CampaignDispatch(prisma, clock, dispatchJobs, sendJobs, live, logger('campaigns')),
     campaignStats: new CampaignStatsReader(prisma),
     contacts: new ContactService(prisma, clock),
-    imports: new ImportService(prisma, deps.pool, clock, importJobs, logger('imports'), config.importDir, {
-      maxInflatedBytes: config.importMaxInflatedBytes,
-    }),
+    imports: new ImportService(
+      prisma,
+      deps.pool,
+      clock,
+      importJobs,
+      live,
+      logger('imports'),
+      config.importDir,
+      { maxInflatedBytes: config.importMaxInflatedBytes },
+    ),
     templates: new TemplateService(prisma, clock),
-    webhooks: new WebhookService(prisma, clock, webhookSecrets, webhookSender, webhookDeliveries, webhookDeliveryJobs, config.webhookAllowInsecure),
+    webhooks: new WebhookService(
+      prisma,
+      clock,
+      webhookSecrets,
+      webhookSender,
+      webhookDeliveries,
+      webhookDeliveryJobs,
+      config.webhookAllowInsecure,
+    ),
     webhookDeliveries,
     webhookDeliveryJobs,
     retention: new RetentionService(prisma, clock, deps.metrics, logger('retention'), config.retentionDays),
+    live: new LiveSubscriptions(
+      livePubSub,
+      config.redisPrefix,
+      new SubscriptionSlots(deps.redis, config.redisPrefix, config.subscriptionsPerAccount, logger('live')),
+    ),
   };
 }

@@ -1,6 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { Transform, type Readable } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from './errors.js';
 
@@ -32,7 +32,8 @@ export async function saveUpload(source: Readable, path: string, maxBytes: numbe
   const limit = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       bytes += chunk.length;
-      if (bytes > maxBytes) done(new AppError('payload_too_large', `The file is larger than ${describeBytes(maxBytes)}`));
+      if (bytes > maxBytes)
+        done(new AppError('payload_too_large', `The file is larger than ${describeBytes(maxBytes)}`));
       else done(null, chunk);
     },
   });
@@ -43,7 +44,8 @@ export async function saveUpload(source: Readable, path: string, maxBytes: numbe
     await rm(path, { force: true });
     if (error instanceof AppError) throw error;
     // The client went away or broke the multipart body: its request, not the service, failed.
-    if (sourceFailed) throw new AppError('bad_request', 'The upload ended before the whole file was received');
+    if (sourceFailed)
+      throw new AppError('bad_request', 'The upload ended before the whole file was received');
     throw error;
   }
 }

@@ -1,15 +1,17 @@
-import type { z } from 'zod';
-import { ValidationError, type FieldIssue, type Issue } from './errors.js';
+import { z } from 'zod';
+import { describeIssues, type Issue, ValidationError } from './errors.js';
+import { E164_EXPECTED } from './phone.js';
 
 /**
  * Parses an operation's input with its zod schema and turns every problem into the
  * `{ field, issue }` details of Tern's error body, one per field, so a client sees all its
- * mistakes at once.
+ * mistakes at once; the message says, per field, what is allowed where that can be told.
  */
 export function parseInput<Schema extends z.ZodType>(schema: Schema, input: unknown): z.output<Schema> {
   const result = schema.safeParse(input, { reportInput: true });
   if (result.success) return result.data;
-  throw new ValidationError(toFieldIssues(result.error.issues));
+  const { details, hints } = toFieldIssues(schema, result.error.issues);
+  throw new ValidationError(details, describeIssues(details, hints));
 }
 
 /** A zod refinement's params: the `issue` code it stands for. */
@@ -17,18 +19,70 @@ export function issue(name: Issue): { params: { issue: Issue } } {
   return { params: { issue: name } };
 }
 
-function toFieldIssues(issues: readonly z.core.$ZodIssue[]): FieldIssue[] {
+function toFieldIssues(schema: z.ZodType, issues: readonly z.core.$ZodIssue[]) {
   const byField = new Map<string, Issue>();
+  const hints = new Map<string, string>();
   for (const problem of issues) {
     const fields =
       problem.code === 'unrecognized_keys'
         ? problem.keys.map((key) => [...problem.path, key].join('.'))
         : [problem.path.join('.')];
     for (const field of fields) {
-      if (!byField.has(field)) byField.set(field, issueOf(problem));
+      if (byField.has(field)) continue;
+      byField.set(field, issueOf(problem));
+      const hint = hintFor(schema, problem);
+      if (hint) hints.set(field, hint);
     }
   }
-  return [...byField].map(([field, name]) => ({ field, issue: name }));
+  return { details: [...byField].map(([field, name]) => ({ field, issue: name })), hints };
+}
+
+/** What the field allows, told from the issue (an enum's values) or from the field's own schema (its bounds). */
+function hintFor(schema: z.ZodType, problem: z.core.$ZodIssue): string | undefined {
+  if (problem.code === 'invalid_value' && problem.values.length > 0)
+    return `one of: ${problem.values.map(String).join(', ')}`;
+  if (problem.code === 'custom' && problem.params?.issue === 'invalid_e164') return E164_EXPECTED;
+  if (problem.code !== 'too_small' && problem.code !== 'too_big' && problem.code !== 'invalid_type') return;
+  const field = fieldSchema(schema, problem.path);
+  if (field instanceof z.ZodNumber) {
+    const kind = field.format === 'safeint' ? 'an integer' : 'a number';
+    return bounds(kind, field.minValue, field.maxValue);
+  }
+  if (field instanceof z.ZodString) {
+    const length = bounds('', field.minLength, field.maxLength);
+    return length ? `${length.trim()} characters` : undefined;
+  }
+}
+
+function bounds(kind: string, min: number | null, max: number | null): string | undefined {
+  const finite = (value: number | null) =>
+    value !== null && Number.isFinite(value) && Math.abs(value) < 2 ** 53;
+  if (finite(min) && finite(max)) return `${kind} from ${min} to ${max}`;
+  if (finite(min)) return `${kind} of at least ${min}`;
+  if (finite(max)) return `${kind} of at most ${max}`;
+  return kind || undefined;
+}
+
+/** The schema of the field at `path`, through optional, nullable, default and pipe wrappers. */
+function fieldSchema(schema: z.ZodType, path: readonly PropertyKey[]): z.ZodType | undefined {
+  let current: z.ZodType | undefined = unwrap(schema);
+  for (const key of path) {
+    if (current instanceof z.ZodObject) current = unwrap(current.shape[key as string]);
+    else if (current instanceof z.ZodArray) current = unwrap(current.element as z.ZodType);
+    else return;
+  }
+  return current;
+}
+
+function unwrap(schema: z.ZodType | undefined): z.ZodType | undefined {
+  let current = schema;
+  for (let depth = 0; current && depth < 10; depth++) {
+    const def = current._zod.def as { innerType?: z.ZodType; in?: z.ZodType };
+    const inner = def.innerType ?? def.in;
+    if (!inner) return current;
+    current = inner;
+  }
+  return current;
 }
 
 function issueOf(problem: z.core.$ZodIssue): Issue {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { URI, type TOTP } from 'otpauth';
+import { type TOTP, URI } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { closeDependencies, createDependencies, type Dependencies } from '../src/deps.js';
@@ -8,7 +8,18 @@ import { createServices, type Services } from '../src/services.js';
 import { createTestDatabase, sql, type TestDatabase } from './support/database.js';
 import { REDIS_URL } from './support/server-url.js';
 import { deleteRedisKeys } from './support/tern.js';
-import { ROOT, apiRequest, freePort, killAll, logIn, runCliCommand, sleep, startTernProcess, withDeadline, type CliRun } from './support/tern-processes.js';
+import {
+  apiRequest,
+  type CliRun,
+  freePort,
+  killAll,
+  logIn,
+  ROOT,
+  runCliCommand,
+  sleep,
+  startTernProcess,
+  withDeadline,
+} from './support/tern-processes.js';
 
 // The operator's CLI and the API as real processes: what one process changes, another refuses at once.
 
@@ -31,7 +42,10 @@ beforeAll(async () => {
     HOST: '127.0.0.1',
   };
   const [portA, portB] = await Promise.all([freePort(), freePort()]);
-  await Promise.all([startTernProcess('api', { ...env, PORT: String(portA) }), startTernProcess('api', { ...env, PORT: String(portB) })]);
+  await Promise.all([
+    startTernProcess('api', { ...env, PORT: String(portA) }),
+    startTernProcess('api', { ...env, PORT: String(portB) }),
+  ]);
   apiA = `http://127.0.0.1:${portA}`;
   apiB = `http://127.0.0.1:${portB}`;
   deps = createDependencies(loadConfig({ ...env, LOG_LEVEL: 'silent' }));
@@ -64,13 +78,16 @@ function expectFailure(run: CliRun, code: number, message: RegExp) {
   expect(run.stderr).toMatch(message);
 }
 
-async function newAccount(password = 'a long test password'): Promise<{ account: string; email: string; password: string }> {
+async function newAccount(
+  password = 'a long test password',
+): Promise<{ account: string; email: string; password: string }> {
   const email = `cli-${randomBytes(4).toString('hex')}@example.com`;
   const { account } = await services.accounts.create({ email, password });
   return { account, email, password };
 }
 
-const settingsWith = (base: string, credential: string) => apiRequest(base, 'GET', '/v1/settings', undefined, credential);
+const settingsWith = (base: string, credential: string) =>
+  apiRequest(base, 'GET', '/v1/settings', undefined, credential);
 
 // Every CLI run starts Node with tsx, a second or two each, more on a busy machine.
 describe('the CLI', { timeout: 120_000 }, () => {
@@ -79,7 +96,11 @@ describe('the CLI', { timeout: 120_000 }, () => {
       ['--help'],
       ['accounts', '--help'],
       ['api-keys', '-h'],
-      ...['create', 'list', 'disable', 'enable', 'reset-password', 'two-factor-off'].map((command) => ['accounts', command, '--help']),
+      ...['create', 'list', 'disable', 'enable', 'reset-password', 'two-factor-off'].map((command) => [
+        'accounts',
+        command,
+        '--help',
+      ]),
       ...['create', 'list', 'revoke'].map((command) => ['api-keys', command, '--help']),
     ];
     for (let i = 0; i < levels.length; i += 4) {
@@ -104,7 +125,11 @@ describe('the CLI', { timeout: 120_000 }, () => {
     ]);
     expectFailure(none, 1, /a group and a command are needed \(npm run cli -- --help lists them\)/);
     expectFailure(group, 1, /unknown group "users"/);
-    expectFailure(command, 1, /unknown command "accounts delete" \(npm run cli -- accounts --help lists them\)/);
+    expectFailure(
+      command,
+      1,
+      /unknown command "accounts delete" \(npm run cli -- accounts --help lists them\)/,
+    );
     expectFailure(option, 1, /Unknown option '--verbose'/);
     expectFailure(missing, 1, /missing --email \(npm run cli -- api-keys create --help tells more\)/);
   });
@@ -128,7 +153,11 @@ describe('the CLI', { timeout: 120_000 }, () => {
     const password = 'typed at a terminal';
     // util-linux's script(1) gives the CLI a pseudo-terminal; each answer is typed once its prompt shows.
     const command = `${process.execPath} --import tsx src/cli.ts accounts create --email ${email}`;
-    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: { ...process.env, ...env, NODE_ENV: 'test' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-qec', command, '/dev/null'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env, NODE_ENV: 'test' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let output = '';
     const seen = (pattern: RegExp) =>
       withDeadline(
@@ -167,8 +196,20 @@ describe('the CLI', { timeout: 120_000 }, () => {
     const listed = linesOf(await cli(['accounts', 'list']));
     expect(listed).toEqual(
       expect.arrayContaining([
-        { account: first.account, email: first.email, disabled: false, two_factor_enabled: false, created_at: expect.any(String) },
-        { account: second.account, email: second.email, disabled: true, two_factor_enabled: false, created_at: expect.any(String) },
+        {
+          account: first.account,
+          email: first.email,
+          disabled: false,
+          two_factor_enabled: false,
+          created_at: expect.any(String),
+        },
+        {
+          account: second.account,
+          email: second.email,
+          disabled: true,
+          two_factor_enabled: false,
+          created_at: expect.any(String),
+        },
       ]),
     );
     const { rows } = await sql(database.url, 'SELECT count(*)::int AS n FROM accounts');
@@ -178,18 +219,32 @@ describe('the CLI', { timeout: 120_000 }, () => {
   it('disables an account: its token and key are refused at once by the API processes, until enabled', async () => {
     const owner = await newAccount();
     const token = await logIn(apiA, owner);
-    const [key] = linesOf(await cli(['api-keys', 'create', '--email', owner.email, '--name', 'Nightly export']));
+    const [key] = linesOf(
+      await cli(['api-keys', 'create', '--email', owner.email, '--name', 'Nightly export']),
+    );
     expect((await settingsWith(apiB, key.key)).status).toBe(200);
 
-    expect(linesOf(await cli(['accounts', 'disable', '--email', owner.email]))).toEqual([{ account: owner.account, email: owner.email, disabled: true }]);
-    for (const [base, credential] of [[apiA, token], [apiB, token], [apiA, key.key], [apiB, key.key]] as const) {
+    expect(linesOf(await cli(['accounts', 'disable', '--email', owner.email]))).toEqual([
+      { account: owner.account, email: owner.email, disabled: true },
+    ]);
+    for (const [base, credential] of [
+      [apiA, token],
+      [apiB, token],
+      [apiA, key.key],
+      [apiB, key.key],
+    ] as const) {
       const refused = await settingsWith(base, credential);
       expect(refused.status).toBe(401);
       expect(refused.body.error.code).toBe('unauthorized');
     }
-    expect((await apiRequest(apiB, 'POST', '/v1/auth/login', { email: owner.email, password: owner.password })).status).toBe(401);
+    expect(
+      (await apiRequest(apiB, 'POST', '/v1/auth/login', { email: owner.email, password: owner.password }))
+        .status,
+    ).toBe(401);
 
-    expect(linesOf(await cli(['accounts', 'enable', '--email', owner.email]))).toEqual([{ account: owner.account, email: owner.email, disabled: false }]);
+    expect(linesOf(await cli(['accounts', 'enable', '--email', owner.email]))).toEqual([
+      { account: owner.account, email: owner.email, disabled: false },
+    ]);
     expect((await settingsWith(apiB, token)).status).toBe(200);
     expect((await settingsWith(apiA, key.key)).status).toBe(200);
   });
@@ -197,11 +252,22 @@ describe('the CLI', { timeout: 120_000 }, () => {
   it('resets a password from stdin: tokens issued before stop working', async () => {
     const owner = await newAccount();
     const before = await logIn(apiA, owner);
-    const run = await cli(['accounts', 'reset-password', '--email', owner.email.toUpperCase()], 'the new long password\n');
-    expect(linesOf(run)).toEqual([{ account: owner.account, email: owner.email.toUpperCase(), password_reset: true }]);
+    const run = await cli(
+      ['accounts', 'reset-password', '--email', owner.email.toUpperCase()],
+      'the new long password\n',
+    );
+    expect(linesOf(run)).toEqual([
+      { account: owner.account, email: owner.email.toUpperCase(), password_reset: true },
+    ]);
     expect((await settingsWith(apiB, before)).status).toBe(401);
-    expect((await apiRequest(apiA, 'POST', '/v1/auth/login', { email: owner.email, password: owner.password })).status).toBe(401);
-    expect((await settingsWith(apiB, await logIn(apiA, { email: owner.email, password: 'the new long password' }))).status).toBe(200);
+    expect(
+      (await apiRequest(apiA, 'POST', '/v1/auth/login', { email: owner.email, password: owner.password }))
+        .status,
+    ).toBe(401);
+    expect(
+      (await settingsWith(apiB, await logIn(apiA, { email: owner.email, password: 'the new long password' })))
+        .status,
+    ).toBe(200);
   });
 
   it('turns two-factor login off for an account that lost its phone', async () => {
@@ -209,19 +275,39 @@ describe('the CLI', { timeout: 120_000 }, () => {
     const token = await logIn(apiA, owner);
     const setUp = await apiRequest(apiA, 'POST', '/v1/settings/two-factor', undefined, token);
     const totp = URI.parse(setUp.body.otpauth_url) as TOTP;
-    expect((await apiRequest(apiA, 'POST', '/v1/settings/two-factor/confirm', { code: totp.generate() }, token)).status).toBe(200);
-    expect((await apiRequest(apiB, 'POST', '/v1/auth/login', { email: owner.email, password: owner.password })).body.error.code).toBe('otp_required');
+    expect(
+      (await apiRequest(apiA, 'POST', '/v1/settings/two-factor/confirm', { code: totp.generate() }, token))
+        .status,
+    ).toBe(200);
+    expect(
+      (await apiRequest(apiB, 'POST', '/v1/auth/login', { email: owner.email, password: owner.password }))
+        .body.error.code,
+    ).toBe('otp_required');
 
     expect(linesOf(await cli(['accounts', 'two-factor-off', '--email', owner.email]))).toEqual([
       { account: owner.account, email: owner.email, two_factor_enabled: false },
     ]);
-    expect((await apiRequest(apiB, 'POST', '/v1/auth/login', { email: owner.email, password: owner.password })).status).toBe(200);
+    expect(
+      (await apiRequest(apiB, 'POST', '/v1/auth/login', { email: owner.email, password: owner.password }))
+        .status,
+    ).toBe(200);
     expect((await settingsWith(apiA, token)).body.two_factor_enabled).toBe(false);
   });
 
   it('creates, lists and revokes API keys, printing the key once', async () => {
     const owner = await newAccount();
-    const [created] = linesOf(await cli(['api-keys', 'create', '--email', owner.email, '--name', 'Billing', '--expires-at', '2099-01-01T00:00:00Z']));
+    const [created] = linesOf(
+      await cli([
+        'api-keys',
+        'create',
+        '--email',
+        owner.email,
+        '--name',
+        'Billing',
+        '--expires-at',
+        '2099-01-01T00:00:00Z',
+      ]),
+    );
     expect(created).toEqual({
       api_key: expect.stringMatching(/^key_/),
       name: 'Billing',
@@ -234,14 +320,40 @@ describe('the CLI', { timeout: 120_000 }, () => {
 
     const listRun = await cli(['api-keys', 'list', '--email', owner.email]);
     expect(linesOf(listRun)).toEqual([
-      { api_key: created.api_key, name: 'Billing', prefix: created.prefix, created_at: created.created_at, expires_at: created.expires_at, last_used_at: expect.any(String) },
+      {
+        api_key: created.api_key,
+        name: 'Billing',
+        prefix: created.prefix,
+        created_at: created.created_at,
+        expires_at: created.expires_at,
+        last_used_at: expect.any(String),
+      },
     ]);
     expect(listRun.stdout).not.toContain(created.key);
 
-    expect(linesOf(await cli(['api-keys', 'revoke', '--email', owner.email, '--id', created.api_key]))).toEqual([{ api_key: created.api_key, deleted: true }]);
+    expect(
+      linesOf(await cli(['api-keys', 'revoke', '--email', owner.email, '--id', created.api_key])),
+    ).toEqual([{ api_key: created.api_key, deleted: true }]);
     expect((await settingsWith(apiB, created.key)).status).toBe(401);
-    expectFailure(await cli(['api-keys', 'revoke', '--email', owner.email, '--id', created.api_key]), 1, /API key not found/);
-    expectFailure(await cli(['api-keys', 'create', '--email', owner.email, '--name', 'Old', '--expires-at', '2001-01-01T00:00:00Z']), 1, /invalid expires-at/);
+    expectFailure(
+      await cli(['api-keys', 'revoke', '--email', owner.email, '--id', created.api_key]),
+      1,
+      /API key not found/,
+    );
+    expectFailure(
+      await cli([
+        'api-keys',
+        'create',
+        '--email',
+        owner.email,
+        '--name',
+        'Old',
+        '--expires-at',
+        '2001-01-01T00:00:00Z',
+      ]),
+      1,
+      /invalid expires-at/,
+    );
   });
 
   it('says which e-mail has no account, with exit code 1', async () => {
@@ -296,7 +408,9 @@ describe('API keys across API processes', { timeout: 60_000 }, () => {
     const owner = await newAccount();
     const token = await logIn(apiA, owner);
     const expiresAt = new Date(Date.now() + 2_000).toISOString();
-    const { key } = (await apiRequest(apiA, 'POST', '/v1/api-keys', { name: 'Short-lived', expires_at: expiresAt }, token)).body;
+    const { key } = (
+      await apiRequest(apiA, 'POST', '/v1/api-keys', { name: 'Short-lived', expires_at: expiresAt }, token)
+    ).body;
     expect((await settingsWith(apiB, key)).status).toBe(200);
     await sleep(Date.parse(expiresAt) - Date.now() + 50);
     const expired = await settingsWith(apiB, key);
@@ -304,11 +418,15 @@ describe('API keys across API processes', { timeout: 60_000 }, () => {
     expect(expired.body.error.message).toBe('The API key has expired');
   });
 
-  it('store only the key\'s hash', async () => {
+  it("store only the key's hash", async () => {
     const owner = await newAccount();
     const token = await logIn(apiA, owner);
     const { key } = (await apiRequest(apiB, 'POST', '/v1/api-keys', { name: 'Hashed' }, token)).body;
-    const dump = await sql(database.url, `SELECT to_jsonb(k)::text AS row FROM api_keys k WHERE account_id = $1`, [owner.account]);
+    const dump = await sql(
+      database.url,
+      `SELECT to_jsonb(k)::text AS row FROM api_keys k WHERE account_id = $1`,
+      [owner.account],
+    );
     expect(dump.rows).toHaveLength(1);
     expect(dump.rows[0].row).not.toContain(key.slice(10));
   });

@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiKeysDocument, CreateApiKeyDocument, SendMessageDocument, SettingsDocument, TernClient, TernClientError } from '../src/client/index.js';
+import {
+  ApiKeysDocument,
+  CreateApiKeyDocument,
+  SendMessageDocument,
+  SettingsDocument,
+  TernClient,
+  TernClientError,
+} from '../src/client/index.js';
 import { MAX_API_KEYS_PER_ACCOUNT } from '../src/modules/api-keys/api-keys.service.js';
 import { sql } from './support/database.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
@@ -23,12 +30,17 @@ async function createKey(owner: TestAccount, body: Record<string, unknown> = { n
   return response.body as { api_key: string; key: string; prefix: string; name: string };
 }
 
-const CREATE_KEY = 'mutation ($input: CreateApiKeyInput!) { createApiKey(input: $input) { __typename ... on CreatedApiKey { id key } ... on Error { code } } }';
-const REVOKE_KEY = 'mutation ($id: ID!) { revokeApiKey(id: $id) { __typename ... on DeletedApiKey { id deleted } ... on Error { code } } }';
+const CREATE_KEY =
+  'mutation ($input: CreateApiKeyInput!) { createApiKey(input: $input) { __typename ... on CreatedApiKey { id key } ... on Error { code } } }';
+const REVOKE_KEY =
+  'mutation ($id: ID!) { revokeApiKey(id: $id) { __typename ... on DeletedApiKey { id deleted } ... on Error { code } } }';
 
 describe('POST /v1/api-keys', () => {
   it('answers the key once, with its id, name, prefix and times', async () => {
-    const response = await t.request('POST', '/v1/api-keys', { token: alice.token, body: { name: 'Billing server' } });
+    const response = await t.request('POST', '/v1/api-keys', {
+      token: alice.token,
+      body: { name: 'Billing server' },
+    });
     expect(response.status).toBe(201);
     expect(response.body).toEqual({
       api_key: expect.stringMatching(/^key_[0-9a-f]{32}$/),
@@ -45,12 +57,24 @@ describe('POST /v1/api-keys', () => {
 
   it('stores only a SHA-256 of the key: the key is in no row of any table', async () => {
     const created = await createKey(alice, { name: 'Hash only' });
-    const { rows } = await sql(t.database.url, 'SELECT key_hash, prefix FROM api_keys WHERE id = $1', [created.api_key]);
-    expect(rows[0]).toEqual({ key_hash: createHash('sha256').update(created.key).digest('base64url'), prefix: created.prefix });
+    const { rows } = await sql(t.database.url, 'SELECT key_hash, prefix FROM api_keys WHERE id = $1', [
+      created.api_key,
+    ]);
+    expect(rows[0]).toEqual({
+      key_hash: createHash('sha256').update(created.key).digest('base64url'),
+      prefix: created.prefix,
+    });
 
-    const { rows: tables } = await sql(t.database.url, `SELECT tablename FROM pg_tables WHERE schemaname = 'public'`);
+    const { rows: tables } = await sql(
+      t.database.url,
+      `SELECT tablename FROM pg_tables WHERE schemaname = 'public'`,
+    );
     for (const { tablename } of tables) {
-      const { rows: found } = await sql(t.database.url, `SELECT count(*)::int AS n FROM "${tablename}" r WHERE to_jsonb(r)::text LIKE $1`, [`%${created.key.slice(10)}%`]);
+      const { rows: found } = await sql(
+        t.database.url,
+        `SELECT count(*)::int AS n FROM "${tablename}" r WHERE to_jsonb(r)::text LIKE $1`,
+        [`%${created.key.slice(10)}%`],
+      );
       expect(found[0].n, tablename).toBe(0);
     }
   });
@@ -62,7 +86,10 @@ describe('POST /v1/api-keys', () => {
       [{ name: '   ' }, [{ field: 'name', issue: 'too_short' }]],
       [{ name: 'x'.repeat(81) }, [{ field: 'name', issue: 'too_long' }]],
       [{ name: 'ok', expires_at: 'tomorrow' }, [{ field: 'expires_at', issue: 'invalid_format' }]],
-      [{ name: 'ok', expires_at: new Date(Date.now() - 1000).toISOString() }, [{ field: 'expires_at', issue: 'invalid_value' }]],
+      [
+        { name: 'ok', expires_at: new Date(Date.now() - 1000).toISOString() },
+        [{ field: 'expires_at', issue: 'invalid_value' }],
+      ],
       [{ name: 'ok', scopes: ['all'] }, [{ field: 'scopes', issue: 'unknown_field' }]],
     ];
     for (const [body, details] of cases) {
@@ -81,13 +108,21 @@ describe('a key as the bearer credential', () => {
     expect(settings.status).toBe(200);
     expect(settings.body.account).toBe(alice.account);
 
-    const template = await t.request('POST', '/v1/templates', { token: key, body: { name: 'By key', content: 'Hi' } });
+    const template = await t.request('POST', '/v1/templates', {
+      token: key,
+      body: { name: 'By key', content: 'Hi' },
+    });
     expect(template.status).toBe(201);
     const mine = await t.request('GET', `/v1/templates/${template.body.template}`, { token: alice.token });
     expect(mine.status).toBe(200);
-    expect((await t.request('GET', `/v1/templates/${template.body.template}`, { token: bob.token })).status).toBe(404);
+    expect(
+      (await t.request('GET', `/v1/templates/${template.body.template}`, { token: bob.token })).status,
+    ).toBe(404);
 
-    const sent = await t.request('POST', '/v1/messages/send', { token: key, body: { to: '5511999990123', message: 'Sent with a key' } });
+    const sent = await t.request('POST', '/v1/messages/send', {
+      token: key,
+      body: { to: '5511999990123', message: 'Sent with a key' },
+    });
     expect(sent.status).toBe(202);
   });
 
@@ -99,7 +134,9 @@ describe('a key as the bearer credential', () => {
 
     const client = new TernClient({ url: `${t.url}/graphql`, token: key });
     expect((await client.request(SettingsDocument, {})).settings.account).toBe(alice.account);
-    const { sendMessage } = await client.request(SendMessageDocument, { input: { to: '5511999990124', message: 'Hi' } });
+    const { sendMessage } = await client.request(SendMessageDocument, {
+      input: { to: '5511999990124', message: 'Hi' },
+    });
     expect(sendMessage).toMatchObject({ status: 'queued', to: '5511999990124' });
   });
 
@@ -109,7 +146,10 @@ describe('a key as the bearer credential', () => {
 
     const create = await t.request('POST', '/v1/api-keys', { token: key, body: { name: 'Minted by a key' } });
     expect(create.status).toBe(403);
-    expect(create.body).toEqual({ error: { code: 'forbidden', message: expect.stringContaining('login token') }, request: expect.any(String) });
+    expect(create.body).toEqual({
+      error: { code: 'forbidden', message: expect.stringContaining('login token') },
+      request: expect.any(String),
+    });
     const remove = await t.request('DELETE', `/v1/api-keys/${id}`, { token: key });
     expect(remove.status).toBe(403);
     expect(remove.body.error.code).toBe('forbidden');
@@ -121,7 +161,9 @@ describe('a key as the bearer credential', () => {
     expect(gqlRevoke.body.errors[0].extensions.code).toBe('forbidden');
 
     const client = new TernClient({ url: `${t.url}/graphql`, token: key });
-    const error = await client.request(CreateApiKeyDocument, { input: { name: 'x' } }).catch((e: unknown) => e);
+    const error = await client
+      .request(CreateApiKeyDocument, { input: { name: 'x' } })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TernClientError);
     expect((error as TernClientError).code).toBe('forbidden');
 
@@ -140,16 +182,24 @@ describe('a key as the bearer credential', () => {
     expect(response.body.error.code).toBe('unauthorized');
   });
 
-  it('counts against the account\'s rate limit, with the login token, as one budget', async () => {
+  it("counts against the account's rate limit, with the login token, as one budget", async () => {
     const limited = await startTern({ role: 'api', env: { RATE_LIMIT_MAX: '6' }, sharing: t });
     try {
       const erin = await t.createAccount();
       // The creation is the account's first counted request of the window.
       const { key } = await createKey(erin);
       const answers = [];
-      for (let i = 0; i < 6; i += 1) answers.push(await limited.request('GET', '/v1/settings', { token: i % 2 ? erin.token : key }));
+      for (let i = 0; i < 6; i += 1)
+        answers.push(await limited.request('GET', '/v1/settings', { token: i % 2 ? erin.token : key }));
       expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 429]);
-      expect(answers.map((answer) => answer.headers.get('x-ratelimit-remaining'))).toEqual(['4', '3', '2', '1', '0', '0']);
+      expect(answers.map((answer) => answer.headers.get('x-ratelimit-remaining'))).toEqual([
+        '4',
+        '3',
+        '2',
+        '1',
+        '0',
+        '0',
+      ]);
       expect(answers[5]!.body.error.code).toBe('rate_limited');
     } finally {
       await limited.stop();
@@ -172,19 +222,30 @@ describe('expiry', () => {
     expect(graphql.status).toBe(401);
     // Still listed, with its expiry, until deleted.
     const listed = await t.request('GET', '/v1/api-keys?per_page=100', { token: alice.token });
-    expect(listed.body.data.find((key: { api_key: string }) => key.api_key === created.api_key)).toMatchObject({ expires_at: expiresAt.toISOString() });
+    expect(
+      listed.body.data.find((key: { api_key: string }) => key.api_key === created.api_key),
+    ).toMatchObject({ expires_at: expiresAt.toISOString() });
   });
 });
 
 describe('GET /v1/api-keys', () => {
-  it('lists the account\'s keys newest first, paged, never with the key itself', async () => {
+  it("lists the account's keys newest first, paged, never with the key itself", async () => {
     const carol = await t.createAccount();
     const first = await createKey(carol, { name: 'first' });
     const second = await createKey(carol, { name: 'second' });
     const page = await t.request('GET', '/v1/api-keys?per_page=1', { token: carol.token });
     expect(page.status).toBe(200);
     expect(page.body).toEqual({
-      data: [{ api_key: second.api_key, name: 'second', prefix: second.prefix, created_at: expect.any(String), expires_at: null, last_used_at: null }],
+      data: [
+        {
+          api_key: second.api_key,
+          name: 'second',
+          prefix: second.prefix,
+          created_at: expect.any(String),
+          expires_at: null,
+          last_used_at: null,
+        },
+      ],
       page: 1,
       per_page: 1,
       total: 2,
@@ -196,13 +257,18 @@ describe('GET /v1/api-keys', () => {
 
     const client = new TernClient({ url: `${t.url}/graphql`, token: carol.token });
     const listed = await client.request(ApiKeysDocument, { page: 1, perPage: 10 });
-    expect(listed.apiKeys).toMatchObject({ total: 2, data: [{ api_key: second.api_key }, { api_key: first.api_key }] });
+    expect(listed.apiKeys).toMatchObject({
+      total: 2,
+      data: [{ api_key: second.api_key }, { api_key: first.api_key }],
+    });
   });
 
   it('keeps last_used_at to the minute, without a write per request', async () => {
     const carol = await t.createAccount();
     const { key, api_key: id } = await createKey(carol);
-    const lastUsed = async () => (await sql(t.database.url, 'SELECT last_used_at FROM api_keys WHERE id = $1', [id])).rows[0].last_used_at as Date | null;
+    const lastUsed = async () =>
+      (await sql(t.database.url, 'SELECT last_used_at FROM api_keys WHERE id = $1', [id])).rows[0]
+        .last_used_at as Date | null;
     const waitForLastUsed = async (after: Date | null) => {
       for (let i = 0; i < 50; i += 1) {
         const value = await lastUsed();
@@ -243,13 +309,20 @@ describe('GET /v1/api-keys', () => {
     const other = await startTern({ role: 'api', sharing: t });
     try {
       const attempts = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => (i % 2 ? other : t).request('POST', '/v1/api-keys', { token: dave.token, body: { name: `race ${i}` } })),
+        Array.from({ length: 20 }, (_, i) =>
+          (i % 2 ? other : t).request('POST', '/v1/api-keys', {
+            token: dave.token,
+            body: { name: `race ${i}` },
+          }),
+        ),
       );
       const statuses = attempts.map((response) => response.status);
       expect(statuses.filter((status) => status === 201)).toHaveLength(5);
       expect(statuses.filter((status) => status === 409)).toHaveLength(15);
       expect(attempts.find((response) => response.status === 409)!.body.error.code).toBe('conflict');
-      expect((await t.request('GET', '/v1/api-keys', { token: dave.token })).body.total).toBe(MAX_API_KEYS_PER_ACCOUNT);
+      expect((await t.request('GET', '/v1/api-keys', { token: dave.token })).body.total).toBe(
+        MAX_API_KEYS_PER_ACCOUNT,
+      );
     } finally {
       await other.stop();
     }
@@ -266,15 +339,21 @@ describe('DELETE /v1/api-keys/{id}', () => {
     const refused = await t.request('GET', '/v1/settings', { token: created.key });
     expect(refused.status).toBe(401);
     expect(refused.body.error.code).toBe('unauthorized');
-    expect((await t.request('DELETE', `/v1/api-keys/${created.api_key}`, { token: alice.token })).status).toBe(404);
+    expect(
+      (await t.request('DELETE', `/v1/api-keys/${created.api_key}`, { token: alice.token })).status,
+    ).toBe(404);
 
     const viaGraphql = await createKey(alice);
     const answer = await t.graphql(REVOKE_KEY, { id: viaGraphql.api_key }, alice.token);
-    expect(answer.body.data.revokeApiKey).toEqual({ __typename: 'DeletedApiKey', id: viaGraphql.api_key, deleted: true });
+    expect(answer.body.data.revokeApiKey).toEqual({
+      __typename: 'DeletedApiKey',
+      id: viaGraphql.api_key,
+      deleted: true,
+    });
     expect((await t.graphql('{ settings { accountId } }', {}, viaGraphql.key)).status).toBe(401);
   });
 
-  it('is 404 for another account\'s key, which keeps working', async () => {
+  it("is 404 for another account's key, which keeps working", async () => {
     const created = await createKey(alice);
     const response = await t.request('DELETE', `/v1/api-keys/${created.api_key}`, { token: bob.token });
     expect(response.status).toBe(404);

@@ -24,7 +24,9 @@ const LOGIN = `mutation ($input: LoginInput!) {
 
 describe('POST /v1/auth/login', () => {
   it('answers the token object for the right e-mail and password', async () => {
-    const response = await t.request('POST', '/v1/auth/login', { body: { email: 'alice@example.com', password: 'alice-password' } });
+    const response = await t.request('POST', '/v1/auth/login', {
+      body: { email: 'alice@example.com', password: 'alice-password' },
+    });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
       token: expect.any(String),
@@ -39,7 +41,9 @@ describe('POST /v1/auth/login', () => {
   });
 
   it('accepts the e-mail in another case and with spaces around it', async () => {
-    const response = await t.request('POST', '/v1/auth/login', { body: { email: '  Alice@Example.COM ', password: 'alice-password' } });
+    const response = await t.request('POST', '/v1/auth/login', {
+      body: { email: '  Alice@Example.COM ', password: 'alice-password' },
+    });
     expect(response.status).toBe(200);
     expect(response.body.account).toBe(alice.account);
   });
@@ -75,11 +79,19 @@ describe('POST /v1/auth/login', () => {
   it('gives the same answer through the GraphQL login mutation', async () => {
     const ok = await t.graphql(LOGIN, { input: { email: 'alice@example.com', password: 'alice-password' } });
     expect(ok.status).toBe(200);
-    expect(ok.body.data.login).toMatchObject({ __typename: 'Token', tokenType: 'Bearer', expiresIn: 86400, accountId: alice.account });
+    expect(ok.body.data.login).toMatchObject({
+      __typename: 'Token',
+      tokenType: 'Bearer',
+      expiresIn: 86400,
+      accountId: alice.account,
+    });
     expect(ok.body.extensions.request).toMatch(/^req_/);
 
     const wrong = await t.graphql(LOGIN, { input: { email: 'alice@example.com', password: 'nope-nope' } });
-    expect(wrong.body.data.login).toMatchObject({ __typename: 'InvalidCredentialsError', code: 'invalid_credentials' });
+    expect(wrong.body.data.login).toMatchObject({
+      __typename: 'InvalidCredentialsError',
+      code: 'invalid_credentials',
+    });
 
     const missing = await t.graphql(LOGIN, { input: { email: 'alice@example.com' } });
     expect(missing.body.data.login).toMatchObject({
@@ -91,7 +103,8 @@ describe('POST /v1/auth/login', () => {
 });
 
 describe('bearer tokens', () => {
-  const settings = (token?: string, headers?: Record<string, string>) => t.request('GET', '/v1/settings', { token, headers });
+  const settings = (token?: string, headers?: Record<string, string>) =>
+    t.request('GET', '/v1/settings', { token, headers });
 
   it('lets a fresh token through', async () => {
     expect((await settings(alice.token)).status).toBe(200);
@@ -101,9 +114,17 @@ describe('bearer tokens', () => {
     ['no Authorization header', undefined, undefined],
     ['a header that is not Bearer', undefined, { authorization: 'Basic YWxpY2U6cGFzcw==' }],
     ['a malformed token', 'not-a-jwt', undefined],
-    ['a token signed with another key', jwt.sign({}, 'another-secret-another-secret-xx', { subject: 'acc_x', expiresIn: 60 }), undefined],
+    [
+      'a token signed with another key',
+      jwt.sign({}, 'another-secret-another-secret-xx', { subject: 'acc_x', expiresIn: 60 }),
+      undefined,
+    ],
     ['an unsigned token (alg none)', jwt.sign({ sub: 'acc_x' }, '', { algorithm: 'none' }), undefined],
-    ['a token with another algorithm', jwt.sign({}, SECRET, { algorithm: 'HS512', subject: 'acc_x', expiresIn: 60 }), undefined],
+    [
+      'a token with another algorithm',
+      jwt.sign({}, SECRET, { algorithm: 'HS512', subject: 'acc_x', expiresIn: 60 }),
+      undefined,
+    ],
   ])('answers 401 unauthorized for %s', async (_case, token, headers) => {
     const response = await settings(token, headers);
     expect(response.status).toBe(401);
@@ -112,7 +133,9 @@ describe('bearer tokens', () => {
   });
 
   it('expires a token after 24 hours, and login gives a new one', async () => {
-    const login = await t.request('POST', '/v1/auth/login', { body: { email: alice.email, password: alice.password } });
+    const login = await t.request('POST', '/v1/auth/login', {
+      body: { email: alice.email, password: alice.password },
+    });
     const token = login.body.token as string;
     t.clock.advance(86_399_000);
     expect((await settings(token)).status).toBe(200);
@@ -121,7 +144,9 @@ describe('bearer tokens', () => {
     expect(expired.status).toBe(401);
     expect(expired.body.error).toEqual({ code: 'unauthorized', message: 'The token has expired' });
 
-    const again = await t.request('POST', '/v1/auth/login', { body: { email: alice.email, password: alice.password } });
+    const again = await t.request('POST', '/v1/auth/login', {
+      body: { email: alice.email, password: alice.password },
+    });
     expect((await settings(again.body.token)).status).toBe(200);
   });
 
@@ -131,7 +156,11 @@ describe('bearer tokens', () => {
     expect(response.body.data).toBeNull();
     expect(response.body.errors[0].extensions).toEqual({ code: 'unauthorized' });
 
-    const mutation = await t.graphql('mutation { updateSettings(input: { timezone: "UTC" }) { __typename } }', {}, 'bad-token');
+    const mutation = await t.graphql(
+      'mutation { updateSettings(input: { timezone: "UTC" }) { __typename } }',
+      {},
+      'bad-token',
+    );
     expect(mutation.status).toBe(401);
     expect(mutation.body.errors[0].extensions.code).toBe('unauthorized');
   });
@@ -155,29 +184,53 @@ describe('the account behind a token or key', () => {
     ] as const) {
       const response = await t.request(method, path, { token: gone.token, body });
       expect(response.status, `${method} ${path}`).toBe(401);
-      expect(response.body.error).toEqual({ code: 'unauthorized', message: 'The account of this token no longer exists' });
+      expect(response.body.error).toEqual({
+        code: 'unauthorized',
+        message: 'The account of this token no longer exists',
+      });
     }
-    const graphql = await t.graphql('mutation { updateSettings(input: { timezone: "UTC" }) { __typename } }', {}, gone.token);
+    const graphql = await t.graphql(
+      'mutation { updateSettings(input: { timezone: "UTC" }) { __typename } }',
+      {},
+      gone.token,
+    );
     expect(graphql.status).toBe(401);
     expect(graphql.body.errors[0].extensions.code).toBe('unauthorized');
   });
 
   it('refuses every token and key of a disabled account at once, and login too, until it is enabled again', async () => {
     const dora = await t.createAccount();
-    const key = (await t.request('POST', '/v1/api-keys', { token: dora.token, body: { name: 'k' } })).body.key as string;
+    const key = (await t.request('POST', '/v1/api-keys', { token: dora.token, body: { name: 'k' } })).body
+      .key as string;
     expect((await t.request('GET', '/v1/settings', { token: key })).status).toBe(200);
 
     await t.tern.services.accounts.setDisabled(dora.account, true);
     const byToken = await t.request('GET', '/v1/settings', { token: dora.token });
     expect(byToken.status).toBe(401);
-    expect(byToken.body.error).toEqual({ code: 'unauthorized', message: 'The account of this token is disabled' });
-    const byKey = await t.request('POST', '/v1/templates', { token: key, body: { name: 'Nope', content: 'x' } });
+    expect(byToken.body.error).toEqual({
+      code: 'unauthorized',
+      message: 'The account of this token is disabled',
+    });
+    const byKey = await t.request('POST', '/v1/templates', {
+      token: key,
+      body: { name: 'Nope', content: 'x' },
+    });
     expect(byKey.status).toBe(401);
-    expect(byKey.body.error).toEqual({ code: 'unauthorized', message: 'The account of this API key is disabled' });
-    const loginAttempt = await t.request('POST', '/v1/auth/login', { body: { email: dora.email, password: dora.password } });
+    expect(byKey.body.error).toEqual({
+      code: 'unauthorized',
+      message: 'The account of this API key is disabled',
+    });
+    const loginAttempt = await t.request('POST', '/v1/auth/login', {
+      body: { email: dora.email, password: dora.password },
+    });
     expect(loginAttempt.status).toBe(401);
-    expect(loginAttempt.body.error).toEqual({ code: 'invalid_credentials', message: 'The account is disabled' });
-    const wrongPassword = await t.request('POST', '/v1/auth/login', { body: { email: dora.email, password: 'wrong password' } });
+    expect(loginAttempt.body.error).toEqual({
+      code: 'invalid_credentials',
+      message: 'The account is disabled',
+    });
+    const wrongPassword = await t.request('POST', '/v1/auth/login', {
+      body: { email: dora.email, password: 'wrong password' },
+    });
     expect(wrongPassword.body.error.message).toBe('The e-mail or password is wrong');
 
     await t.tern.services.accounts.setDisabled(dora.account, false);
@@ -192,7 +245,10 @@ describe('the account behind a token or key', () => {
     const old = await t.request('GET', '/v1/settings', { token: before });
     expect(old.status).toBe(401);
     expect(old.body.error.message).toMatch(/password reset/);
-    expect((await t.request('POST', '/v1/auth/login', { body: { email: eve.email, password: eve.password } })).status).toBe(401);
+    expect(
+      (await t.request('POST', '/v1/auth/login', { body: { email: eve.email, password: eve.password } }))
+        .status,
+    ).toBe(401);
     const fresh = await t.login({ ...eve, password: 'a brand new password' });
     expect((await t.request('GET', '/v1/settings', { token: fresh.token })).status).toBe(200);
   });

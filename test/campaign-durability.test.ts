@@ -3,13 +3,16 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { campaignDispatchQueue, type CampaignDispatchJob } from '../src/jobs/campaign-dispatch.job.js';
+import { type CampaignDispatchJob, campaignDispatchQueue } from '../src/jobs/campaign-dispatch.job.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { REDIS_URL } from './support/server-url.js';
 import { deleteRedisKeys } from './support/tern.js';
 import {
+  type ApiResult,
   apiRequest,
+  type ChildHandle,
   createAccountWithCli,
+  FAST_RECOVERY_ENV,
   freePort,
   killAll,
   logIn,
@@ -19,9 +22,6 @@ import {
   startTernProcess,
   warnings,
   withDeadline,
-  type ApiResult,
-  type ChildHandle,
-  FAST_RECOVERY_ENV,
 } from './support/tern-processes.js';
 
 // Issue 5, against real processes that die: at most one message per contact per campaign across
@@ -84,7 +84,10 @@ beforeAll(async () => {
   };
   const baseUrl = `http://127.0.0.1:${port}`;
   // The CLI needs only the database, so it runs while the API starts.
-  const [credentials] = await Promise.all([createAccountWithCli(env), startTernProcess('api', { ...env, PORT: String(port) })]);
+  const [credentials] = await Promise.all([
+    createAccountWithCli(env),
+    startTernProcess('api', { ...env, PORT: String(port) }),
+  ]);
   shared = { database, pool, env, baseUrl, token: await logIn(baseUrl, credentials) };
 }, 60_000);
 
@@ -93,7 +96,9 @@ afterEach(async () => {
   // (which the next test's worker would go on sending) to the next one.
   await Promise.all(workers.splice(0).map((worker) => worker.stop('SIGKILL').catch(() => undefined)));
   await Promise.all(rivals.splice(0).map((client) => client.end().catch(() => undefined)));
-  await pool?.query(`UPDATE campaigns SET status = 'cancelled' WHERE status IN ('running', 'paused')`).catch(() => undefined);
+  await pool
+    ?.query(`UPDATE campaigns SET status = 'cancelled' WHERE status IN ('running', 'paused')`)
+    .catch(() => undefined);
 });
 
 afterAll(async () => {
@@ -124,9 +129,17 @@ async function killWorker(worker: ChildHandle): Promise<void> {
 
 /** A template and a campaign through /v1, with its contacts inserted in one statement. */
 async function createCampaign(s: Shared, name: string, phonePrefix: string): Promise<string> {
-  const template = await api(s, 'POST', '/v1/templates', { name: `${name} template`, content: 'Hi {{name}}' });
+  const template = await api(s, 'POST', '/v1/templates', {
+    name: `${name} template`,
+    content: 'Hi {{name}}',
+  });
   expect(template.status, JSON.stringify(template.body)).toBe(201);
-  const campaign = await api(s, 'POST', '/v1/campaigns', { name, template: template.body.template, batch_size: BATCH_SIZE, delay: BATCH_DELAY_S });
+  const campaign = await api(s, 'POST', '/v1/campaigns', {
+    name,
+    template: template.body.template,
+    batch_size: BATCH_SIZE,
+    delay: BATCH_DELAY_S,
+  });
   expect(campaign.status, JSON.stringify(campaign.body)).toBe(201);
   const id = campaign.body.campaign as string;
   // An hour in the past and a millisecond apart: a stable dispatch order, ahead of contacts added
@@ -150,7 +163,10 @@ async function startCampaign(s: Shared, campaignId: string): Promise<void> {
 /** Contacts added the way a client adds them. */
 async function addContactsThroughApi(s: Shared, campaignId: string, phonePrefix: string): Promise<void> {
   for (let i = 1; i <= ADDED_WHILE_DEAD; i += 1) {
-    const added = await api(s, 'POST', `/v1/campaigns/${campaignId}/contacts`, { phone: `${phonePrefix}${String(i).padStart(6, '0')}88`, name: `Late ${i}` });
+    const added = await api(s, 'POST', `/v1/campaigns/${campaignId}/contacts`, {
+      phone: `${phonePrefix}${String(i).padStart(6, '0')}88`,
+      name: `Late ${i}`,
+    });
     expect(added.status, JSON.stringify(added.body)).toBe(201);
   }
 }
@@ -182,7 +198,11 @@ async function waitForDispatchUnderway(s: Shared, campaignId: string): Promise<v
   await pollUntil(
     `more than ${DISPATCHED_BEFORE_KILL} messages of the campaign`,
     async () => ((await campaignState(s, campaignId)).messages > DISPATCHED_BEFORE_KILL ? true : undefined),
-    { timeoutMs: 20_000, intervalMs: 25, describe: async () => JSON.stringify(await campaignState(s, campaignId)) },
+    {
+      timeoutMs: 20_000,
+      intervalMs: 25,
+      describe: async () => JSON.stringify(await campaignState(s, campaignId)),
+    },
   );
 }
 
@@ -235,7 +255,14 @@ async function catchBatchInsideTransaction(s: Shared, campaignId: string): Promi
         [campaignId, 2 * BATCH_SIZE + BATCH_SIZE / 2],
       );
       // A batch may have committed between choosing the contact and locking it.
-      const taken = rows[0] ? (await rival.query('SELECT 1 FROM messages WHERE campaign_id = $1 AND contact_id = $2', [campaignId, rows[0].id])).rowCount : 1;
+      const taken = rows[0]
+        ? (
+            await rival.query('SELECT 1 FROM messages WHERE campaign_id = $1 AND contact_id = $2', [
+              campaignId,
+              rows[0].id,
+            ])
+          ).rowCount
+        : 1;
       if (taken === 0) held = rows[0];
     } catch (error) {
       if (!(error instanceof Error && /could not obtain lock/.test(error.message))) throw error;
@@ -254,10 +281,19 @@ async function catchBatchInsideTransaction(s: Shared, campaignId: string): Promi
       );
       return rows[0]?.pid;
     },
-    { timeoutMs: 10_000, intervalMs: 20, describe: async () => `${JSON.stringify(await campaignState(s, campaignId))}; ${await backends(s)}` },
+    {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      describe: async () => `${JSON.stringify(await campaignState(s, campaignId))}; ${await backends(s)}`,
+    },
   );
   const state = await campaignState(s, campaignId);
-  return { rival, pid, committed: state.messages, writtenUncommitted: Math.min(BATCH_SIZE, state.contacts - state.messages) };
+  return {
+    rival,
+    pid,
+    committed: state.messages,
+    writtenUncommitted: Math.min(BATCH_SIZE, state.contacts - state.messages),
+  };
 }
 
 /**
@@ -268,7 +304,10 @@ async function releaseDeadBatch(s: Shared, caught: CaughtBatch): Promise<void> {
   await caught.rival.query('ROLLBACK');
   await pollUntil(
     "the dead worker's batch transaction to end",
-    async () => ((await s.pool.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [caught.pid])).rowCount === 0 ? true : undefined),
+    async () =>
+      (await s.pool.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [caught.pid])).rowCount === 0
+        ? true
+        : undefined,
     { timeoutMs: 10_000, intervalMs: 20, describe: () => backends(s) },
   );
 }
@@ -287,14 +326,23 @@ async function campaignLockWaiters(s: Shared): Promise<number> {
 async function dispatchJobs(campaignId: string): Promise<string> {
   const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, retryStrategy: () => null });
   connection.on('error', () => undefined);
-  const queue = new Queue<CampaignDispatchJob>(campaignDispatchQueue.name, { connection, prefix: redisPrefix });
+  const queue = new Queue<CampaignDispatchJob>(campaignDispatchQueue.name, {
+    connection,
+    prefix: redisPrefix,
+  });
   try {
-    const jobs = await withDeadline(queue.getJobs(['active', 'waiting', 'delayed', 'prioritized', 'failed']), 5_000, 'the dispatch queue');
+    const jobs = await withDeadline(
+      queue.getJobs(['active', 'waiting', 'delayed', 'prioritized', 'failed']),
+      5_000,
+      'the dispatch queue',
+    );
     const states = await Promise.all(
       jobs
         .filter((job) => job.data.campaignId === campaignId)
         .map(async (job) => {
-          const lockTtl = await connection.pttl(`${redisPrefix}:${campaignDispatchQueue.name}:${job.id}:lock`);
+          const lockTtl = await connection.pttl(
+            `${redisPrefix}:${campaignDispatchQueue.name}:${job.id}:lock`,
+          );
           return `${job.id}: ${await job.getState()} (attempts ${job.attemptsMade}, stalled ${job.stalledCounter}, lock ttl ${lockTtl} ms)`;
         }),
     );
@@ -308,8 +356,14 @@ async function dispatchJobs(campaignId: string): Promise<string> {
 }
 
 /** Waits for the end; returns when, from `since`, the campaign finished and its last message was delivered. */
-async function waitUntilFinishedAndDelivered(s: Shared, campaignId: string, worker: ChildHandle, since: number) {
-  const describe = async () => `${JSON.stringify(await campaignState(s, campaignId))}; dispatch jobs: ${await dispatchJobs(campaignId)}\n${warnings(worker, 15)}`;
+async function waitUntilFinishedAndDelivered(
+  s: Shared,
+  campaignId: string,
+  worker: ChildHandle,
+  since: number,
+) {
+  const describe = async () =>
+    `${JSON.stringify(await campaignState(s, campaignId))}; dispatch jobs: ${await dispatchJobs(campaignId)}\n${warnings(worker, 15)}`;
   await pollUntil(
     'the campaign to finish, every contact having its message',
     async () => ((await campaignState(s, campaignId)).status === 'finished' ? true : undefined),
@@ -328,7 +382,10 @@ async function waitUntilFinishedAndDelivered(s: Shared, campaignId: string, work
 }
 
 /** Issue 5's invariants, from the database, the carrier's side and the API. */
-async function expectOneMessagePerContact(s: Shared, campaignId: string): Promise<{ handedOverTwice: number }> {
+async function expectOneMessagePerContact(
+  s: Shared,
+  campaignId: string,
+): Promise<{ handedOverTwice: number }> {
   const expected = CONTACTS + ADDED_WHILE_DEAD;
   const {
     rows: [counts],
@@ -375,11 +432,19 @@ async function expectOneMessagePerContact(s: Shared, campaignId: string): Promis
   // A second handover can only be of a message whose claim the killed worker held: the claim is
   // taken over after the lease and the simulator takes the same reference twice as one
   // submission, which is what keeps it to one transmission.
-  expect(carrier).toMatchObject({ not_submitted_once: 0, other_carrier_id: 0, unknown_references: 0, handed_over_otherwise: 0 });
+  expect(carrier).toMatchObject({
+    not_submitted_once: 0,
+    other_carrier_id: 0,
+    unknown_references: 0,
+    handed_over_otherwise: 0,
+  });
 
   const view = await api(s, 'GET', `/v1/campaigns/${campaignId}`);
   expect(view.status, JSON.stringify(view.body)).toBe(200);
-  expect(view.body).toMatchObject({ status: 'finished', stats: { contacts: expected, queued: 0, sent: 0, delivered: expected, failed: 0 } });
+  expect(view.body).toMatchObject({
+    status: 'finished',
+    stats: { contacts: expected, queued: 0, sent: 0, delivered: expected, failed: 0 },
+  });
 
   // Finished once, when the last contact had its message.
   const { rows: finished } = await s.pool.query(
@@ -391,83 +456,119 @@ async function expectOneMessagePerContact(s: Shared, campaignId: string): Promis
 }
 
 describe('a campaign whose worker dies mid-dispatch', () => {
-  it('ends with exactly one message per contact after its worker is killed inside a batch transaction and restarted', async () => {
-    const s = setUp();
-    const [campaignId, firstWorker] = await Promise.all([createCampaign(s, 'Killed mid-batch', '351'), startWorker(s)]);
-    await startCampaign(s, campaignId);
-    await waitForDispatchUnderway(s, campaignId);
+  it(
+    'ends with exactly one message per contact after its worker is killed inside a batch transaction and restarted',
+    async () => {
+      const s = setUp();
+      const [campaignId, firstWorker] = await Promise.all([
+        createCampaign(s, 'Killed mid-batch', '351'),
+        startWorker(s),
+      ]);
+      await startCampaign(s, campaignId);
+      await waitForDispatchUnderway(s, campaignId);
 
-    const caught = await catchBatchInsideTransaction(s, campaignId);
-    await killWorker(firstWorker);
-    const killedAt = Date.now();
-    await releaseDeadBatch(s, caught);
-    // All or nothing: the rows the dead batch had written went with it.
-    const afterDeath = await campaignState(s, campaignId);
-    expect(afterDeath).toMatchObject({ status: 'running', messages: caught.committed, duplicated: 0 });
+      const caught = await catchBatchInsideTransaction(s, campaignId);
+      await killWorker(firstWorker);
+      const killedAt = Date.now();
+      await releaseDeadBatch(s, caught);
+      // All or nothing: the rows the dead batch had written went with it.
+      const afterDeath = await campaignState(s, campaignId);
+      expect(afterDeath).toMatchObject({ status: 'running', messages: caught.committed, duplicated: 0 });
 
-    await addContactsThroughApi(s, campaignId, '352');
-    const secondWorker = await startWorker(s);
-    const restartedAt = Date.now();
-    const { finishedMs, deliveredMs } = await waitUntilFinishedAndDelivered(s, campaignId, secondWorker, restartedAt);
-    const { handedOverTwice } = await expectOneMessagePerContact(s, campaignId);
-    console.info(
-      `killed inside batch ${afterDeath.dispatched_batches + 1} with ${caught.committed} messages committed and ` +
-        `${caught.writtenUncommitted} written but not committed; a new worker started ${restartedAt - killedAt} ms later; ` +
-        `from then the campaign finished in ${finishedMs} ms and its last message was delivered in ${deliveredMs} ms; ` +
-        `${handedOverTwice} messages were handed to the carrier twice (one submission each)`,
-    );
-  }, TEST_TIMEOUT_MS);
+      await addContactsThroughApi(s, campaignId, '352');
+      const secondWorker = await startWorker(s);
+      const restartedAt = Date.now();
+      const { finishedMs, deliveredMs } = await waitUntilFinishedAndDelivered(
+        s,
+        campaignId,
+        secondWorker,
+        restartedAt,
+      );
+      const { handedOverTwice } = await expectOneMessagePerContact(s, campaignId);
+      console.info(
+        `killed inside batch ${afterDeath.dispatched_batches + 1} with ${caught.committed} messages committed and ` +
+          `${caught.writtenUncommitted} written but not committed; a new worker started ${restartedAt - killedAt} ms later; ` +
+          `from then the campaign finished in ${finishedMs} ms and its last message was delivered in ${deliveredMs} ms; ` +
+          `${handedOverTwice} messages were handed to the carrier twice (one submission each)`,
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('ends with exactly one message per contact when paused during a batch, its worker killed and restarted, then resumed', async () => {
-    const s = setUp();
-    const [campaignId, firstWorker] = await Promise.all([createCampaign(s, 'Paused mid-batch', '353'), startWorker(s)]);
-    await startCampaign(s, campaignId);
-    await waitForDispatchUnderway(s, campaignId);
+  it(
+    'ends with exactly one message per contact when paused during a batch, its worker killed and restarted, then resumed',
+    async () => {
+      const s = setUp();
+      const [campaignId, firstWorker] = await Promise.all([
+        createCampaign(s, 'Paused mid-batch', '353'),
+        startWorker(s),
+      ]);
+      await startCampaign(s, campaignId);
+      await waitForDispatchUnderway(s, campaignId);
 
-    const caught = await catchBatchInsideTransaction(s, campaignId);
-    // The pause queues behind the open batch on the campaign row.
-    const pausing = api(s, 'POST', `/v1/campaigns/${campaignId}/pause`);
-    // Awaited below; should the test fail first, its rejection must not go unhandled.
-    pausing.catch(() => undefined);
-    await pollUntil('the pause to wait for the campaign row', async () => ((await campaignLockWaiters(s)) > 0 ? true : undefined), {
-      timeoutMs: 5_000,
-      intervalMs: 20,
-      describe: () => backends(s),
-    });
-    await killWorker(firstWorker);
-    const killedAt = Date.now();
-    await releaseDeadBatch(s, caught);
-    const paused = await pausing;
-    expect(paused.status, JSON.stringify(paused.body)).toBe(200);
-    expect(paused.body.status).toBe('paused');
-    const afterDeath = await campaignState(s, campaignId);
-    expect(afterDeath).toMatchObject({ status: 'paused', messages: caught.committed, duplicated: 0 });
+      const caught = await catchBatchInsideTransaction(s, campaignId);
+      // The pause queues behind the open batch on the campaign row.
+      const pausing = api(s, 'POST', `/v1/campaigns/${campaignId}/pause`);
+      // Awaited below; should the test fail first, its rejection must not go unhandled.
+      pausing.catch(() => undefined);
+      await pollUntil(
+        'the pause to wait for the campaign row',
+        async () => ((await campaignLockWaiters(s)) > 0 ? true : undefined),
+        {
+          timeoutMs: 5_000,
+          intervalMs: 20,
+          describe: () => backends(s),
+        },
+      );
+      await killWorker(firstWorker);
+      const killedAt = Date.now();
+      await releaseDeadBatch(s, caught);
+      const paused = await pausing;
+      expect(paused.status, JSON.stringify(paused.body)).toBe(200);
+      expect(paused.body.status).toBe('paused');
+      const afterDeath = await campaignState(s, campaignId);
+      expect(afterDeath).toMatchObject({ status: 'paused', messages: caught.committed, duplicated: 0 });
 
-    await addContactsThroughApi(s, campaignId, '354');
-    const secondWorker = await startWorker(s);
-    const restartedAt = Date.now();
-    // Long enough for the new worker's recovery sweep to have looked at the campaign, which it
-    // must leave alone while paused.
-    await sleep(Number(RECOVERY_ENV.RECOVERY_AFTER_MS) + 2 * Number(RECOVERY_ENV.RECOVERY_INTERVAL_MS));
-    expect(await campaignState(s, campaignId)).toMatchObject({ status: 'paused', messages: caught.committed });
+      await addContactsThroughApi(s, campaignId, '354');
+      const secondWorker = await startWorker(s);
+      const restartedAt = Date.now();
+      // Long enough for the new worker's recovery sweep to have looked at the campaign, which it
+      // must leave alone while paused.
+      await sleep(Number(RECOVERY_ENV.RECOVERY_AFTER_MS) + 2 * Number(RECOVERY_ENV.RECOVERY_INTERVAL_MS));
+      expect(await campaignState(s, campaignId)).toMatchObject({
+        status: 'paused',
+        messages: caught.committed,
+      });
 
-    const resumed = await api(s, 'POST', `/v1/campaigns/${campaignId}/resume`);
-    expect(resumed.status, JSON.stringify(resumed.body)).toBe(200);
-    expect(resumed.body.status).toBe('running');
-    const resumedAt = Date.now();
-    const { finishedMs, deliveredMs } = await waitUntilFinishedAndDelivered(s, campaignId, secondWorker, resumedAt);
-    const { handedOverTwice } = await expectOneMessagePerContact(s, campaignId);
+      const resumed = await api(s, 'POST', `/v1/campaigns/${campaignId}/resume`);
+      expect(resumed.status, JSON.stringify(resumed.body)).toBe(200);
+      expect(resumed.body.status).toBe('running');
+      const resumedAt = Date.now();
+      const { finishedMs, deliveredMs } = await waitUntilFinishedAndDelivered(
+        s,
+        campaignId,
+        secondWorker,
+        resumedAt,
+      );
+      const { handedOverTwice } = await expectOneMessagePerContact(s, campaignId);
 
-    const { rows: transitions } = await s.pool.query<{ type: string }>(
-      `SELECT type FROM events WHERE campaign_id = $1 AND type LIKE 'campaign.%' ORDER BY created_at, id`,
-      [campaignId],
-    );
-    expect(transitions.map((row) => row.type)).toEqual(['campaign.started', 'campaign.paused', 'campaign.started', 'campaign.finished']);
-    console.info(
-      `paused and killed inside batch ${afterDeath.dispatched_batches + 1} with ${caught.committed} messages committed and ` +
-        `${caught.writtenUncommitted} written but not committed; a new worker started ${restartedAt - killedAt} ms later; ` +
-        `from the resume the campaign finished in ${finishedMs} ms and its last message was delivered in ${deliveredMs} ms; ` +
-        `${handedOverTwice} messages were handed to the carrier twice (one submission each)`,
-    );
-  }, TEST_TIMEOUT_MS);
+      const { rows: transitions } = await s.pool.query<{ type: string }>(
+        `SELECT type FROM events WHERE campaign_id = $1 AND type LIKE 'campaign.%' ORDER BY created_at, id`,
+        [campaignId],
+      );
+      expect(transitions.map((row) => row.type)).toEqual([
+        'campaign.started',
+        'campaign.paused',
+        'campaign.started',
+        'campaign.finished',
+      ]);
+      console.info(
+        `paused and killed inside batch ${afterDeath.dispatched_batches + 1} with ${caught.committed} messages committed and ` +
+          `${caught.writtenUncommitted} written but not committed; a new worker started ${restartedAt - killedAt} ms later; ` +
+          `from the resume the campaign finished in ${finishedMs} ms and its last message was delivered in ${deliveredMs} ms; ` +
+          `${handedOverTwice} messages were handed to the carrier twice (one submission each)`,
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
 });

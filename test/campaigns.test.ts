@@ -19,7 +19,10 @@ const api = (account: TestAccount, method: string, path: string, body?: unknown)
   t.request(method, path, { token: account.token, ...(body === undefined ? {} : { body }) });
 
 async function createTemplate(account: TestAccount, content: string): Promise<string> {
-  const response = await api(account, 'POST', '/v1/templates', { name: `Template ${Math.random()}`, content });
+  const response = await api(account, 'POST', '/v1/templates', {
+    name: `Template ${Math.random()}`,
+    content,
+  });
   expect(response.status).toBe(201);
   return response.body.template;
 }
@@ -43,7 +46,10 @@ async function addContacts(account: TestAccount, campaign: string, count: number
   });
 }
 
-async function setStatus(campaign: string, status: 'draft' | 'scheduled' | 'running' | 'paused' | 'finished' | 'cancelled') {
+async function setStatus(
+  campaign: string,
+  status: 'draft' | 'scheduled' | 'running' | 'paused' | 'finished' | 'cancelled',
+) {
   await t.tern.deps.prisma.campaign.update({ where: { id: campaign }, data: { status } });
 }
 
@@ -111,7 +117,7 @@ describe('POST /v1/campaigns', () => {
     expect(response.body.error.details).toContainEqual({ field, issue });
   });
 
-  it('refuses another account\'s template as not_found', async () => {
+  it("refuses another account's template as not_found", async () => {
     const bobsTemplate = await createTemplate(bob, 'Bob says hi');
     const response = await api(alice, 'POST', '/v1/campaigns', { name: 'Borrowed', template: bobsTemplate });
     expect(response.status).toBe(422);
@@ -120,7 +126,7 @@ describe('POST /v1/campaigns', () => {
 });
 
 describe('reading, changing and deleting campaigns', () => {
-  it('lists the account\'s campaigns newest first with stats, paginated', async () => {
+  it("lists the account's campaigns newest first with stats, paginated", async () => {
     const carol = await t.createAccount();
     const carolsTemplate = await createTemplate(carol, 'Hello');
     const ids: string[] = [];
@@ -139,9 +145,21 @@ describe('reading, changing and deleting campaigns', () => {
   it('changes any subset of the fields with PATCH and answers the stored form', async () => {
     const campaign = await createCampaign(alice);
     const other = await createTemplate(alice, 'Other {{name}}');
-    const response = await api(alice, 'PATCH', `/v1/campaigns/${campaign}`, { description: 'New text', delay: 10, template: other, batch_size: 500 });
+    const response = await api(alice, 'PATCH', `/v1/campaigns/${campaign}`, {
+      description: 'New text',
+      delay: 10,
+      template: other,
+      batch_size: 500,
+    });
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ campaign, name: 'Spring sale', description: 'New text', delay: 10, template: other, batch_size: 500 });
+    expect(response.body).toMatchObject({
+      campaign,
+      name: 'Spring sale',
+      description: 'New text',
+      delay: 10,
+      template: other,
+      batch_size: 500,
+    });
     const invalid = await api(alice, 'PATCH', `/v1/campaigns/${campaign}`, { delay: -5, name: '' });
     expect(invalid.status).toBe(422);
     expect(invalid.body.error.details).toEqual([
@@ -167,7 +185,7 @@ describe('reading, changing and deleting campaigns', () => {
     }
   });
 
-  it('answers 404 for another account\'s campaign on every route, and changes nothing', async () => {
+  it("answers 404 for another account's campaign on every route, and changes nothing", async () => {
     const campaign = await createCampaign(alice);
     for (const [method, path, body] of [
       ['GET', `/v1/campaigns/${campaign}`, undefined],
@@ -198,13 +216,18 @@ describe('the transition table', () => {
     cancelled: {},
   };
   const actions = ['start', 'pause', 'resume', 'cancel', 'schedule', 'unschedule'];
-  const cases = Object.entries(allowed).flatMap(([from, moves]) => actions.map((action) => [from, action, moves[action] ?? null] as const));
+  const cases = Object.entries(allowed).flatMap(([from, moves]) =>
+    actions.map((action) => [from, action, moves[action] ?? null] as const),
+  );
 
   it.each(cases)('%s + %s → %s', async (from, action, to) => {
     const campaign = await createCampaign(alice);
     // Contacts keep a started campaign running long enough to read its status.
     await addContacts(alice, campaign, 1);
-    await t.tern.deps.prisma.campaign.update({ where: { id: campaign }, data: { status: from as never, delay: 3600, batchSize: 1 } });
+    await t.tern.deps.prisma.campaign.update({
+      where: { id: campaign },
+      data: { status: from as never, delay: 3600, batchSize: 1 },
+    });
     const response = await api(alice, 'POST', `/v1/campaigns/${campaign}/${action}`);
     if (to) {
       expect(response.status, JSON.stringify(response.body)).toBe(200);
@@ -231,7 +254,10 @@ describe('the transition table', () => {
     await waitFor(() => t.tern.deps.prisma.message.findFirst({ where: { campaignId: campaign } }));
     await api(alice, 'POST', `/v1/campaigns/${campaign}/pause`);
     await api(alice, 'POST', `/v1/campaigns/${campaign}/cancel`);
-    const events = await t.tern.deps.prisma.event.findMany({ where: { campaignId: campaign, type: { startsWith: 'campaign.' } }, orderBy: { createdAt: 'asc' } });
+    const events = await t.tern.deps.prisma.event.findMany({
+      where: { campaignId: campaign, type: { startsWith: 'campaign.' } },
+      orderBy: { createdAt: 'asc' },
+    });
     expect(events.map((e) => e.type)).toEqual(['campaign.started', 'campaign.paused', 'campaign.cancelled']);
     expect(events[0]!.payload).toEqual({
       event: 'campaign.started',
@@ -239,7 +265,11 @@ describe('the transition table', () => {
       status: 'running',
       stats: { contacts: 2, queued: 0, sent: 0, delivered: 0, failed: 0, replied: 0, opted_out: 0 },
     });
-    expect(events[2]!.payload).toMatchObject({ event: 'campaign.cancelled', status: 'cancelled', stats: { contacts: 2 } });
+    expect(events[2]!.payload).toMatchObject({
+      event: 'campaign.cancelled',
+      status: 'cancelled',
+      stats: { contacts: 2 },
+    });
   });
 });
 
@@ -251,11 +281,15 @@ describe('dispatch', () => {
     const finished = await waitForCampaign(alice, campaign, 'finished', 30_000);
     expect(finished.stats.contacts).toBe(1000);
 
-    const messages = await t.tern.deps.prisma.message.findMany({ where: { campaignId: campaign }, select: { contactId: true, createdAt: true } });
+    const messages = await t.tern.deps.prisma.message.findMany({
+      where: { campaignId: campaign },
+      select: { contactId: true, createdAt: true },
+    });
     expect(messages).toHaveLength(1000);
     expect(new Set(messages.map((m) => m.contactId)).size).toBe(1000);
     const batches = new Map<number, number>();
-    for (const message of messages) batches.set(message.createdAt.getTime(), (batches.get(message.createdAt.getTime()) ?? 0) + 1);
+    for (const message of messages)
+      batches.set(message.createdAt.getTime(), (batches.get(message.createdAt.getTime()) ?? 0) + 1);
     const times = [...batches.keys()].sort((a, b) => a - b);
     expect([...batches.values()]).toEqual(Array(10).fill(100));
     for (let i = 1; i < times.length; i += 1) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(200);
@@ -264,14 +298,24 @@ describe('dispatch', () => {
       const response = await api(alice, 'GET', `/v1/campaigns/${campaign}`);
       return response.body.stats.delivered === 1000 ? response.body : null;
     }, 30_000);
-    expect(done.stats).toEqual({ contacts: 1000, queued: 0, sent: 0, delivered: 1000, failed: 0, replied: 0, opted_out: 0 });
+    expect(done.stats).toEqual({
+      contacts: 1000,
+      queued: 0,
+      sent: 0,
+      delivered: 1000,
+      failed: 0,
+      replied: 0,
+      opted_out: 0,
+    });
   });
 
   it('stops new batches on pause and finishes the rest on resume', async () => {
     const campaign = await createCampaign(alice, { batch_size: 50, delay: 0.3 });
     await addContacts(alice, campaign, 300);
     await api(alice, 'POST', `/v1/campaigns/${campaign}/start`);
-    await waitFor(async () => ((await t.tern.deps.prisma.message.count({ where: { campaignId: campaign } })) >= 100 ? true : null));
+    await waitFor(async () =>
+      (await t.tern.deps.prisma.message.count({ where: { campaignId: campaign } })) >= 100 ? true : null,
+    );
     expect((await api(alice, 'POST', `/v1/campaigns/${campaign}/pause`)).body.status).toBe('paused');
     const atPause = await t.tern.deps.prisma.message.count({ where: { campaignId: campaign } });
     await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -280,7 +324,10 @@ describe('dispatch', () => {
 
     expect((await api(alice, 'POST', `/v1/campaigns/${campaign}/resume`)).body.status).toBe('running');
     await waitForCampaign(alice, campaign, 'finished');
-    const messages = await t.tern.deps.prisma.message.findMany({ where: { campaignId: campaign }, select: { contactId: true } });
+    const messages = await t.tern.deps.prisma.message.findMany({
+      where: { campaignId: campaign },
+      select: { contactId: true },
+    });
     expect(messages).toHaveLength(300);
     expect(new Set(messages.map((m) => m.contactId)).size).toBe(300);
   });
@@ -289,7 +336,10 @@ describe('dispatch', () => {
     const campaign = await createCampaign(alice, { batch_size: 10, delay: 0.5 });
     await addContacts(alice, campaign, 20, '55118');
     await api(alice, 'POST', `/v1/campaigns/${campaign}/start`);
-    const added = await api(alice, 'POST', `/v1/campaigns/${campaign}/contacts`, { phone: '5511700000001', name: 'Late' });
+    const added = await api(alice, 'POST', `/v1/campaigns/${campaign}/contacts`, {
+      phone: '5511700000001',
+      name: 'Late',
+    });
     expect(added.status).toBe(201);
     await waitForCampaign(alice, campaign, 'finished');
     expect(await t.tern.deps.prisma.message.count({ where: { campaignId: campaign } })).toBe(21);
@@ -299,21 +349,40 @@ describe('dispatch', () => {
     const campaign = await createCampaign(alice, { batch_size: 7, delay: 0 });
     await addContacts(alice, campaign, 40, '55117');
     await setStatus(campaign, 'running');
-    await Promise.all(Array.from({ length: 6 }, () => t.tern.services.campaignDispatch.dispatchBatch(campaign)));
+    await Promise.all(
+      Array.from({ length: 6 }, () => t.tern.services.campaignDispatch.dispatchBatch(campaign)),
+    );
     await waitForCampaign(alice, campaign, 'finished');
-    const messages = await t.tern.deps.prisma.message.findMany({ where: { campaignId: campaign }, select: { contactId: true } });
+    const messages = await t.tern.deps.prisma.message.findMany({
+      where: { campaignId: campaign },
+      select: { contactId: true },
+    });
     expect(messages).toHaveLength(40);
     expect(new Set(messages.map((m) => m.contactId)).size).toBe(40);
     await expect(
       t.tern.deps.prisma.message.create({
-        data: { id: newId('msg'), accountId: alice.account, campaignId: campaign, contactId: (await t.tern.deps.prisma.contact.findFirstOrThrow({ where: { campaignId: campaign } })).id, to: '5511700000002', text: 'x', encoding: 'GSM_7', segments: 1 },
+        data: {
+          id: newId('msg'),
+          accountId: alice.account,
+          campaignId: campaign,
+          contactId: (await t.tern.deps.prisma.contact.findFirstOrThrow({ where: { campaignId: campaign } }))
+            .id,
+          to: '5511700000002',
+          text: 'x',
+          encoding: 'GSM_7',
+          segments: 1,
+        },
       }),
     ).rejects.toThrow(/Unique constraint/);
   });
 
-  it('renders each contact\'s fields, leaves unknown placeholders, and keeps UCS-2 content', async () => {
-    const content = 'Olá {{name}}! Code {{document}}, mail {{email}}, tags {{tags}}, phone {{phone}}, {{coupon}} 😀';
-    const campaign = await createCampaign(alice, { template: await createTemplate(alice, content), delay: 0 });
+  it("renders each contact's fields, leaves unknown placeholders, and keeps UCS-2 content", async () => {
+    const content =
+      'Olá {{name}}! Code {{document}}, mail {{email}}, tags {{tags}}, phone {{phone}}, {{coupon}} 😀';
+    const campaign = await createCampaign(alice, {
+      template: await createTemplate(alice, content),
+      delay: 0,
+    });
     for (const contact of [
       { phone: '5511600000001', name: 'Ana', email: 'ana@example.com', document: '123', tags: ['vip', 'sp'] },
       { phone: '5511600000002' },
@@ -329,7 +398,9 @@ describe('dispatch', () => {
       encoding: 'UCS-2',
       campaign,
     });
-    expect(byPhone['5511600000002'].text).toBe('Olá ! Code , mail , tags , phone 5511600000002, {{coupon}} 😀');
+    expect(byPhone['5511600000002'].text).toBe(
+      'Olá ! Code , mail , tags , phone 5511600000002, {{coupon}} 😀',
+    );
   });
 
   it('starts a scheduled campaign at send_at, and not after unschedule', async () => {
@@ -348,7 +419,7 @@ describe('dispatch', () => {
 });
 
 describe('contacts', () => {
-  it('adds one with its phone normalised and answers the contact\'s fields', async () => {
+  it("adds one with its phone normalised and answers the contact's fields", async () => {
     const campaign = await createCampaign(alice);
     const response = await api(alice, 'POST', `/v1/campaigns/${campaign}/contacts`, {
       phone: '+55 (11) 98888-7777',
@@ -366,9 +437,16 @@ describe('contacts', () => {
       request: response.headers.get('x-request-id'),
     });
     const read = await api(alice, 'GET', `/v1/campaigns/${campaign}/contacts/${response.body.contact}`);
-    expect(read.body).toMatchObject({ phone: '5511988887777', email: 'maria@example.com', document: '123.456.789-00', tags: ['vip', 'sp'] });
+    expect(read.body).toMatchObject({
+      phone: '5511988887777',
+      email: 'maria@example.com',
+      document: '123.456.789-00',
+      tags: ['vip', 'sp'],
+    });
 
-    const duplicate = await api(alice, 'POST', `/v1/campaigns/${campaign}/contacts`, { phone: '5511988887777' });
+    const duplicate = await api(alice, 'POST', `/v1/campaigns/${campaign}/contacts`, {
+      phone: '5511988887777',
+    });
     expect(duplicate.status).toBe(409);
     expect(duplicate.body.error.code).toBe('conflict');
   });
@@ -403,7 +481,16 @@ describe('contacts', () => {
     expect(all.body.data.map((c: { phone: string }) => c.phone)).toEqual(['5511910000001', '5511910000002']);
     const vip = await api(alice, 'GET', `/v1/campaigns/${campaign}/contacts?tag=vip`);
     expect(vip.body.data.map((c: { phone: string }) => c.phone)).toEqual(['5511910000001', '5511910000003']);
-    expect(Object.keys(vip.body.data[0])).toEqual(['contact', 'campaign', 'phone', 'name', 'email', 'document', 'tags', 'created_at']);
+    expect(Object.keys(vip.body.data[0])).toEqual([
+      'contact',
+      'campaign',
+      'phone',
+      'name',
+      'email',
+      'document',
+      'tags',
+      'created_at',
+    ]);
   });
 });
 
@@ -431,7 +518,11 @@ describe('campaigns through GraphQL', () => {
     );
     expect(response.body.errors).toBeUndefined();
     const data = response.body.data;
-    expect(data.campaign).toMatchObject({ status: 'finished', template: { id: template }, stats: { contacts: 3 } });
+    expect(data.campaign).toMatchObject({
+      status: 'finished',
+      template: { id: template },
+      stats: { contacts: 3 },
+    });
     expect(data.campaign.contacts).toHaveLength(2);
     expect(data.campaign.contacts[0].messages).toHaveLength(1);
     expect(data.campaign.messages).toHaveLength(3);
@@ -449,8 +540,18 @@ describe('campaigns through GraphQL', () => {
     );
     const g = graphql.body.data.campaign;
     expect({
-      campaign: g.id, name: g.name, description: g.description, webhook: g.webhook, delay: g.delay, template: g.templateId,
-      batch_size: g.batchSize, send_at: g.sendAt, status: g.status, created_at: g.createdAt, updated_at: g.updatedAt, stats: g.stats,
+      campaign: g.id,
+      name: g.name,
+      description: g.description,
+      webhook: g.webhook,
+      delay: g.delay,
+      template: g.templateId,
+      batch_size: g.batchSize,
+      send_at: g.sendAt,
+      status: g.status,
+      created_at: g.createdAt,
+      updated_at: g.updatedAt,
+      stats: g.stats,
     }).toEqual((({ request: _request, ...body }) => body)(rest.body));
   });
 });

@@ -20,7 +20,10 @@ describe('limits on a GraphQL document', () => {
 
   it('takes up to 10 operations in one batch and refuses more', async () => {
     const batch = (n: number) =>
-      t.request('POST', '/graphql', { token: alice.token, body: Array.from({ length: n }, () => ({ query: '{ settings { timezone } }' })) });
+      t.request('POST', '/graphql', {
+        token: alice.token,
+        body: Array.from({ length: n }, () => ({ query: '{ settings { timezone } }' })),
+      });
     const ten = await batch(10);
     expect(ten.status).toBe(200);
     expect(ten.body).toHaveLength(10);
@@ -33,16 +36,22 @@ describe('limits on a GraphQL document', () => {
 
 describe('cross-site request forgery', () => {
   it('refuses a GET query that a page on another site could make', async () => {
-    const response = await fetch(`${t.url}/graphql?query=${encodeURIComponent('{ settings { timezone } }')}`, {
-      headers: { authorization: `Bearer ${alice.token}` },
-    });
+    const response = await fetch(
+      `${t.url}/graphql?query=${encodeURIComponent('{ settings { timezone } }')}`,
+      {
+        headers: { authorization: `Bearer ${alice.token}` },
+      },
+    );
     expect(response.status).toBe(403);
   });
 
   it('takes the same GET with the header a page cannot set cross-site', async () => {
-    const response = await fetch(`${t.url}/graphql?query=${encodeURIComponent('{ settings { timezone } }')}`, {
-      headers: { authorization: `Bearer ${alice.token}`, 'x-tern-csrf': '1' },
-    });
+    const response = await fetch(
+      `${t.url}/graphql?query=${encodeURIComponent('{ settings { timezone } }')}`,
+      {
+        headers: { authorization: `Bearer ${alice.token}`, 'x-tern-csrf': '1' },
+      },
+    );
     expect(response.status).toBe(200);
   });
 });
@@ -66,7 +75,9 @@ describe('errors in production', () => {
   let production: TestTern;
   let account: TestAccount;
   beforeAll(async () => {
-    production = await startTern({ env: { NODE_ENV: 'production', WEBHOOK_SECRET_KEY: 'ab'.repeat(32), RATE_LIMIT_MAX: '1000' } });
+    production = await startTern({
+      env: { NODE_ENV: 'production', WEBHOOK_SECRET_KEY: 'ab'.repeat(32), RATE_LIMIT_MAX: '1000' },
+    });
     account = await production.createAccount();
   });
   afterAll(() => production.stop());
@@ -77,7 +88,11 @@ describe('errors in production', () => {
     expect(response.body.errors.length).toBeGreaterThan(0);
     for (const error of response.body.errors) {
       expect(Object.keys(error).sort()).toEqual(['extensions', 'message']);
-      expect(Object.keys(error.extensions).filter((name) => name !== 'details').sort()).toEqual(['code', 'request']);
+      expect(
+        Object.keys(error.extensions)
+          .filter((name) => name !== 'details')
+          .sort(),
+      ).toEqual(['code', 'request']);
       expect(error.extensions).toMatchObject({ code, request });
     }
     expect(response.body.extensions.request).toBe(request);
@@ -98,14 +113,24 @@ describe('errors in production', () => {
       ['a field', '{ settings { timezon } }', {}],
       ['an argument', '{ messages(perPag: 5) { __typename } }', {}],
       ['a type', 'query ($p: Strin) { settings { timezone } }', {}],
-      ['an input field', 'mutation { sendMessage(input: { too: "5511999990001", message: "Hi" }) { __typename } }', {}],
+      [
+        'an input field',
+        'mutation { sendMessage(input: { too: "5511999990001", message: "Hi" }) { __typename } }',
+        {},
+      ],
       ['an enum value', '{ messages(status: sen) { __typename } }', {}],
-      ['an enum value in a variable', 'query ($status: MessageStatus) { messages(status: $status) { __typename } }', { status: 'sen' }],
+      [
+        'an enum value in a variable',
+        'query ($status: MessageStatus) { messages(status: $status) { __typename } }',
+        { status: 'sen' },
+      ],
     ] as const;
     for (const [what, query, variables] of misspelt) {
       const response = await production.graphql(query, variables, account.token);
       expect(response.body.errors?.length, what).toBeGreaterThan(0);
-      expect(JSON.stringify(response.body), what).not.toMatch(/did you mean|timezone"|perPage|"String"|"to"|"sent"/i);
+      expect(JSON.stringify(response.body), what).not.toMatch(
+        /did you mean|timezone"|perPage|"String"|"to"|"sent"/i,
+      );
       // Outside production the suggestion stays: it is what a developer needs.
       const developer = await t.graphql(query, variables, alice.token);
       expect(JSON.stringify(developer.body), what).toMatch(/Did you mean/);
@@ -113,16 +138,28 @@ describe('errors in production', () => {
   });
 
   it('do so for a refused variable, with its details', async () => {
-    const response = await production.graphql('mutation ($input: SendMessageInput!) { sendMessage(input: $input) { __typename } }', { input: { to: '5511999990001', message: 'a\u0000b' } }, account.token);
+    const response = await production.graphql(
+      'mutation ($input: SendMessageInput!) { sendMessage(input: $input) { __typename } }',
+      { input: { to: '5511999990001', message: 'a\u0000b' } },
+      account.token,
+    );
     expectMasked(response, 'validation_error');
-    expect(response.body.errors[0].extensions.details).toEqual([{ field: 'input.message', issue: 'invalid_value' }]);
+    expect(response.body.errors[0].extensions.details).toEqual([
+      { field: 'input.message', issue: 'invalid_value' },
+    ]);
   });
 
   it('do so for a refused cross-site request and an over-long batch', async () => {
-    const response = await fetch(`${production.url}/graphql?query=${encodeURIComponent('{ settings { timezone } }')}`, { headers: { authorization: `Bearer ${account.token}` } });
+    const response = await fetch(
+      `${production.url}/graphql?query=${encodeURIComponent('{ settings { timezone } }')}`,
+      { headers: { authorization: `Bearer ${account.token}` } },
+    );
     expect(response.status).toBe(403);
     expectMasked({ headers: response.headers, body: await response.json() }, 'bad_request');
-    const batch = await production.request('POST', '/graphql', { token: account.token, body: Array.from({ length: 11 }, () => ({ query: '{ settings { timezone } }' })) });
+    const batch = await production.request('POST', '/graphql', {
+      token: account.token,
+      body: Array.from({ length: 11 }, () => ({ query: '{ settings { timezone } }' })),
+    });
     expect(batch.status).toBe(413);
     expectMasked(batch, 'BAD_REQUEST');
   });
@@ -130,8 +167,14 @@ describe('errors in production', () => {
   it('say nothing of a failure inside the server but internal_error and the request id', async () => {
     // A real failure of the database under a running resolver: the table is gone.
     await sql(production.database.url, 'DROP TABLE templates CASCADE');
-    const response = await production.graphql('{ templates { ... on TemplatePage { total } } }', {}, account.token);
+    const response = await production.graphql(
+      '{ templates { ... on TemplatePage { total } } }',
+      {},
+      account.token,
+    );
     expectMasked(response, 'internal_error');
-    expect(response.body.errors[0].message).toBe('An unexpected error occurred; quote the request id when reporting it');
+    expect(response.body.errors[0].message).toBe(
+      'An unexpected error occurred; quote the request id when reporting it',
+    );
   });
 });

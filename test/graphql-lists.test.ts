@@ -43,7 +43,11 @@ function observeRows(pool: pg.Pool) {
         };
       }
       const result = query(...args) as Promise<{ rows?: unknown[] }> | undefined;
-      if (result && typeof result.then === 'function') void result.then((answer) => record(args[0], answer), () => undefined);
+      if (result && typeof result.then === 'function')
+        void result.then(
+          (answer) => record(args[0], answer),
+          () => undefined,
+        );
       return result;
     };
   });
@@ -98,7 +102,10 @@ describe('nested lists', () => {
       [alice.account, message],
     );
     webhook = 'whk_listed';
-    await db.query(`INSERT INTO webhooks (id, account_id, url, events, updated_at) VALUES ($1, $2, 'https://hooks.example.com/', '{message.delivered}', now())`, [webhook, alice.account]);
+    await db.query(
+      `INSERT INTO webhooks (id, account_id, url, events, updated_at) VALUES ($1, $2, 'https://hooks.example.com/', '{message.delivered}', now())`,
+      [webhook, alice.account],
+    );
     await db.query(
       // Dispatched already: the workers of this Tern leave them alone.
       `INSERT INTO events (id, account_id, type, payload, dispatched_at) SELECT 'evt_' || g, $1, 'message.delivered', '{}', now() FROM generate_series(1, ${ROWS}) g`,
@@ -112,19 +119,30 @@ describe('nested lists', () => {
     );
   });
 
-  it('reads only the asked page of each campaign\'s contacts and messages', async () => {
+  it("reads only the asked page of each campaign's contacts and messages", async () => {
     for (const list of ['contacts(perPage: 3, page: 2) { id }', 'messages(perPage: 3, page: 2) { id }']) {
       rows.reset();
-      const response = await t.graphql(`{ campaigns(perPage: 2) { ... on CampaignPage { nodes { id ${list} } } } }`, {}, alice.token);
+      const response = await t.graphql(
+        `{ campaigns(perPage: 2) { ... on CampaignPage { nodes { id ${list} } } } }`,
+        {},
+        alice.token,
+      );
       expect(response.body.errors).toBeUndefined();
-      expect(response.body.data.campaigns.nodes.map((node: any) => Object.values(node)[1])).toEqual([expect.any(Array), expect.any(Array)]);
-      expect(response.body.data.campaigns.nodes.every((node: any) => (Object.values(node)[1] as unknown[]).length === 3)).toBe(true);
+      expect(response.body.data.campaigns.nodes.map((node: any) => Object.values(node)[1])).toEqual([
+        expect.any(Array),
+        expect.any(Array),
+      ]);
+      expect(
+        response.body.data.campaigns.nodes.every(
+          (node: any) => (Object.values(node)[1] as unknown[]).length === 3,
+        ),
+      ).toBe(true);
       // Paged in memory, one statement would bring back all 600 rows of both campaigns.
       expect(rows.largest(), `${list}: ${rows.text()}`).toBeLessThanOrEqual(20);
     }
   });
 
-  it('reads the asked page of each campaign\'s contacts and messages, per alias and filter', async () => {
+  it("reads the asked page of each campaign's contacts and messages, per alias and filter", async () => {
     rows.reset();
     const response = await t.graphql(
       `{ campaigns(perPage: 2) { ... on CampaignPage { nodes {
@@ -142,9 +160,16 @@ describe('nested lists', () => {
     // Newest campaign first.
     expect(nodes.map((node) => node.id)).toEqual([...campaigns].reverse());
     for (const node of nodes) {
-      expect(node.second.map((c: { phone: string }) => c.phone)).toEqual(['5511900000004', '5511900000005', '5511900000006']);
+      expect(node.second.map((c: { phone: string }) => c.phone)).toEqual([
+        '5511900000004',
+        '5511900000005',
+        '5511900000006',
+      ]);
       expect(node.even.map((c: { phone: string }) => c.phone)).toEqual(['5511900000002', '5511900000004']);
-      expect(node.latest.map((m: { id: string }) => m.id)).toEqual([`msg_${node.id}_${ROWS}`, `msg_${node.id}_${ROWS - 1}`]);
+      expect(node.latest.map((m: { id: string }) => m.id)).toEqual([
+        `msg_${node.id}_${ROWS}`,
+        `msg_${node.id}_${ROWS - 1}`,
+      ]);
       expect(node.failed).toEqual([
         { id: `msg_${node.id}_${ROWS}`, status: 'failed' },
         { id: `msg_${node.id}_${ROWS - 3}`, status: 'failed' },
@@ -154,7 +179,7 @@ describe('nested lists', () => {
     expect(rows.largest(), rows.text()).toBeLessThanOrEqual(20);
   });
 
-  it('reads only the asked page of a message\'s replies and of a webhook\'s deliveries', async () => {
+  it("reads only the asked page of a message's replies and of a webhook's deliveries", async () => {
     rows.reset();
     const response = await t.graphql(
       `{
@@ -170,17 +195,26 @@ describe('nested lists', () => {
     expect(sent.third.map((reply: { text: string }) => reply.text)).toEqual(['reply 5', 'reply 6']);
     // Without perPage, a page of 20, as every list.
     expect(sent.all).toHaveLength(20);
-    expect(response.body.data.webhooks.nodes).toEqual([{ id: webhook, deliveries: [{ id: `dlv_${ROWS}` }, { id: `dlv_${ROWS - 1}` }, { id: `dlv_${ROWS - 2}` }] }]);
+    expect(response.body.data.webhooks.nodes).toEqual([
+      {
+        id: webhook,
+        deliveries: [{ id: `dlv_${ROWS}` }, { id: `dlv_${ROWS - 1}` }, { id: `dlv_${ROWS - 2}` }],
+      },
+    ]);
     expect(rows.largest()).toBeLessThanOrEqual(20);
   });
 
-  it('lists only the account\'s own rows under a parent, even a row filed under it by mistake', async () => {
+  it("lists only the account's own rows under a parent, even a row filed under it by mistake", async () => {
     const bob = await t.createAccount();
     await t.tern.deps.pool.query(
       `INSERT INTO contacts (id, account_id, campaign_id, phone, created_at) VALUES ('cnt_misfiled', $1, $2, '5511900099999', timestamp '2025-01-01')`,
       [bob.account, campaigns[0]],
     );
-    const response = await t.graphql(`{ campaign(id: "${campaigns[0]}") { ... on Campaign { contacts(perPage: 1) { id } } } }`, {}, alice.token);
+    const response = await t.graphql(
+      `{ campaign(id: "${campaigns[0]}") { ... on Campaign { contacts(perPage: 1) { id } } } }`,
+      {},
+      alice.token,
+    );
     expect(response.body.data.campaign.contacts).toEqual([{ id: `cnt_${campaigns[0]}_1` }]);
   });
 });
@@ -192,7 +226,8 @@ describe('the cost of a request', () => {
   });
 
   // 1 for the campaign and 99 contacts: 100 objects at most.
-  const hundred = (alias: string) => `${alias}: campaign(id: $id) { ... on Campaign { contacts(perPage: 99) { id } } }`;
+  const hundred = (alias: string) =>
+    `${alias}: campaign(id: $id) { ... on Campaign { contacts(perPage: 99) { id } } }`;
   const operation = (aliases: number, extra = '') =>
     `query ($id: ID!) { ${Array.from({ length: aliases }, (_, i) => hundred(`c${i}`)).join(' ')} ${extra} }`;
 
@@ -218,7 +253,11 @@ describe('the cost of a request', () => {
   });
 
   it('multiplies nested pages: 30 aliases of 100 campaigns of 100 contacts are refused before they run', async () => {
-    const aliases = Array.from({ length: 30 }, (_, i) => `c${i}: campaigns(perPage: 100) { ... on CampaignPage { nodes { contacts(perPage: 100) { id } } } }`);
+    const aliases = Array.from(
+      { length: 30 },
+      (_, i) =>
+        `c${i}: campaigns(perPage: 100) { ... on CampaignPage { nodes { contacts(perPage: 100) { id } } } }`,
+    );
     const response = await t.graphql(`{ ${aliases.join(' ')} }`, {}, alice.token);
     expect(response.status).toBe(400);
     expect(response.body.errors[0].extensions.code).toBe('QUERY_TOO_LARGE');
@@ -227,14 +266,29 @@ describe('the cost of a request', () => {
   });
 
   it('reads page sizes from variables, and counts the default page when none is given', async () => {
-    const nested = 'query ($n: Int) { a: campaigns(perPage: $n) { ... on CampaignPage { nodes { contacts(perPage: $n) { id } } } } b: campaigns(perPage: $n) { ... on CampaignPage { nodes { contacts(perPage: $n) { id } } } } }';
+    const nested =
+      'query ($n: Int) { a: campaigns(perPage: $n) { ... on CampaignPage { nodes { contacts(perPage: $n) { id } } } } b: campaigns(perPage: $n) { ... on CampaignPage { nodes { contacts(perPage: $n) { id } } } } }';
     expect((await t.graphql(nested, { n: 100 }, alice.token)).status).toBe(400);
     // 2 × (1 + 20 × 21) with the default of 20.
     expect((await t.graphql(nested, {}, alice.token)).status).toBe(200);
   });
 
-  it('leaves documents that do not validate to GraphQL\'s own errors', async () => {
-    const response = await t.graphql('{ campaigns(perPage: 100) { ... on CampaignPage { nodes { nope } } } }', {}, alice.token);
+  it('counts a document again for other page sizes: a small page first does not let a large one through', async () => {
+    const paged =
+      'query ($id: ID!, $n: Int, $deep: Boolean!) { campaign(id: $id) { ... on Campaign { contacts(perPage: $n) { id } } } a: campaigns(perPage: $n) { ... on CampaignPage { nodes @include(if: $deep) { contacts(perPage: $n) { id } } } } b: campaigns(perPage: $n) { ... on CampaignPage { nodes { contacts(perPage: $n) { id } } } } }';
+    expect((await t.graphql(paged, { id: campaign, n: 5, deep: true }, alice.token)).status).toBe(200);
+    expect((await t.graphql(paged, { id: campaign, n: 5, deep: false }, alice.token)).status).toBe(200);
+    const large = await t.graphql(paged, { id: campaign, n: 100, deep: true }, alice.token);
+    expect(large.status).toBe(400);
+    expect(large.body.errors[0].extensions.code).toBe('QUERY_TOO_LARGE');
+  });
+
+  it("leaves documents that do not validate to GraphQL's own errors", async () => {
+    const response = await t.graphql(
+      '{ campaigns(perPage: 100) { ... on CampaignPage { nodes { nope } } } }',
+      {},
+      alice.token,
+    );
     expect(response.body.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
   });
 });

@@ -22,12 +22,18 @@ describe('request ids', () => {
   });
 
   it('reuses a safe client-sent X-Request-Id and replaces anything else', async () => {
-    const reused = await t.request('GET', '/v1/settings', { token: alice.token, headers: { 'x-request-id': 'client-trace:42.a_b' } });
+    const reused = await t.request('GET', '/v1/settings', {
+      token: alice.token,
+      headers: { 'x-request-id': 'client-trace:42.a_b' },
+    });
     expect(reused.body.request).toBe('client-trace:42.a_b');
     expect(reused.headers.get('x-request-id')).toBe('client-trace:42.a_b');
 
     for (const unsafe of ['has space', 'x'.repeat(65), 'semi;colon', 'ünï']) {
-      const replaced = await t.request('GET', '/v1/settings', { token: alice.token, headers: { 'x-request-id': encodeURI(unsafe) === unsafe ? unsafe : encodeURIComponent(unsafe) } });
+      const replaced = await t.request('GET', '/v1/settings', {
+        token: alice.token,
+        headers: { 'x-request-id': encodeURI(unsafe) === unsafe ? unsafe : encodeURIComponent(unsafe) },
+      });
       expect(replaced.body.request).toMatch(/^req_/);
     }
   });
@@ -47,14 +53,23 @@ describe('request ids', () => {
 
 describe('errors of the request itself', () => {
   it('answers 400 bad_request for a body that is not JSON', async () => {
-    const response = await t.request('POST', '/v1/auth/login', { rawBody: '{"email": ', headers: { 'content-type': 'application/json' } });
+    const response = await t.request('POST', '/v1/auth/login', {
+      rawBody: '{"email": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: { code: 'bad_request', message: 'The body is not valid JSON' }, request: expect.any(String) });
+    expect(response.body).toEqual({
+      error: { code: 'bad_request', message: 'The body is not valid JSON' },
+      request: expect.any(String),
+    });
   });
 
   it('answers 400 bad_request for the wrong content type', async () => {
     for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
-      const response = await t.request('POST', '/v1/auth/login', { rawBody: 'email=a', headers: { 'content-type': contentType } });
+      const response = await t.request('POST', '/v1/auth/login', {
+        rawBody: 'email=a',
+        headers: { 'content-type': contentType },
+      });
       expect(response.status, contentType).toBe(400);
       expect(response.body.error.code).toBe('bad_request');
     }
@@ -62,7 +77,10 @@ describe('errors of the request itself', () => {
 
   it('answers 400 bad_request for JSON that is not an object', async () => {
     for (const body of ['[1,2]', '"text"', '42', 'null']) {
-      const response = await t.request('POST', '/v1/auth/login', { rawBody: body, headers: { 'content-type': 'application/json' } });
+      const response = await t.request('POST', '/v1/auth/login', {
+        rawBody: body,
+        headers: { 'content-type': 'application/json' },
+      });
       expect(response.status, body).toBe(400);
       expect(response.body.error.code).toBe('bad_request');
     }
@@ -94,15 +112,23 @@ describe('errors of the request itself', () => {
   });
 
   it('answers 405 with Allow to TRACE, OPTIONS and HEAD on a known /v1 path, one with an id too', async () => {
-    const campaign = (await t.request('POST', '/v1/campaigns', { token: alice.token, body: { name: 'Methods' } })).body.campaign;
+    const campaign = (
+      await t.request('POST', '/v1/campaigns', { token: alice.token, body: { name: 'Methods' } })
+    ).body.campaign;
     // fetch() refuses to send TRACE, so these go through node:http.
     const send = (method: string, path: string) =>
       new Promise<{ status: number; allow: string | undefined; body: string }>((resolve, reject) => {
-        const request = http.request(`${t.url}${path}`, { method, headers: { authorization: `Bearer ${alice.token}` } }, (response) => {
-          let body = '';
-          response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-          response.on('end', () => resolve({ status: response.statusCode!, allow: response.headers.allow, body }));
-        });
+        const request = http.request(
+          `${t.url}${path}`,
+          { method, headers: { authorization: `Bearer ${alice.token}` } },
+          (response) => {
+            let body = '';
+            response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+            response.on('end', () =>
+              resolve({ status: response.statusCode!, allow: response.headers.allow, body }),
+            );
+          },
+        );
         request.once('error', reject);
         request.end();
       });
@@ -122,11 +148,18 @@ describe('errors of the request itself', () => {
 
   it('answers 413 payload_too_large for a JSON body over 1 MB, and takes one of exactly 1 MB', async () => {
     const overhead = JSON.stringify({ email: 'a@b.co', password: '' }).length;
-    const padding = (size: number) => JSON.stringify({ email: 'a@b.co', password: 'x'.repeat(size - overhead) });
+    const padding = (size: number) =>
+      JSON.stringify({ email: 'a@b.co', password: 'x'.repeat(size - overhead) });
     expect(Buffer.byteLength(padding(1024 * 1024))).toBe(1024 * 1024);
-    const atLimit = await t.request('POST', '/v1/auth/login', { rawBody: padding(1024 * 1024), headers: { 'content-type': 'application/json' } });
+    const atLimit = await t.request('POST', '/v1/auth/login', {
+      rawBody: padding(1024 * 1024),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(atLimit.status).toBe(422);
-    const over = await t.request('POST', '/v1/auth/login', { rawBody: padding(1024 * 1024 + 1), headers: { 'content-type': 'application/json' } });
+    const over = await t.request('POST', '/v1/auth/login', {
+      rawBody: padding(1024 * 1024 + 1),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(over.status).toBe(413);
     expect(over.body.error.code).toBe('payload_too_large');
   });

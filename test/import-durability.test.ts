@@ -7,7 +7,15 @@ import { afterEach, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { REDIS_URL } from './support/server-url.js';
 import { deleteRedisKeys } from './support/tern.js';
-import { FAST_RECOVERY_ENV, freePort, killAll, pollUntil, runCli, startTernProcess, transcripts } from './support/tern-processes.js';
+import {
+  FAST_RECOVERY_ENV,
+  freePort,
+  killAll,
+  pollUntil,
+  runCli,
+  startTernProcess,
+  transcripts,
+} from './support/tern-processes.js';
 
 // The all-or-nothing promise of an import, checked against a worker process that is killed
 // while its transaction holds every row of the file but has not committed them.
@@ -23,7 +31,10 @@ afterEach(async () => {
   cleanUp = null;
 });
 
-async function call(url: string, init: RequestInit & { token?: string }): Promise<{ status: number; body: any }> {
+async function call(
+  url: string,
+  init: RequestInit & { token?: string },
+): Promise<{ status: number; body: any }> {
   const headers = new Headers(init.headers);
   if (init.token) headers.set('authorization', `Bearer ${init.token}`);
   let response: Response;
@@ -36,7 +47,11 @@ async function call(url: string, init: RequestInit & { token?: string }): Promis
   return { status: response.status, body: text ? JSON.parse(text) : null };
 }
 
-const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const json = (body: unknown) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 
 it('imports nothing when its worker is killed mid-import, then everything once another worker retries it', async () => {
   const database: TestDatabase = await createTestDatabase();
@@ -68,17 +83,26 @@ it('imports nothing when its worker is killed mid-import, then everything once a
 
   const email = `import-${randomBytes(4).toString('hex')}@example.com`;
   await runCli(['accounts', 'create', '--email', email, '--password', 'import durability'], env);
-  const token = (await call(`${base}/v1/auth/login`, json({ email, password: 'import durability' }))).body.token as string;
-  const campaign = (await call(`${base}/v1/campaigns`, { ...json({ name: 'Durable import' }), token })).body.campaign as string;
+  const token = (await call(`${base}/v1/auth/login`, json({ email, password: 'import durability' }))).body
+    .token as string;
+  const campaign = (await call(`${base}/v1/campaigns`, { ...json({ name: 'Durable import' }), token })).body
+    .campaign as string;
 
-  const csv = ['phone', ...Array.from({ length: ROWS }, (_, i) => `55119${String(30_000_000 + i)}`)].join('\n');
+  const csv = ['phone', ...Array.from({ length: ROWS }, (_, i) => `55119${String(30_000_000 + i)}`)].join(
+    '\n',
+  );
   const form = new FormData();
   form.append('phone_column', 'phone');
   form.append('file', new Blob([csv]), 'durable.csv');
-  const accepted = await call(`${base}/v1/campaigns/${campaign}/contacts/import`, { method: 'POST', body: form, token });
+  const accepted = await call(`${base}/v1/campaigns/${campaign}/contacts/import`, {
+    method: 'POST',
+    body: form,
+    token,
+  });
   expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
   const job = accepted.body.job as string;
-  const readJob = async () => (await call(`${base}/v1/campaigns/${campaign}/contacts/import/${job}`, { token })).body;
+  const readJob = async () =>
+    (await call(`${base}/v1/campaigns/${campaign}/contacts/import/${job}`, { token })).body;
 
   // Holding the campaign row stops the worker inside its final INSERT: every row written, none committed.
   const holder = await pool.connect();
@@ -91,7 +115,10 @@ it('imports nothing when its worker is killed mid-import, then everything once a
     );
     return rows[0]?.pid;
   };
-  const importer = await pollUntil('the import to wait inside its INSERT', insertWaiting, { timeoutMs: 20_000, describe: transcripts });
+  const importer = await pollUntil('the import to wait inside its INSERT', insertWaiting, {
+    timeoutMs: 20_000,
+    describe: transcripts,
+  });
   expect(await readJob()).toMatchObject({ status: 'processing', processed: ROWS, imported: 0 });
 
   await worker.stop('SIGKILL');
@@ -99,8 +126,11 @@ it('imports nothing when its worker is killed mid-import, then everything once a
   holder.release();
   // The dead worker's backend finishes its statement, finds its client gone and rolls back.
   await pollUntil(
-    'the killed worker\'s transaction to end',
-    async () => ((await pool.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [importer])).rowCount === 0 ? true : undefined),
+    "the killed worker's transaction to end",
+    async () =>
+      (await pool.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [importer])).rowCount === 0
+        ? true
+        : undefined,
     { timeoutMs: 10_000 },
   );
   expect((await pool.query('SELECT count(*)::int AS n FROM contacts')).rows[0].n).toBe(0);
@@ -115,11 +145,27 @@ it('imports nothing when its worker is killed mid-import, then everything once a
     },
     { timeoutMs: 30_000, describe: transcripts },
   );
-  expect(done).toMatchObject({ status: 'completed', total_rows: ROWS, processed: ROWS, imported: ROWS, duplicates: 0, invalid: 0 });
-  const stored = await pool.query('SELECT count(*)::int AS n, count(DISTINCT phone)::int AS phones FROM contacts WHERE campaign_id = $1', [campaign]);
+  expect(done).toMatchObject({
+    status: 'completed',
+    total_rows: ROWS,
+    processed: ROWS,
+    imported: ROWS,
+    duplicates: 0,
+    invalid: 0,
+  });
+  const stored = await pool.query(
+    'SELECT count(*)::int AS n, count(DISTINCT phone)::int AS phones FROM contacts WHERE campaign_id = $1',
+    [campaign],
+  );
   expect(stored.rows[0]).toEqual({ n: ROWS, phones: ROWS });
-  expect((await pool.query('SELECT attempts FROM import_jobs WHERE id = $1', [job])).rows[0].attempts).toBe(2);
-  await pollUntil('the upload to be removed', async () => ((await readdir(importDir)).length === 0 ? true : undefined), { timeoutMs: 5_000 });
+  expect((await pool.query('SELECT attempts FROM import_jobs WHERE id = $1', [job])).rows[0].attempts).toBe(
+    2,
+  );
+  await pollUntil(
+    'the upload to be removed',
+    async () => ((await readdir(importDir)).length === 0 ? true : undefined),
+    { timeoutMs: 5_000 },
+  );
 }, 120_000);
 
 it('fails a job with internal_error, importing nothing, when the process running it dies a second time', async () => {
@@ -150,20 +196,30 @@ it('fails a job with internal_error, importing nothing, when the process running
 
   const email = `deaths-${randomBytes(4).toString('hex')}@example.com`;
   await runCli(['accounts', 'create', '--email', email, '--password', 'import durability'], env);
-  const token = (await call(`${base}/v1/auth/login`, json({ email, password: 'import durability' }))).body.token as string;
-  const campaign = (await call(`${base}/v1/campaigns`, { ...json({ name: 'Deadly import' }), token })).body.campaign as string;
-  const csv = ['phone', ...Array.from({ length: 5_000 }, (_, i) => `55119${String(40_000_000 + i)}`)].join('\n');
+  const token = (await call(`${base}/v1/auth/login`, json({ email, password: 'import durability' }))).body
+    .token as string;
+  const campaign = (await call(`${base}/v1/campaigns`, { ...json({ name: 'Deadly import' }), token })).body
+    .campaign as string;
+  const csv = ['phone', ...Array.from({ length: 5_000 }, (_, i) => `55119${String(40_000_000 + i)}`)].join(
+    '\n',
+  );
   const form = new FormData();
   form.append('phone_column', 'phone');
   form.append('file', new Blob([csv]), 'deadly.csv');
-  const accepted = await call(`${base}/v1/campaigns/${campaign}/contacts/import`, { method: 'POST', body: form, token });
+  const accepted = await call(`${base}/v1/campaigns/${campaign}/contacts/import`, {
+    method: 'POST',
+    body: form,
+    token,
+  });
   expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
   const job = accepted.body.job as string;
-  const readJob = async () => (await call(`${base}/v1/campaigns/${campaign}/contacts/import/${job}`, { token })).body;
+  const readJob = async () =>
+    (await call(`${base}/v1/campaigns/${campaign}/contacts/import/${job}`, { token })).body;
 
   // A worker dies inside the job: held at its final INSERT by a lock on the campaign row, then killed.
   const holder = await pool.connect();
-  const runs = async () => (await pool.query('SELECT attempts FROM import_jobs WHERE id = $1', [job])).rows[0].attempts as number;
+  const runs = async () =>
+    (await pool.query('SELECT attempts FROM import_jobs WHERE id = $1', [job])).rows[0].attempts as number;
   try {
     await holder.query('BEGIN');
     await holder.query('SELECT 1 FROM campaigns WHERE id = $1 FOR UPDATE', [campaign]);
@@ -203,7 +259,11 @@ it('fails a job with internal_error, importing nothing, when the process running
     },
     { timeoutMs: 30_000, describe: transcripts },
   );
-  expect(done).toMatchObject({ status: 'failed', imported: 0, error: { code: 'internal_error', message: expect.stringContaining('stopped 2 times') } });
+  expect(done).toMatchObject({
+    status: 'failed',
+    imported: 0,
+    error: { code: 'internal_error', message: expect.stringContaining('stopped 2 times') },
+  });
   expect(await runs()).toBe(3);
   expect((await pool.query('SELECT count(*)::int AS n FROM contacts')).rows[0].n).toBe(0);
 }, 150_000);

@@ -40,7 +40,8 @@ describe('repeated login failures', () => {
   it('treat an unknown e-mail exactly like a known one', async () => {
     const attacker = '203.0.113.8';
     const statuses: number[] = [];
-    for (let i = 0; i < 11; i += 1) statuses.push((await login('nobody@example.com', 'guess', attacker)).status);
+    for (let i = 0; i < 11; i += 1)
+      statuses.push((await login('nobody@example.com', 'guess', attacker)).status);
     expect(statuses).toEqual([...Array(10).fill(401), 429]);
   });
 
@@ -57,11 +58,15 @@ describe('repeated login failures', () => {
     const address = '203.0.113.11';
     const target = await t.createAccount('parallel@example.com', 'the right password');
     const answers = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => login(target.email, i === 24 ? target.password : `wrong ${i}`, address)),
+      Array.from({ length: 40 }, (_, i) =>
+        login(target.email, i === 24 ? target.password : `wrong ${i}`, address),
+      ),
     );
     const statuses = answers.map((answer) => answer.status);
     // A 401 is a password checked and wrong, a 200 one checked and right; a 429 was refused unchecked.
-    expect(statuses.filter((status) => status === 401).length + statuses.filter((status) => status === 200).length).toBeLessThanOrEqual(10);
+    expect(
+      statuses.filter((status) => status === 401).length + statuses.filter((status) => status === 200).length,
+    ).toBeLessThanOrEqual(10);
     expect(statuses.filter((status) => status === 200)).toEqual([]);
     expect(answers.some((answer) => answer.body.token)).toBe(false);
     expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(30);
@@ -76,7 +81,8 @@ describe('repeated login failures', () => {
         body: { query: mutation, variables: { input: { email: 'gql@example.com', password } } },
         headers: { 'x-forwarded-for': address },
       });
-    for (let i = 0; i < 10; i += 1) expect((await attempt('wrong')).body.data.login.__typename).toBe('InvalidCredentialsError');
+    for (let i = 0; i < 10; i += 1)
+      expect((await attempt('wrong')).body.data.login.__typename).toBe('InvalidCredentialsError');
     const locked = await attempt('wrong');
     expect(locked.status).toBe(429);
     expect(locked.body.errors[0].extensions.code).toBe('rate_limited');

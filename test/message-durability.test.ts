@@ -3,13 +3,15 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { messageSendQueue, type MessageSendJob } from '../src/jobs/message-send.job.js';
+import { type MessageSendJob, messageSendQueue } from '../src/jobs/message-send.job.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { REDIS_URL } from './support/server-url.js';
 import { deleteRedisKeys } from './support/tern.js';
 import {
   apiRequest,
+  type ChildHandle,
   createAccountWithCli,
+  FAST_RECOVERY_ENV,
   freePort,
   killAll,
   logIn,
@@ -19,8 +21,6 @@ import {
   startTernProcess,
   warnings,
   withDeadline,
-  type ChildHandle,
-  FAST_RECOVERY_ENV,
 } from './support/tern-processes.js';
 
 // The durability promise of a send, checked against real processes that die: a 202 means the
@@ -91,7 +91,11 @@ function ternEnv(f: Fixture, redisUrl: string, extra: Record<string, string> = {
 }
 
 /** Looks at the send queue through BullMQ itself rather than at its key names. */
-async function inspectQueue<T>(redisUrl: string, prefix: string, look: (queue: Queue<MessageSendJob>) => Promise<T>): Promise<T> {
+async function inspectQueue<T>(
+  redisUrl: string,
+  prefix: string,
+  look: (queue: Queue<MessageSendJob>) => Promise<T>,
+): Promise<T> {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: 1, retryStrategy: () => null });
   connection.on('error', () => undefined);
   const queue = new Queue<MessageSendJob>(messageSendQueue.name, { connection, prefix });
@@ -113,7 +117,15 @@ function nextNumber(): string {
 /** Sends `count` messages at once; each must be accepted with 202. Returns their ids. */
 async function sendMessages(baseUrl: string, token: string, count: number): Promise<string[]> {
   const responses = await Promise.all(
-    Array.from({ length: count }, (_, index) => apiRequest(baseUrl, 'POST', '/v1/messages/send', { to: nextNumber(), message: `durability ${index}` }, token)),
+    Array.from({ length: count }, (_, index) =>
+      apiRequest(
+        baseUrl,
+        'POST',
+        '/v1/messages/send',
+        { to: nextNumber(), message: `durability ${index}` },
+        token,
+      ),
+    ),
   );
   for (const response of responses) {
     expect(response.status, JSON.stringify(response.body)).toBe(202);
@@ -158,7 +170,12 @@ function summary(rows: MessageRow[]): string {
   return JSON.stringify(byStatus);
 }
 
-async function waitUntilAllDelivered(f: Fixture, redisUrl: string, ids: string[], workers: ChildHandle[]): Promise<MessageRow[]> {
+async function waitUntilAllDelivered(
+  f: Fixture,
+  redisUrl: string,
+  ids: string[],
+  workers: ChildHandle[],
+): Promise<MessageRow[]> {
   return pollUntil(
     `${ids.length} messages to be delivered`,
     async () => {
@@ -173,12 +190,21 @@ async function waitUntilAllDelivered(f: Fixture, redisUrl: string, ids: string[]
         const jobs = await inspectQueue(redisUrl, f.redisPrefix, async (queue) => {
           const states = new Map<string, string>();
           for (const state of ['waiting', 'active', 'delayed', 'failed', 'completed'] as const) {
-            for (const job of await queue.getJobs([state])) for (const id of job.data.messageIds) states.set(id, state);
+            for (const job of await queue.getJobs([state]))
+              for (const id of job.data.messageIds) states.set(id, state);
           }
           return pending.map((row) => states.get(row.id) ?? 'no job');
         }).catch((error: unknown) => pending.map(() => `(queue not readable: ${String(error)})`));
-        const details = pending.map((row, index) => ({ id: row.id, status: row.status, claimed: row.claimed, submissions: row.submissions, job: jobs[index] }));
-        const withoutCarrierId = rows.filter((row) => row.status === 'delivered' && row.carrier_message_id === null).length;
+        const details = pending.map((row, index) => ({
+          id: row.id,
+          status: row.status,
+          claimed: row.claimed,
+          submissions: row.submissions,
+          job: jobs[index],
+        }));
+        const withoutCarrierId = rows.filter(
+          (row) => row.status === 'delivered' && row.carrier_message_id === null,
+        ).length;
         return (
           `${summary(rows)}; delivered without the carrier's id: ${withoutCarrierId}; ` +
           `not delivered: ${JSON.stringify(details)}\n${workers.map(warnings).join('\n')}`
@@ -202,115 +228,141 @@ async function expectEachSentExactlyOnce(pool: pg.Pool, ids: string[]): Promise<
   ).catch(() => messageStates(pool));
   expect(rows.map((row) => row.id)).toEqual([...ids].sort());
   for (const row of rows) {
-    expect(row, row.id).toMatchObject({ status: 'delivered', error_code: null, submissions: 1, carrier_message_id: row.submitted_id });
+    expect(row, row.id).toMatchObject({
+      status: 'delivered',
+      error_code: null,
+      submissions: 1,
+      carrier_message_id: row.submitted_id,
+    });
     expect(row.carrier_message_id, row.id).toMatch(/^sim_/);
   }
-  const { rows: totals } = await pool.query<{ submissions: number }>('SELECT count(*)::int AS submissions FROM simulated_submissions');
+  const { rows: totals } = await pool.query<{ submissions: number }>(
+    'SELECT count(*)::int AS submissions FROM simulated_submissions',
+  );
   expect(totals[0]!.submissions).toBe(ids.length);
   return rows;
 }
 
 describe('a message accepted with 202', () => {
-  it('is sent exactly once and delivered after its worker is killed between claiming and recording the send', async () => {
-    const f = await setUp({ sharedRedis: true });
-    const port = await freePort();
-    const baseUrl = `http://127.0.0.1:${port}`;
-    const env = ternEnv(f, REDIS_URL);
-    await startTernProcess('api', { ...env, PORT: String(port) });
-    const token = await logIn(baseUrl, await createAccountWithCli(env));
-    const ids = await sendMessages(baseUrl, token, MESSAGES);
+  it(
+    'is sent exactly once and delivered after its worker is killed between claiming and recording the send',
+    async () => {
+      const f = await setUp({ sharedRedis: true });
+      const port = await freePort();
+      const baseUrl = `http://127.0.0.1:${port}`;
+      const env = ternEnv(f, REDIS_URL);
+      await startTernProcess('api', { ...env, PORT: String(port) });
+      const token = await logIn(baseUrl, await createAccountWithCli(env));
+      const ids = await sendMessages(baseUrl, token, MESSAGES);
 
-    // A worker can also die before its claim is written. Holding these rows keeps their jobs
-    // active in the worker, waiting inside the claim, when it is killed.
-    const held = ids.slice(-HELD);
-    const locker = new pg.Client({ connectionString: f.database.url });
-    locker.on('error', () => undefined);
-    lockers.push(locker);
-    await locker.connect();
-    await locker.query('BEGIN');
-    await locker.query('SELECT id FROM messages WHERE id = ANY($1) FOR UPDATE', [held]);
+      // A worker can also die before its claim is written. Holding these rows keeps their jobs
+      // active in the worker, waiting inside the claim, when it is killed.
+      const held = ids.slice(-HELD);
+      const locker = new pg.Client({ connectionString: f.database.url });
+      locker.on('error', () => undefined);
+      lockers.push(locker);
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query('SELECT id FROM messages WHERE id = ANY($1) FOR UPDATE', [held]);
 
-    const firstWorker = await startTernProcess('worker', {
-      ...env,
-      SIMULATOR_SUBMIT_LATENCY_MS: String(SUBMIT_LATENCY_MS),
-      // No report falls due before the kill, so the dead worker cannot have reported or
-      // locked one: what happens next is the send path's doing.
-      SIMULATOR_DELAY_MS: String(SUBMIT_LATENCY_MS * 4),
-    });
+      const firstWorker = await startTernProcess('worker', {
+        ...env,
+        SIMULATOR_SUBMIT_LATENCY_MS: String(SUBMIT_LATENCY_MS),
+        // No report falls due before the kill, so the dead worker cannot have reported or
+        // locked one: what happens next is the send path's doing.
+        SIMULATOR_DELAY_MS: String(SUBMIT_LATENCY_MS * 4),
+      });
 
-    // Inside the window: the carrier has the message, PostgreSQL does not know it was sent.
-    const inWindow = (rows: MessageRow[]) => rows.filter((row) => row.status === 'queued' && row.claimed && row.submissions === 1);
-    await pollUntil(
-      'messages inside the carrier call, and the held ones waiting in their claim',
-      async () => {
-        const [rows, waiting] = await Promise.all([messageStates(f.pool), claimsWaitingForLocks(f.pool, f.database.name)]);
-        // The recovery sweep may hand the held (unclaimed, old enough) rows to a second job, whose claims wait too.
-        return inWindow(rows).length > 0 && waiting >= HELD ? true : undefined;
-      },
-      { timeoutMs: 10_000, intervalMs: 50, describe: async () => summary(await messageStates(f.pool)) },
-    );
-    expect((await firstWorker.stop('SIGKILL')).signal).toBe('SIGKILL');
+      // Inside the window: the carrier has the message, PostgreSQL does not know it was sent.
+      const inWindow = (rows: MessageRow[]) =>
+        rows.filter((row) => row.status === 'queued' && row.claimed && row.submissions === 1);
+      await pollUntil(
+        'messages inside the carrier call, and the held ones waiting in their claim',
+        async () => {
+          const [rows, waiting] = await Promise.all([
+            messageStates(f.pool),
+            claimsWaitingForLocks(f.pool, f.database.name),
+          ]);
+          // The recovery sweep may hand the held (unclaimed, old enough) rows to a second job, whose claims wait too.
+          return inWindow(rows).length > 0 && waiting >= HELD ? true : undefined;
+        },
+        { timeoutMs: 10_000, intervalMs: 50, describe: async () => summary(await messageStates(f.pool)) },
+      );
+      expect((await firstWorker.stop('SIGKILL')).signal).toBe('SIGKILL');
 
-    const atDeath = await messageStates(f.pool);
-    const interrupted = inWindow(atDeath);
-    expect(interrupted.length).toBeGreaterThan(0);
-    expect(atDeath.filter((row) => held.includes(row.id)).every((row) => row.status === 'queued' && row.submissions === 0)).toBe(true);
-    await locker.query('ROLLBACK');
+      const atDeath = await messageStates(f.pool);
+      const interrupted = inWindow(atDeath);
+      expect(interrupted.length).toBeGreaterThan(0);
+      expect(
+        atDeath
+          .filter((row) => held.includes(row.id))
+          .every((row) => row.status === 'queued' && row.submissions === 0),
+      ).toBe(true);
+      await locker.query('ROLLBACK');
 
-    const secondWorker = await startTernProcess('worker', env);
-    const started = Date.now();
-    await waitUntilAllDelivered(f, REDIS_URL, ids, [secondWorker]);
-    console.info(
-      `worker killed with ${interrupted.length}/${ids.length} messages inside the carrier call and ${HELD} inside their claim ` +
-        `(${summary(atDeath)}); all delivered ${Date.now() - started} ms after a new worker started`,
-    );
+      const secondWorker = await startTernProcess('worker', env);
+      const started = Date.now();
+      await waitUntilAllDelivered(f, REDIS_URL, ids, [secondWorker]);
+      console.info(
+        `worker killed with ${interrupted.length}/${ids.length} messages inside the carrier call and ${HELD} inside their claim ` +
+          `(${summary(atDeath)}); all delivered ${Date.now() - started} ms after a new worker started`,
+      );
 
-    const rows = await expectEachSentExactlyOnce(f.pool, ids);
-    // A message whose carrier call the dead worker began may be submitted again, which is safe
-    // only because the simulator takes the same reference twice as one submission; the held
-    // ones never reached the carrier before, so they are handed over once.
-    for (const row of rows) {
-      if (held.includes(row.id)) expect(row.handovers, row.id).toBe(1);
-      else expect(row.handovers, row.id).toBeLessThanOrEqual(2);
-    }
-  }, TEST_TIMEOUT_MS);
+      const rows = await expectEachSentExactlyOnce(f.pool, ids);
+      // A message whose carrier call the dead worker began may be submitted again, which is safe
+      // only because the simulator takes the same reference twice as one submission; the held
+      // ones never reached the carrier before, so they are handed over once.
+      for (const row of rows) {
+        if (held.includes(row.id)) expect(row.handovers, row.id).toBe(1);
+        else expect(row.handovers, row.id).toBeLessThanOrEqual(2);
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('is sent exactly once and delivered after Redis restarts with its job, or while Redis is down', async () => {
-    const f = await setUp({ sharedRedis: false });
-    const [apiPort, redisPort] = await Promise.all([freePort(), freePort()]);
-    let ownRedis = await startRedisServer(redisPort);
-    const baseUrl = `http://127.0.0.1:${apiPort}`;
-    const env = ternEnv(f, ownRedis.url);
-    const [, worker] = await Promise.all([startTernProcess('api', { ...env, PORT: String(apiPort) }), startTernProcess('worker', env)]);
-    const token = await logIn(baseUrl, await createAccountWithCli(env));
+  it(
+    'is sent exactly once and delivered after Redis restarts with its job, or while Redis is down',
+    async () => {
+      const f = await setUp({ sharedRedis: false });
+      const [apiPort, redisPort] = await Promise.all([freePort(), freePort()]);
+      let ownRedis = await startRedisServer(redisPort);
+      const baseUrl = `http://127.0.0.1:${apiPort}`;
+      const env = ternEnv(f, ownRedis.url);
+      const [, worker] = await Promise.all([
+        startTernProcess('api', { ...env, PORT: String(apiPort) }),
+        startTernProcess('worker', env),
+      ]);
+      const token = await logIn(baseUrl, await createAccountWithCli(env));
 
-    // Without a worker the jobs stay in Redis, so the restart is what loses them.
-    expect((await worker.stop('SIGTERM')).code).toBe(0);
-    const queuedIds = await sendMessages(baseUrl, token, MESSAGES);
-    // Concurrent sends share jobs; every message is in one.
-    const waiting = await inspectQueue(ownRedis.url, f.redisPrefix, (queue) => queue.getWaiting());
-    expect(waiting.flatMap((job) => job.data.messageIds).sort()).toEqual([...queuedIds].sort());
+      // Without a worker the jobs stay in Redis, so the restart is what loses them.
+      expect((await worker.stop('SIGTERM')).code).toBe(0);
+      const queuedIds = await sendMessages(baseUrl, token, MESSAGES);
+      // Concurrent sends share jobs; every message is in one.
+      const waiting = await inspectQueue(ownRedis.url, f.redisPrefix, (queue) => queue.getWaiting());
+      expect(waiting.flatMap((job) => job.data.messageIds).sort()).toEqual([...queuedIds].sort());
 
-    await ownRedis.handle.stop('SIGKILL');
-    // The message is committed before the enqueue, so Redis being away must not cost the 202.
-    const downAt = Date.now();
-    const whileDownIds = await sendMessages(baseUrl, token, 3);
-    const downMs = Date.now() - downAt;
-    ownRedis = await startRedisServer(redisPort);
+      await ownRedis.handle.stop('SIGKILL');
+      // The message is committed before the enqueue, so Redis being away must not cost the 202.
+      const downAt = Date.now();
+      const whileDownIds = await sendMessages(baseUrl, token, 3);
+      const downMs = Date.now() - downAt;
+      ownRedis = await startRedisServer(redisPort);
 
-    const ids = [...queuedIds, ...whileDownIds];
-    expect(summary(await messageStates(f.pool))).toBe(JSON.stringify({ queued: ids.length }));
+      const ids = [...queuedIds, ...whileDownIds];
+      expect(summary(await messageStates(f.pool))).toBe(JSON.stringify({ queued: ids.length }));
 
-    const newWorker = await startTernProcess('worker', env);
-    const started = Date.now();
-    await waitUntilAllDelivered(f, ownRedis.url, ids, [newWorker]);
-    console.info(
-      `3 sends answered 202 in ${downMs} ms with Redis down; after the Redis restart, ` +
-        `${ids.length} messages delivered ${Date.now() - started} ms after a worker started`,
-    );
+      const newWorker = await startTernProcess('worker', env);
+      const started = Date.now();
+      await waitUntilAllDelivered(f, ownRedis.url, ids, [newWorker]);
+      console.info(
+        `3 sends answered 202 in ${downMs} ms with Redis down; after the Redis restart, ` +
+          `${ids.length} messages delivered ${Date.now() - started} ms after a worker started`,
+      );
 
-    const rows = await expectEachSentExactlyOnce(f.pool, ids);
-    // No worker died mid-call here, so nothing may reach the carrier a second time.
-    for (const row of rows) expect(row.handovers, row.id).toBe(1);
-  }, TEST_TIMEOUT_MS);
+      const rows = await expectEachSentExactlyOnce(f.pool, ids);
+      // No worker died mid-call here, so nothing may reach the carrier a second time.
+      for (const row of rows) expect(row.handovers, row.id).toBe(1);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });

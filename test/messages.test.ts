@@ -61,19 +61,28 @@ describe('POST /v1/messages/send', () => {
   ])('refuses %s with 422 campaign not_found', async (_case, campaignOf) => {
     const response = await send(alice, { to: '5511999991236', message: 'Hi', campaign: await campaignOf() });
     expect(response.status).toBe(422);
-    expect(response.body.error).toMatchObject({ code: 'validation_error', details: [{ field: 'campaign', issue: 'not_found' }] });
+    expect(response.body.error).toMatchObject({
+      code: 'validation_error',
+      details: [{ field: 'campaign', issue: 'not_found' }],
+    });
   });
 
   it('behaves the same at the alias POST /v1/messages', async () => {
-    const response = await t.request('POST', '/v1/messages', { token: alice.token, body: { to: '5511999991237', message: 'Alias' } });
+    const response = await t.request('POST', '/v1/messages', {
+      token: alice.token,
+      body: { to: '5511999991237', message: 'Alias' },
+    });
     expect(response.status).toBe(202);
     expect(response.body).toMatchObject({ status: 'queued', to: '5511999991237' });
-    const invalid = await t.request('POST', '/v1/messages', { token: alice.token, body: { to: '+5511', message: '' } });
+    const invalid = await t.request('POST', '/v1/messages', {
+      token: alice.token,
+      body: { to: '+5511', message: '' },
+    });
     expect(invalid.status).toBe(422);
   });
 
   it.each([
-    ['+5511999991234', 'invalid_e164'],
+    ['++5511999991234', 'invalid_e164'],
     ['55119999912a4', 'invalid_e164'],
     ['5511 99999', 'invalid_e164'],
     ['123456', 'invalid_e164'],
@@ -84,7 +93,11 @@ describe('POST /v1/messages/send', () => {
     const before = await t.tern.deps.prisma.message.count();
     const response = await send(alice, { to, message: 'Hi' });
     expect(response.status).toBe(422);
-    expect(response.body.error).toEqual({ code: 'validation_error', message: expect.any(String), details: [{ field: 'to', issue }] });
+    expect(response.body.error).toEqual({
+      code: 'validation_error',
+      message: expect.any(String),
+      details: [{ field: 'to', issue }],
+    });
     expect(await t.tern.deps.prisma.message.count()).toBe(before);
   });
 
@@ -145,7 +158,11 @@ describe('Idempotency-Key', () => {
 
   it('refuses the same key with another body with 422 reused', async () => {
     await send(alice, { to: '5511988880002', message: 'First body' }, { 'Idempotency-Key': 'order-1002' });
-    const response = await send(alice, { to: '5511988880002', message: 'Second body' }, { 'Idempotency-Key': 'order-1002' });
+    const response = await send(
+      alice,
+      { to: '5511988880002', message: 'Second body' },
+      { 'Idempotency-Key': 'order-1002' },
+    );
     expect(response.status).toBe(422);
     expect(response.body.error.details).toEqual([{ field: 'Idempotency-Key', issue: 'reused' }]);
   });
@@ -160,7 +177,9 @@ describe('Idempotency-Key', () => {
 
   it('gives one message to concurrent requests with the same key', async () => {
     const body = { to: '5511988880004', message: 'Raced' };
-    const responses = await Promise.all(Array.from({ length: 8 }, () => send(alice, body, { 'Idempotency-Key': 'raced-key' })));
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, () => send(alice, body, { 'Idempotency-Key': 'raced-key' })),
+    );
     expect(responses.map((r) => r.status)).toEqual(Array(8).fill(202));
     expect(new Set(responses.map((r) => r.body.message)).size).toBe(1);
     expect(await t.tern.deps.prisma.message.count({ where: { to: body.to } })).toBe(1);
@@ -178,7 +197,11 @@ describe('Idempotency-Key', () => {
   });
 
   it('refuses a key over 255 characters', async () => {
-    const response = await send(alice, { to: '5511988880006', message: 'x' }, { 'Idempotency-Key': 'k'.repeat(256) });
+    const response = await send(
+      alice,
+      { to: '5511988880006', message: 'x' },
+      { 'Idempotency-Key': 'k'.repeat(256) },
+    );
     expect(response.status).toBe(422);
     expect(response.body.error.details).toEqual([{ field: 'Idempotency-Key', issue: 'too_long' }]);
   });
@@ -188,8 +211,12 @@ describe('Idempotency-Key', () => {
     const input = { to: '5511988880007', message: 'GraphQL once' };
     const first = await client.request(SendMessageDocument, { input, idempotencyKey: 'gql-key' });
     const second = await client.request(SendMessageDocument, { input, idempotencyKey: 'gql-key' });
-    expect(first.sendMessage).toMatchObject({ message: expect.stringMatching(/^msg_/), status: 'queued', to: input.to });
-    expect(second.sendMessage).toEqual(first.sendMessage);
+    expect(first.sendMessage).toMatchObject({
+      message: expect.stringMatching(/^msg_/),
+      status: 'queued',
+      to: input.to,
+    });
+    expect(second.sendMessage).toEqual({ ...first.sendMessage, replayed: true });
   });
 });
 
@@ -227,7 +254,10 @@ describe('the simulator, end to end', () => {
     });
     expect(Date.parse(delivered.sent_at)).toBeGreaterThanOrEqual(Date.parse(delivered.created_at));
     expect(Date.parse(delivered.delivered_at)).toBeGreaterThanOrEqual(Date.parse(delivered.sent_at));
-    const events = await t.tern.deps.prisma.event.findMany({ where: { messageId: body.message }, orderBy: { createdAt: 'asc' } });
+    const events = await t.tern.deps.prisma.event.findMany({
+      where: { messageId: body.message },
+      orderBy: { createdAt: 'asc' },
+    });
     expect(events.map((e) => e.type)).toEqual(['message.sent', 'message.delivered']);
     expect(events[1]!.payload).toEqual({
       event: 'message.delivered',
@@ -244,10 +274,20 @@ describe('the simulator, end to end', () => {
   it('fails a number ending 0001 with error unreachable', async () => {
     const { body } = await send(alice, { to: '5511977770001', message: 'Nobody home' });
     const failed = await waitForStatus(alice, body.message, ['failed']);
-    expect(failed).toMatchObject({ status: 'failed', delivered_at: null, error: { code: 'unreachable', message: expect.any(String) } });
+    expect(failed).toMatchObject({
+      status: 'failed',
+      delivered_at: null,
+      error: { code: 'unreachable', message: expect.any(String) },
+    });
     expect(failed.failed_at).toEqual(expect.any(String));
-    const event = await t.tern.deps.prisma.event.findFirstOrThrow({ where: { messageId: body.message, type: 'message.failed' } });
-    expect(event.payload).toMatchObject({ status: 'failed', failed_at: failed.failed_at, error: { code: 'unreachable' } });
+    const event = await t.tern.deps.prisma.event.findFirstOrThrow({
+      where: { messageId: body.message, type: 'message.failed' },
+    });
+    expect(event.payload).toMatchObject({
+      status: 'failed',
+      failed_at: failed.failed_at,
+      error: { code: 'unreachable' },
+    });
   });
 
   it('delivers a number ending 0002 and stores its reply, linked to the latest message to it', async () => {
@@ -256,12 +296,31 @@ describe('the simulator, end to end', () => {
     const { body } = await send(alice, { to: '5511977770002', message: 'Second' });
     await waitForStatus(alice, body.message, ['delivered']);
     const replied = await waitFor(async () => {
-      const response = await t.graphql(`{ message(id: "${body.message}") { ... on Message { status replies { id from text messageId } } } }`, {}, alice.token);
+      const response = await t.graphql(
+        `{ message(id: "${body.message}") { ... on Message { status replies { id from text messageId } } } }`,
+        {},
+        alice.token,
+      );
       return response.body.data.message.replies.length > 0 ? response.body.data.message : null;
     });
-    expect(replied.replies).toEqual([{ id: expect.stringMatching(/^inb_/), from: '5511977770002', text: 'Thanks, got it', messageId: body.message }]);
-    const event = await t.tern.deps.prisma.event.findFirstOrThrow({ where: { messageId: body.message, type: 'message.replied' } });
-    expect(event.payload).toMatchObject({ event: 'message.replied', message: body.message, inbound: replied.replies[0].id, from: '5511977770002', text: 'Thanks, got it' });
+    expect(replied.replies).toEqual([
+      {
+        id: expect.stringMatching(/^inb_/),
+        from: '5511977770002',
+        text: 'Thanks, got it',
+        messageId: body.message,
+      },
+    ]);
+    const event = await t.tern.deps.prisma.event.findFirstOrThrow({
+      where: { messageId: body.message, type: 'message.replied' },
+    });
+    expect(event.payload).toMatchObject({
+      event: 'message.replied',
+      message: body.message,
+      inbound: replied.replies[0].id,
+      from: '5511977770002',
+      text: 'Thanks, got it',
+    });
   });
 });
 
@@ -271,11 +330,29 @@ describe('statuses only move forward', () => {
     const delivered = await waitForStatus(alice, body.message, ['delivered']);
     const { carrierReports, messageDelivery } = t.tern.services;
     const stored = await t.tern.deps.prisma.message.findUniqueOrThrow({ where: { id: body.message } });
-    await carrierReports.applyDeliveryReport('simulator', { carrierMessageId: stored.carrierMessageId!, status: 'failed', at: new Date(), error: { code: 'x', message: 'late' } });
-    await carrierReports.applyDeliveryReport('simulator', { carrierMessageId: stored.carrierMessageId!, status: 'delivered', at: new Date() });
-    await messageDelivery.recordSubmitted({ id: stored.id, to: stored.to, campaignId: stored.campaignId }, 'simulator', stored.carrierMessageId!);
+    await carrierReports.applyDeliveryReport('simulator', {
+      carrierMessageId: stored.carrierMessageId!,
+      status: 'failed',
+      at: new Date(),
+      error: { code: 'x', message: 'late' },
+    });
+    await carrierReports.applyDeliveryReport('simulator', {
+      carrierMessageId: stored.carrierMessageId!,
+      status: 'delivered',
+      at: new Date(),
+    });
+    await messageDelivery.recordSubmitted(
+      { id: stored.id, to: stored.to, campaignId: stored.campaignId },
+      'simulator',
+      stored.carrierMessageId!,
+    );
     const after = await t.request('GET', `/v1/messages/${body.message}`, { token: alice.token });
-    expect(after.body).toMatchObject({ status: 'delivered', delivered_at: delivered.delivered_at, failed_at: null, error: null });
+    expect(after.body).toMatchObject({
+      status: 'delivered',
+      delivered_at: delivered.delivered_at,
+      failed_at: null,
+      error: null,
+    });
     expect(await t.tern.deps.prisma.event.count({ where: { messageId: body.message } })).toBe(2);
   });
 
@@ -283,7 +360,11 @@ describe('statuses only move forward', () => {
     const { body } = await send(alice, { to: '5511966661235', message: 'Claimed once' });
     await waitForStatus(alice, body.message, ['delivered']);
     expect(await t.tern.services.messageDelivery.claimForSending(body.message, 0)).toBeNull();
-    await t.tern.deps.queues.messageSend.add('send', { messageIds: [body.message] }, { jobId: `${body.message}-again` });
+    await t.tern.deps.queues.messageSend.add(
+      'send',
+      { messageIds: [body.message] },
+      { jobId: `${body.message}-again` },
+    );
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await carrierSubmissions(body.message)).toBe(1);
   });
@@ -307,7 +388,10 @@ describe('encoding and segments', () => {
     [`${'a'.repeat(66)}😀😀`, 'UCS-2', 1],
     [`${'a'.repeat(67)}😀😀`, 'UCS-2', 2],
   ])('%#: stores %s/%d for the text and previews the same', async (text, encoding, segments) => {
-    const preview = await t.request('POST', '/v1/messages/preview', { token: alice.token, body: { message: text } });
+    const preview = await t.request('POST', '/v1/messages/preview', {
+      token: alice.token,
+      body: { message: text },
+    });
     expect(preview.status).toBe(200);
     expect(preview.body).toMatchObject({ encoding, segments });
     const { body } = await send(alice, { to: '5511955551234', message: text });
@@ -316,7 +400,10 @@ describe('encoding and segments', () => {
   });
 
   it('names the characters that force UCS-2 and counts characters as people do', async () => {
-    const response = await t.request('POST', '/v1/messages/preview', { token: alice.token, body: { message: 'Olá ção 😀 ção' } });
+    const response = await t.request('POST', '/v1/messages/preview', {
+      token: alice.token,
+      body: { message: 'Olá ção 😀 ção' },
+    });
     expect(response.body).toEqual({
       encoding: 'UCS-2',
       segments: 1,
@@ -324,20 +411,32 @@ describe('encoding and segments', () => {
       ucs2_characters: ['á', 'ç', 'ã', '😀'],
       request: expect.any(String),
     });
-    const gql = await t.graphql('{ previewMessage(input: { message: "€ {x}" }) { ... on TextPreview { encoding segments characters ucs2Characters } } }', {}, alice.token);
-    expect(gql.body.data.previewMessage).toEqual({ encoding: 'GSM-7', segments: 1, characters: 5, ucs2Characters: [] });
+    const gql = await t.graphql(
+      '{ previewMessage(input: { message: "€ {x}" }) { ... on TextPreview { encoding segments characters ucs2Characters } } }',
+      {},
+      alice.token,
+    );
+    expect(gql.body.data.previewMessage).toEqual({
+      encoding: 'GSM-7',
+      segments: 1,
+      characters: 5,
+      ucs2Characters: [],
+    });
   });
 
   it('sends nothing on preview and validates the text', async () => {
     const before = await t.tern.deps.prisma.message.count();
-    const empty = await t.request('POST', '/v1/messages/preview', { token: alice.token, body: { message: '' } });
+    const empty = await t.request('POST', '/v1/messages/preview', {
+      token: alice.token,
+      body: { message: '' },
+    });
     expect(empty.status).toBe(422);
     expect(await t.tern.deps.prisma.message.count()).toBe(before);
   });
 });
 
 describe('reading messages', () => {
-  it('answers 404 for an unknown id and for another account\'s message', async () => {
+  it("answers 404 for an unknown id and for another account's message", async () => {
     const { body } = await send(alice, { to: '5511944441234', message: 'Mine' });
     for (const [token, id] of [
       [alice.token, 'msg_unknown'],
@@ -347,11 +446,15 @@ describe('reading messages', () => {
       expect(response.status).toBe(404);
       expect(response.body.error.code).toBe('not_found');
     }
-    const gql = await t.graphql(`{ message(id: "${body.message}") { __typename ... on Error { code } } }`, {}, bob.token);
+    const gql = await t.graphql(
+      `{ message(id: "${body.message}") { __typename ... on Error { code } } }`,
+      {},
+      bob.token,
+    );
     expect(gql.body.data.message).toEqual({ __typename: 'NotFoundError', code: 'not_found' });
   });
 
-  it('lists the account\'s messages newest first, filtered and paginated', async () => {
+  it("lists the account's messages newest first, filtered and paginated", async () => {
     const carol = await t.createAccount();
     const campaign = await createCampaign(carol.account);
     const sent: string[] = [];
@@ -371,7 +474,18 @@ describe('reading messages', () => {
     expect(all.body).toMatchObject({ page: 1, per_page: 20, total: 4 });
     expect(all.body.data.map((m: { message: string }) => m.message)).toEqual([...sent].reverse());
     expect(Object.keys(all.body.data[0])).toEqual([
-      'message', 'to', 'text', 'status', 'campaign', 'segments', 'encoding', 'created_at', 'sent_at', 'delivered_at', 'failed_at', 'error',
+      'message',
+      'to',
+      'text',
+      'status',
+      'campaign',
+      'segments',
+      'encoding',
+      'created_at',
+      'sent_at',
+      'delivered_at',
+      'failed_at',
+      'error',
     ]);
 
     const byCampaign = await t.request('GET', `/v1/messages?campaign=${campaign}`, { token: carol.token });
@@ -385,7 +499,11 @@ describe('reading messages', () => {
     expect(page2.body).toMatchObject({ page: 2, per_page: 3, total: 4 });
     expect(page2.body.data.map((m: { message: string }) => m.message)).toEqual([sent[0]]);
 
-    const gql = await t.graphql('{ messages(perPage: 2) { ... on MessagePage { total nodes { id } } } }', {}, carol.token);
+    const gql = await t.graphql(
+      '{ messages(perPage: 2) { ... on MessagePage { total nodes { id } } } }',
+      {},
+      carol.token,
+    );
     expect(gql.body.data.messages).toEqual({ total: 4, nodes: [{ id: sent[3] }, { id: sent[2] }] });
   });
 
@@ -404,19 +522,27 @@ describe('reading messages', () => {
   });
 });
 
-describe('the carrier\'s pace', () => {
+describe("the carrier's pace", () => {
   it('never hands the carrier more than CARRIER_MAX_PER_SECOND messages in a second', async () => {
     const paced = await startTern({ env: { SIMULATOR_DELAY_MS: '0', CARRIER_MAX_PER_SECOND: '5' } });
     try {
       const account = await paced.createAccount();
       const ids: string[] = [];
       for (let i = 0; i < 15; i += 1) {
-        const response = await paced.request('POST', '/v1/messages/send', { token: account.token, body: { to: `55119222200${10 + i}`, message: 'Paced' } });
+        const response = await paced.request('POST', '/v1/messages/send', {
+          token: account.token,
+          body: { to: `55119222200${10 + i}`, message: 'Paced' },
+        });
         ids.push(response.body.message);
       }
       const sentAt = await waitFor(async () => {
-        const rows = await paced.tern.deps.prisma.message.findMany({ where: { id: { in: ids }, sentAt: { not: null } }, select: { sentAt: true } });
-        return rows.length === ids.length ? rows.map((row) => row.sentAt!.getTime()).sort((a, b) => a - b) : null;
+        const rows = await paced.tern.deps.prisma.message.findMany({
+          where: { id: { in: ids }, sentAt: { not: null } },
+          select: { sentAt: true },
+        });
+        return rows.length === ids.length
+          ? rows.map((row) => row.sentAt!.getTime()).sort((a, b) => a - b)
+          : null;
       }, 20_000);
       // 15 messages at 5 a second take three windows of a second, the first opened by the
       // first message: two seconds from first to last, less the jitter of recording sent_at.

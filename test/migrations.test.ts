@@ -1,14 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  createMigration,
   DEFAULT_DATABASE_URL,
   DEFAULT_MIGRATIONS_DIR,
   DEFAULT_SCHEMA_PATH,
-  createMigration,
   ensureDatabase,
   migrateDatabase,
 } from '../src/db/migrations.js';
@@ -60,10 +60,15 @@ async function withAdmin<T>(run: (client: pg.Client) => Promise<T>, database = '
 }
 
 async function databaseExists(name: string): Promise<boolean> {
-  return withAdmin(async (client) => (await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1);
+  return withAdmin(
+    async (client) =>
+      (await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1,
+  );
 }
 
-async function appliedMigrations(database: string): Promise<{ migration_name: string; checksum: string; finished: boolean; applied_steps_count: number }[]> {
+async function appliedMigrations(
+  database: string,
+): Promise<{ migration_name: string; checksum: string; finished: boolean; applied_steps_count: number }[]> {
   return withAdmin(async (client) => {
     const { rows } = await client.query(
       'SELECT migration_name, checksum, finished_at IS NOT NULL AS finished, applied_steps_count FROM _prisma_migrations ORDER BY migration_name',
@@ -73,7 +78,11 @@ async function appliedMigrations(database: string): Promise<{ migration_name: st
 }
 
 /** A schema and migrations folder in a temporary directory; `withMigration` adds the fixture migration. */
-async function fixture({ withMigration }: { withMigration: boolean }): Promise<{ schemaPath: string; migrationsDir: string }> {
+async function fixture({
+  withMigration,
+}: {
+  withMigration: boolean;
+}): Promise<{ schemaPath: string; migrationsDir: string }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'tern-migrations-'));
   tempDirs.push(dir);
   const schemaPath = path.join(dir, 'schema.prisma');
@@ -91,7 +100,8 @@ async function fixture({ withMigration }: { withMigration: boolean }): Promise<{
 afterEach(async () => {
   const names = databases.splice(0);
   await withAdmin(async (client) => {
-    for (const name of names) await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+    for (const name of names)
+      await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
   });
   await Promise.all(tempDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
@@ -108,7 +118,9 @@ describe('database migrations', { timeout: 60_000 }, () => {
     const url = freshDatabaseUrl();
     const logs: string[] = [];
 
-    expect(await migrateDatabase(url, { schemaPath, migrationsDir, log: (line) => logs.push(line) })).toEqual([FIXTURE_MIGRATION_NAME]);
+    expect(await migrateDatabase(url, { schemaPath, migrationsDir, log: (line) => logs.push(line) })).toEqual(
+      [FIXTURE_MIGRATION_NAME],
+    );
 
     const database = new URL(url).pathname.slice(1);
     expect(await databaseExists(database)).toBe(true);
@@ -136,7 +148,9 @@ describe('database migrations', { timeout: 60_000 }, () => {
     const { schemaPath, migrationsDir } = await fixture({ withMigration: true });
     const url = freshDatabaseUrl();
 
-    const results = await Promise.all([1, 2, 3].map(() => migrateDatabase(url, { schemaPath, migrationsDir })));
+    const results = await Promise.all(
+      [1, 2, 3].map(() => migrateDatabase(url, { schemaPath, migrationsDir })),
+    );
 
     expect(results.flat()).toEqual([FIXTURE_MIGRATION_NAME]);
     expect(await appliedMigrations(new URL(url).pathname.slice(1))).toHaveLength(1);
@@ -146,7 +160,9 @@ describe('database migrations', { timeout: 60_000 }, () => {
     const { schemaPath, migrationsDir } = await fixture({ withMigration: true });
     const before = await readdir(migrationsDir);
 
-    expect(await createMigration('nothing', { schemaPath, migrationsDir, databaseUrl: freshDatabaseUrl() })).toBeNull();
+    expect(
+      await createMigration('nothing', { schemaPath, migrationsDir, databaseUrl: freshDatabaseUrl() }),
+    ).toBeNull();
     expect(await readdir(migrationsDir)).toEqual(before);
   });
 
@@ -157,15 +173,25 @@ describe('database migrations', { timeout: 60_000 }, () => {
     const first = await createMigration('init', { schemaPath, migrationsDir, databaseUrl: url });
     expect(path.basename(first ?? '')).toMatch(/^\d{14}_init$/);
     expect(await readFile(path.join(first ?? '', 'migration.sql'), 'utf8')).toBe(FIXTURE_MIGRATION);
-    expect(await readFile(path.join(migrationsDir, 'migration_lock.toml'), 'utf8')).toBe(MIGRATION_LOCK_CONTENT);
+    expect(await readFile(path.join(migrationsDir, 'migration_lock.toml'), 'utf8')).toBe(
+      MIGRATION_LOCK_CONTENT,
+    );
 
-    await writeFile(schemaPath, FIXTURE_SCHEMA.replace('name String @unique', 'name String @unique\n  note String?'));
+    await writeFile(
+      schemaPath,
+      FIXTURE_SCHEMA.replace('name String @unique', 'name String @unique\n  note String?'),
+    );
     const second = await createMigration('add_note', { schemaPath, migrationsDir, databaseUrl: url });
-    expect(await readFile(path.join(second ?? '', 'migration.sql'), 'utf8')).toContain('ALTER TABLE "Thing" ADD COLUMN     "note" TEXT;');
+    expect(await readFile(path.join(second ?? '', 'migration.sql'), 'utf8')).toContain(
+      'ALTER TABLE "Thing" ADD COLUMN     "note" TEXT;',
+    );
     expect(await createMigration('again', { schemaPath, migrationsDir, databaseUrl: url })).toBeNull();
 
     const prefix = `${new URL(url).pathname.slice(1)}_shadow_`;
-    const leftovers = await withAdmin(async (client) => (await client.query('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [prefix])).rows);
+    const leftovers = await withAdmin(
+      async (client) =>
+        (await client.query('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [prefix])).rows,
+    );
     expect(leftovers).toEqual([]);
   });
 
@@ -185,7 +211,14 @@ describe('database migrations', { timeout: 60_000 }, () => {
     const copy = path.join(await mkdtemp(path.join(os.tmpdir(), 'tern-migrations-')), 'migrations');
     tempDirs.push(path.dirname(copy));
     await cp(DEFAULT_MIGRATIONS_DIR, copy, { recursive: true });
-    const drift = await createMigration('drift_check', { schemaPath: DEFAULT_SCHEMA_PATH, migrationsDir: copy, databaseUrl: url });
-    expect(drift, 'prisma/schema.prisma has changes no migration covers: run npm run db:migration -- NAME').toBeNull();
+    const drift = await createMigration('drift_check', {
+      schemaPath: DEFAULT_SCHEMA_PATH,
+      migrationsDir: copy,
+      databaseUrl: url,
+    });
+    expect(
+      drift,
+      'prisma/schema.prisma has changes no migration covers: run npm run db:migration -- NAME',
+    ).toBeNull();
   });
 });

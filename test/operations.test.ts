@@ -12,18 +12,18 @@ import { sql } from './support/database.js';
 import { REDIS_URL, SERVER_URL } from './support/server-url.js';
 import { deleteRedisKeys } from './support/tern.js';
 import {
-  ROOT,
   apiRequest,
+  type ChildHandle,
   createAccountWithCli,
   freePort,
   killAll,
   logIn,
   pollUntil,
+  ROOT,
   spawnChild,
   startTernProcess,
   transcripts,
   withDeadline,
-  type ChildHandle,
 } from './support/tern-processes.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
 
@@ -52,7 +52,10 @@ function sandbox(overrides: Record<string, string> = {}): Sandbox {
   const redisPrefix = `tern_ops_${randomBytes(6).toString('hex')}`;
   const databaseUrl = withDatabase(SERVER_URL, name);
   cleanUps.push(async () => {
-    await sql(withDatabase(SERVER_URL, 'postgres'), `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+    await sql(
+      withDatabase(SERVER_URL, 'postgres'),
+      `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`,
+    );
     await deleteRedisKeys(redisPrefix);
   });
   return {
@@ -90,7 +93,11 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   for (const line of text.split('\n')) {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!match || match[1] !== name) continue;
-    const found = (match[2] ?? '').split(/,(?=[a-z_]+=")/).filter(Boolean).sort().join(',');
+    const found = (match[2] ?? '')
+      .split(/,(?=[a-z_]+=")/)
+      .filter(Boolean)
+      .sort()
+      .join(',');
     if (found === wanted) return Number(match[3]);
   }
   return 0;
@@ -104,7 +111,13 @@ async function scrape(metricsUrl: string): Promise<string> {
 }
 
 async function send(url: string, token: string, to: string): Promise<{ status: number; message?: string }> {
-  const { status, body } = await apiRequest(url, 'POST', '/v1/messages/send', { to, message: 'Operations test' }, token);
+  const { status, body } = await apiRequest(
+    url,
+    'POST',
+    '/v1/messages/send',
+    { to, message: 'Operations test' },
+    token,
+  );
   return { status, message: body?.message };
 }
 
@@ -164,10 +177,18 @@ describe('operations', { timeout: 180_000 }, () => {
     expect((await apiRequest(url, 'POST', '/v1/auth/login', login)).status).toBe(200);
     // The login field limit (2 per window and address) refuses the third.
     expect((await apiRequest(url, 'POST', '/v1/auth/login', login)).status).toBe(429);
-    const hook = await apiRequest(url, 'POST', '/v1/webhooks', { url: `${receiver.url}/hook`, events: ['message.delivered'] }, token);
+    const hook = await apiRequest(
+      url,
+      'POST',
+      '/v1/webhooks',
+      { url: `${receiver.url}/hook`, events: ['message.delivered'] },
+      token,
+    );
     expect(hook.status).toBe(201);
 
-    const sent = await Promise.all(Array.from({ length: 5 }, (_, index) => send(url, token, `5511988880${100 + index}`)));
+    const sent = await Promise.all(
+      Array.from({ length: 5 }, (_, index) => send(url, token, `5511988880${100 + index}`)),
+    );
     expect(sent.map(({ status }) => status)).toEqual([202, 202, 202, 202, 202]);
     const graphql = async (operation: string) => {
       const response = await fetch(`${url}/graphql`, {
@@ -182,32 +203,94 @@ describe('operations', { timeout: 180_000 }, () => {
       return ((await response.json()) as { data: { sendMessage: { id: string } } }).data.sendMessage.id;
     };
     // A name of Tern's own operations is a label value; a dashboard's own name is "other".
-    const ids = [...sent.map(({ message }) => message!), await graphql('SendMessage'), await graphql('MyDashboardSendsOne')];
+    const ids = [
+      ...sent.map(({ message }) => message!),
+      await graphql('SendMessage'),
+      await graphql('MyDashboardSendsOne'),
+    ];
     expect((await apiRequest(url, 'GET', '/v1/no-such-route', undefined, token)).status).toBe(404);
 
-    await pollUntil('every message delivered and its webhook answered', async () => {
-      const now = await statuses(box.databaseUrl, ids);
-      const callbacks = receiver.at('/hook').filter((callback) => callback.body.includes('"message.delivered"'));
-      return Object.values(now).filter((status) => status === 'delivered').length === ids.length && callbacks.length === ids.length ? now : undefined;
-    }, { timeoutMs: 30_000, describe: async () => `${JSON.stringify(await statuses(box.databaseUrl, ids))}; webhook callbacks: ${receiver.at('/hook').length}` });
+    await pollUntil(
+      'every message delivered and its webhook answered',
+      async () => {
+        const now = await statuses(box.databaseUrl, ids);
+        const callbacks = receiver
+          .at('/hook')
+          .filter((callback) => callback.body.includes('"message.delivered"'));
+        return Object.values(now).filter((status) => status === 'delivered').length === ids.length &&
+          callbacks.length === ids.length
+          ? now
+          : undefined;
+      },
+      {
+        timeoutMs: 30_000,
+        describe: async () =>
+          `${JSON.stringify(await statuses(box.databaseUrl, ids))}; webhook callbacks: ${receiver.at('/hook').length}`,
+      },
+    );
     // The attempt is counted once its outcome is logged, just after the receiver answered.
-    const text = await pollUntil('the webhook attempts counted', async () => {
-      const scraped = await scrape(metricsUrl);
-      return sample(scraped, 'tern_webhook_attempts_total', { outcome: 'delivered' }) === ids.length ? scraped : undefined;
-    }, { timeoutMs: 10_000 });
+    const text = await pollUntil(
+      'the webhook attempts counted',
+      async () => {
+        const scraped = await scrape(metricsUrl);
+        return sample(scraped, 'tern_webhook_attempts_total', { outcome: 'delivered' }) === ids.length
+          ? scraped
+          : undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
 
     // Is it sending?
     expect(sample(text, 'tern_message_transitions_total', { status: 'sent' })).toBe(7);
     expect(sample(text, 'tern_message_transitions_total', { status: 'delivered' })).toBe(7);
     expect(sample(text, 'tern_message_transitions_total', { status: 'failed' })).toBe(0);
-    expect(sample(text, 'tern_http_requests_total', { method: 'POST', route: '/v1/messages/send', status_class: '2xx' })).toBe(5);
-    expect(sample(text, 'tern_http_request_duration_seconds_count', { method: 'POST', route: '/v1/messages/send', status_class: '2xx' })).toBe(5);
-    expect(sample(text, 'tern_http_requests_total', { method: 'POST', route: '/graphql', status_class: '2xx' })).toBe(2);
-    expect(sample(text, 'tern_http_requests_total', { method: 'GET', route: 'unmatched', status_class: '4xx' })).toBe(1);
-    expect(sample(text, 'tern_graphql_operations_total', { transport: 'v1', type: 'mutation', operation: 'SendMessage', status_class: '2xx' })).toBe(5);
-    expect(sample(text, 'tern_graphql_operations_total', { transport: 'graphql', type: 'mutation', operation: 'SendMessage', status_class: '2xx' })).toBe(1);
-    expect(sample(text, 'tern_graphql_operations_total', { transport: 'graphql', type: 'mutation', operation: 'other', status_class: '2xx' })).toBe(1);
-    expect(sample(text, 'tern_queue_jobs_processed_total', { queue: 'message-send', outcome: 'completed' })).toBeGreaterThan(0);
+    expect(
+      sample(text, 'tern_http_requests_total', {
+        method: 'POST',
+        route: '/v1/messages/send',
+        status_class: '2xx',
+      }),
+    ).toBe(5);
+    expect(
+      sample(text, 'tern_http_request_duration_seconds_count', {
+        method: 'POST',
+        route: '/v1/messages/send',
+        status_class: '2xx',
+      }),
+    ).toBe(5);
+    expect(
+      sample(text, 'tern_http_requests_total', { method: 'POST', route: '/graphql', status_class: '2xx' }),
+    ).toBe(2);
+    expect(
+      sample(text, 'tern_http_requests_total', { method: 'GET', route: 'unmatched', status_class: '4xx' }),
+    ).toBe(1);
+    expect(
+      sample(text, 'tern_graphql_operations_total', {
+        transport: 'v1',
+        type: 'mutation',
+        operation: 'SendMessage',
+        status_class: '2xx',
+      }),
+    ).toBe(5);
+    expect(
+      sample(text, 'tern_graphql_operations_total', {
+        transport: 'graphql',
+        type: 'mutation',
+        operation: 'SendMessage',
+        status_class: '2xx',
+      }),
+    ).toBe(1);
+    expect(
+      sample(text, 'tern_graphql_operations_total', {
+        transport: 'graphql',
+        type: 'mutation',
+        operation: 'other',
+        status_class: '2xx',
+      }),
+    ).toBe(1);
+    expect(
+      sample(text, 'tern_queue_jobs_processed_total', { queue: 'message-send', outcome: 'completed' }),
+    ).toBeGreaterThan(0);
     // How far behind?
     expect(text).toMatch(/^tern_queue_jobs\{queue="message-send",state="wait"\} 0$/m);
     expect(text).toMatch(/^tern_messages_oldest_queued_age_seconds 0$/m);
@@ -217,7 +300,13 @@ describe('operations', { timeout: 180_000 }, () => {
     expect(sample(text, 'tern_webhook_attempts_total', { outcome: 'failed' })).toBe(0);
     // Who is being limited?
     expect(sample(text, 'tern_rate_limit_refusals_total', { limit: 'login', caller: 'address' })).toBe(1);
-    expect(sample(text, 'tern_http_requests_total', { method: 'POST', route: '/v1/auth/login', status_class: '4xx' })).toBe(1);
+    expect(
+      sample(text, 'tern_http_requests_total', {
+        method: 'POST',
+        route: '/v1/auth/login',
+        status_class: '4xx',
+      }),
+    ).toBe(1);
     // No account, message or URL ever becomes a label value.
     expect(text).not.toContain(credentials.account);
     for (const id of ids) expect(text).not.toContain(id);
@@ -234,7 +323,10 @@ describe('operations', { timeout: 180_000 }, () => {
     const tern = await startTernProcess('all', box.env);
     const url = logged(tern, 'tern started')!.address as string;
     const token = await logIn(url, credentials);
-    expect((await apiRequest(url, 'GET', '/health/ready')).body).toMatchObject({ status: 'ok', shutting_down: false });
+    expect((await apiRequest(url, 'GET', '/health/ready')).body).toMatchObject({
+      status: 'ok',
+      shutting_down: false,
+    });
 
     // One connection: a send whose body is not all there when the signal comes, then a readiness probe behind it.
     const port = Number(new URL(url).port);
@@ -252,13 +344,26 @@ describe('operations', { timeout: 180_000 }, () => {
 
     // While the send is in flight the instance says it is leaving: not ready, and new work refused in Tern's format.
     const ready = await apiRequest(url, 'GET', '/health/ready');
-    expect(ready).toMatchObject({ status: 503, body: { status: 'unavailable', shutting_down: true, postgres: 'up', redis: 'up' } });
+    expect(ready).toMatchObject({
+      status: 503,
+      body: { status: 'unavailable', shutting_down: true, postgres: 'up', redis: 'up' },
+    });
     expect((await apiRequest(url, 'GET', '/health/live')).status).toBe(200);
-    const refused = await apiRequest(url, 'POST', '/v1/messages/send', { to: '5511977770002', message: 'After SIGTERM' }, token);
+    const refused = await apiRequest(
+      url,
+      'POST',
+      '/v1/messages/send',
+      { to: '5511977770002', message: 'After SIGTERM' },
+      token,
+    );
     expect(refused).toMatchObject({ status: 503, body: { error: { code: 'service_unavailable' } } });
 
     socket.write(body.slice(10));
-    await pollUntil('the in-flight send answered', async () => (/\r\n\r\n\{.*\}$/.test(answers) ? true : undefined), { timeoutMs: 10_000, describe: () => answers });
+    await pollUntil(
+      'the in-flight send answered',
+      async () => (/\r\n\r\n\{.*\}$/.test(answers) ? true : undefined),
+      { timeoutMs: 10_000, describe: () => answers },
+    );
     expect(answers).toMatch(/^HTTP\/1\.1 202 /);
     expect(answers).toMatch(/\r\nconnection: close\r\n/i);
     socket.destroy();
@@ -270,14 +375,23 @@ describe('operations', { timeout: 180_000 }, () => {
 
   it('npm start: SIGTERM to its process group stops everything and loses no accepted send; it compiles only when the sources changed', async () => {
     const box = sandbox({ METRICS_PORT: '0', SHUTDOWN_TIMEOUT_MS: '10000', SIMULATOR_DELAY_MS: '0' });
-    const env: Record<string, string> = { ...box.env, PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), NODE_ENV: 'test', LOG_LEVEL: 'info' };
+    const env: Record<string, string> = {
+      ...box.env,
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? tmpdir(),
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+    };
     const credentials = await createAccountWithCli(env);
     // dist/ older than every source: this start must compile.
-    if (existsSync(join(ROOT, 'dist', 'main.js'))) await utimes(join(ROOT, 'dist', 'main.js'), new Date(0), new Date(0));
+    if (existsSync(join(ROOT, 'dist', 'main.js')))
+      await utimes(join(ROOT, 'dist', 'main.js'), new Date(0), new Date(0));
 
     const first = npmStart(env);
     await first.waitForOutput(/"msg":"tern started"/, START_TIMEOUT_MS);
-    expect(first.transcript()).toContain('tern: the sources changed since the last build; compiling to dist/');
+    expect(first.transcript()).toContain(
+      'tern: the sources changed since the last build; compiling to dist/',
+    );
     const url = logged(first, 'tern started')!.address as string;
     const token = await logIn(url, credentials);
 
@@ -295,17 +409,24 @@ describe('operations', { timeout: 180_000 }, () => {
     const accepted = results.filter(({ status }) => status === 202).map(({ message }) => message!);
     expect(accepted.length).toBeGreaterThan(0);
     // Every refusal is a clean one: 503 from the closing server, or no connection at all.
-    expect(results.every(({ status }) => [0, 202, 503].includes(status)), JSON.stringify(results)).toBe(true);
+    expect(
+      results.every(({ status }) => [0, 202, 503].includes(status)),
+      JSON.stringify(results),
+    ).toBe(true);
     expect(Object.keys(await statuses(box.databaseUrl, accepted)).sort()).toEqual([...accepted].sort());
 
     // Started again with nothing changed: no compile, and every accepted send is delivered.
     const second = npmStart(env);
     await second.waitForOutput(/"msg":"tern started"/, START_TIMEOUT_MS);
     expect(second.transcript()).not.toContain('compiling');
-    await pollUntil('every accepted send delivered', async () => {
-      const now = await statuses(box.databaseUrl, accepted);
-      return Object.values(now).every((status) => status === 'delivered') ? now : undefined;
-    }, { timeoutMs: 30_000, describe: async () => JSON.stringify(await statuses(box.databaseUrl, accepted)) });
+    await pollUntil(
+      'every accepted send delivered',
+      async () => {
+        const now = await statuses(box.databaseUrl, accepted);
+        return Object.values(now).every((status) => status === 'delivered') ? now : undefined;
+      },
+      { timeoutMs: 30_000, describe: async () => JSON.stringify(await statuses(box.databaseUrl, accepted)) },
+    );
 
     // Idle, SIGTERM to npm alone (what a runtime signals when npm is its main process): npm passes it on.
     const signalledAt = Date.now();
@@ -326,7 +447,8 @@ describe('operations', { timeout: 180_000 }, () => {
       join(directory, '.env'),
       Object.entries({ ...box.env, PORT: String(filePort), METRICS_PORT: 'off', LOG_LEVEL: 'info' })
         .map(([name, value]) => `${name}=${value}`)
-        .join('\n') + '\n# a comment\n',
+        .join('\n')
+        .concat('\n# a comment\n'),
     );
     const tsx = import.meta.resolve('tsx');
     const child = spawn(process.execPath, ['--import', tsx, join(ROOT, 'src', 'main.ts'), 'all'], {
@@ -342,14 +464,19 @@ describe('operations', { timeout: 180_000 }, () => {
       child.kill('SIGKILL');
       await closed;
     });
-    await pollUntil('tern started', async () => (/"msg":"tern started"/.test(output) ? true : undefined), { timeoutMs: START_TIMEOUT_MS, describe: () => output });
+    await pollUntil('tern started', async () => (/"msg":"tern started"/.test(output) ? true : undefined), {
+      timeoutMs: START_TIMEOUT_MS,
+      describe: () => output,
+    });
 
     const started = output.split('\n').find((line) => line.includes('"msg":"tern started"'))!;
     expect(JSON.parse(started)).toMatchObject({ address: `http://127.0.0.1:${realPort}` });
     // METRICS_PORT=off came from the file: no metrics listener.
     expect(JSON.parse(started).metrics).toBeUndefined();
     // The database of the file's DATABASE_URL was created and migrated.
-    expect((await sql(box.databaseUrl, 'SELECT count(*)::int AS n FROM _prisma_migrations')).rows[0].n).toBeGreaterThan(0);
+    expect(
+      (await sql(box.databaseUrl, 'SELECT count(*)::int AS n FROM _prisma_migrations')).rows[0].n,
+    ).toBeGreaterThan(0);
     expect((await apiRequest(`http://127.0.0.1:${realPort}`, 'GET', '/health/ready')).status).toBe(200);
     child.kill('SIGTERM');
     expect(await closed).toBe(0);

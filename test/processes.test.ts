@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
@@ -100,7 +100,8 @@ function spawnNode(script: string, args: string[], env: Record<string, string>):
     }),
   );
   const transcript = () => `${script} ${args.join(' ')}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`;
-  const waitForExit = (timeoutMs = EXIT_TIMEOUT_MS) => withDeadline(closed, timeoutMs, `the exit of ${transcript()}`);
+  const waitForExit = (timeoutMs = EXIT_TIMEOUT_MS) =>
+    withDeadline(closed, timeoutMs, `the exit of ${transcript()}`);
 
   const tern: TernProcess = {
     child,
@@ -125,9 +126,13 @@ function spawnNode(script: string, args: string[], env: Record<string, string>):
         const check = () => {
           const match = pattern.exec(stdout);
           if (match) settle(() => resolve(match));
-          else if (isClosed) settle(() => reject(new Error(`exited before printing ${pattern}: ${transcript()}`)));
+          else if (isClosed)
+            settle(() => reject(new Error(`exited before printing ${pattern}: ${transcript()}`)));
         };
-        const timer = setTimeout(() => settle(() => reject(new Error(`no ${pattern} within ${timeoutMs} ms: ${transcript()}`))), timeoutMs);
+        const timer = setTimeout(
+          () => settle(() => reject(new Error(`no ${pattern} within ${timeoutMs} ms: ${transcript()}`))),
+          timeoutMs,
+        );
         child.stdout!.on('data', check);
         child.once('close', check);
         check();
@@ -197,7 +202,9 @@ class Sandbox {
     await Promise.all(this.processes.map((tern) => kill(tern)));
     const admin = withDatabase(SERVER_URL, 'postgres');
     await Promise.all([
-      ...this.databases.map((name) => sql(admin, `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`)),
+      ...this.databases.map((name) =>
+        sql(admin, `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`),
+      ),
       deleteRedisKeys(this.redisPrefix),
     ]);
   }
@@ -216,7 +223,8 @@ async function waitForHealth(tern: TernProcess, url: string): Promise<unknown> {
     } catch {
       // Not listening yet.
     }
-    if (Date.now() > deadline) throw new Error(`GET ${url}/health did not answer 200 within ${START_TIMEOUT_MS} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`GET ${url}/health did not answer 200 within ${START_TIMEOUT_MS} ms`);
     await sleep(100);
   }
 }
@@ -271,7 +279,9 @@ describe('tern as processes', { timeout: 120_000 }, () => {
       status: 'ok',
       postgres: 'up',
       redis: 'up',
-      carriers: [{ carrier: 'simulator', state: 'ready', worker: expect.any(String), updated_at: expect.any(String) }],
+      carriers: [
+        { carrier: 'simulator', state: 'ready', worker: expect.any(String), updated_at: expect.any(String) },
+      ],
       request: expect.any(String),
     });
     expect(first.logs()).toContain(`created database ${database.name}`);
@@ -332,7 +342,9 @@ describe('tern as processes', { timeout: 120_000 }, () => {
 
     const tern = sandbox.start('all', env);
     expect(await tern.waitForExit(START_TIMEOUT_MS)).toEqual({ code: 1, signal: null });
-    expect(tern.stderr()).toMatch(/^tern: cannot reach PostgreSQL at postgresql:\/\/postgres@127\.0\.0\.1:1\/tern: [^\n]+\n$/);
+    expect(tern.stderr()).toMatch(
+      /^tern: cannot reach PostgreSQL at postgresql:\/\/postgres@127\.0\.0\.1:1\/tern: [^\n]+\n$/,
+    );
     expect(tern.stderr()).not.toContain('secret');
   });
 
@@ -342,7 +354,9 @@ describe('tern as processes', { timeout: 120_000 }, () => {
 
     const tern = sandbox.start('all', env);
     expect(await tern.waitForExit(START_TIMEOUT_MS)).toEqual({ code: 1, signal: null });
-    expect(tern.stderr()).toMatch(/^tern: cannot reach Redis at redis:\/\/127\.0\.0\.1:1: connect ECONNREFUSED[^\n]*\n$/);
+    expect(tern.stderr()).toMatch(
+      /^tern: cannot reach Redis at redis:\/\/127\.0\.0\.1:1: connect ECONNREFUSED[^\n]*\n$/,
+    );
   });
 
   it('answers an in-flight login after SIGTERM, then exits 0', async (context) => {
@@ -354,7 +368,10 @@ describe('tern as processes', { timeout: 120_000 }, () => {
     const [, email, password] = await tern.waitForOutput(DEMO_LINE);
 
     let answered = false;
-    const request = http.request(`${urlOf(env)}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' } });
+    const request = http.request(`${urlOf(env)}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
     const response = new Promise<{ status: number; body: any }>((resolve, reject) => {
       request.once('error', reject);
       request.once('response', (incoming) => {
@@ -437,7 +454,10 @@ describe('tern as processes', { timeout: 120_000 }, () => {
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
           body: JSON.stringify({ to: `55119333300${10 + index}`, message: 'From a cluster' }),
-        }).then(async (response) => ({ code: response.status, ...((await response.json()) as { message: string }) })),
+        }).then(async (response) => ({
+          code: response.status,
+          ...((await response.json()) as { message: string }),
+        })),
       ),
     );
     expect(sent.map(({ code }) => code)).toEqual(Array(6).fill(202));
@@ -445,15 +465,24 @@ describe('tern as processes', { timeout: 120_000 }, () => {
     const deadline = Date.now() + START_TIMEOUT_MS;
     for (const { message } of sent) {
       for (let status = ''; status !== 'delivered'; await sleep(100)) {
-        if (Date.now() > deadline) throw new Error(`message ${message} is ${status}, not delivered:\n${tern.transcript()}`);
-        status = ((await (await fetch(`${urlOf(env)}/v1/messages/${message}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { status: string }).status;
+        if (Date.now() > deadline)
+          throw new Error(`message ${message} is ${status}, not delivered:\n${tern.transcript()}`);
+        status = (
+          (await (
+            await fetch(`${urlOf(env)}/v1/messages/${message}`, {
+              headers: { authorization: `Bearer ${token}` },
+            })
+          ).json()) as { status: string }
+        ).status;
       }
     }
 
     // The supervisor serves every process's metrics, summed: the sends went to either API process.
     const metricsUrl = (await tern.waitForOutput(/"metrics":"(http:[^"]+)","msg":"metrics listening"/))[1];
     const metrics = await (await fetch(`${metricsUrl}/metrics`)).text();
-    expect(metrics).toMatch(/^tern_http_requests_total\{method="POST",route="\/v1\/messages\/send",status_class="2xx"\} 6$/m);
+    expect(metrics).toMatch(
+      /^tern_http_requests_total\{method="POST",route="\/v1\/messages\/send",status_class="2xx"\} 6$/m,
+    );
     expect(metrics).toMatch(/^tern_message_transitions_total\{status="delivered"\} 6$/m);
 
     expect(await tern.terminate()).toEqual({ code: 0, signal: null });
@@ -471,7 +500,11 @@ describe('tern as processes', { timeout: 120_000 }, () => {
     const worker = sandbox.start('worker', workerEnv);
 
     await Promise.all([api.waitForOutput(DEMO_LINE), worker.waitForOutput(/"msg":"tern started"/)]);
-    expect(await waitForHealth(api, urlOf(apiEnv))).toMatchObject({ status: 'ok', postgres: 'up', redis: 'up' });
+    expect(await waitForHealth(api, urlOf(apiEnv))).toMatchObject({
+      status: 'ok',
+      postgres: 'up',
+      redis: 'up',
+    });
     expect(worker.logs()).toContain('workers started');
     expect(api.logs()).not.toContain('workers started');
 

@@ -45,7 +45,10 @@ describe('the per-account budget', () => {
     expect(statuses).toEqual([200, 200, 200, 200, 200]);
     const refused = await t.request('GET', '/v1/settings', { token: account.token });
     expect(refused.status).toBe(429);
-    expect(refused.body).toEqual({ error: { code: 'rate_limited', message: expect.any(String) }, request: refused.headers.get('x-request-id') });
+    expect(refused.body).toEqual({
+      error: { code: 'rate_limited', message: expect.any(String) },
+      request: refused.headers.get('x-request-id'),
+    });
     expect(limitHeaders(refused.headers)).toMatchObject({ limit: '5', remaining: '0' });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60);
@@ -67,7 +70,9 @@ describe('the per-account budget', () => {
   it('admits exactly the remaining count of a concurrent burst', async () => {
     const burst = await t.createAccount();
     const responses = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? t : second).request('GET', '/v1/settings', { token: burst.token })),
+      Array.from({ length: 30 }, (_, i) =>
+        (i % 2 === 0 ? t : second).request('GET', '/v1/settings', { token: burst.token }),
+      ),
     );
     expect(responses.filter((r) => r.status === 200)).toHaveLength(5);
     expect(responses.filter((r) => r.status === 429)).toHaveLength(25);
@@ -76,12 +81,24 @@ describe('the per-account budget', () => {
   it('counts a request however its path is spelt: percent-encoded, in another case, with doubled slashes', async () => {
     const spelt = await t.createAccount();
     const answers = [];
-    for (const path of ['/%761/settings', '/v%31/messages', '/V1/settings', '//v1//settings', '/v1/settings/']) {
+    for (const path of [
+      '/%761/settings',
+      '/v%31/messages',
+      '/V1/settings',
+      '//v1//settings',
+      '/v1/settings/',
+    ]) {
       answers.push(await t.request('GET', path, { token: spelt.token }));
     }
     // The router decodes the first two into /v1 routes; the others match none and get a 404.
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, 404, 404, 404]);
-    expect(answers.map((answer) => answer.headers.get('x-ratelimit-remaining'))).toEqual(['4', '3', '2', '1', '0']);
+    expect(answers.map((answer) => answer.headers.get('x-ratelimit-remaining'))).toEqual([
+      '4',
+      '3',
+      '2',
+      '1',
+      '0',
+    ]);
     const refused = await t.request('GET', '/%761/settings', { token: spelt.token });
     expect(refused.status).toBe(429);
     expect(refused.body.error.code).toBe('rate_limited');
@@ -99,7 +116,14 @@ describe('the per-account budget', () => {
 describe('per-field limits under the budget', () => {
   let limited: TestTern;
   beforeAll(async () => {
-    limited = await startTern({ env: { RATE_LIMIT_SEND_MESSAGE_MAX: '3', RATE_LIMIT_LOGIN_MAX: '3', RATE_LIMIT_WINDOW_S: '60', TRUST_PROXY: 'true' } });
+    limited = await startTern({
+      env: {
+        RATE_LIMIT_SEND_MESSAGE_MAX: '3',
+        RATE_LIMIT_LOGIN_MAX: '3',
+        RATE_LIMIT_WINDOW_S: '60',
+        TRUST_PROXY: 'true',
+      },
+    });
   });
   afterAll(() => limited.stop());
 
@@ -109,11 +133,20 @@ describe('per-field limits under the budget', () => {
     const account = await limited.createAccount();
     const other = await limited.createAccount();
     const message = (n: number) => ({ to: `551199999040${n}`, message: `Hello ${n}` });
-    expect((await limited.request('POST', '/v1/messages/send', { token: account.token, body: message(1) })).status).toBe(202);
-    expect((await limited.graphql(SEND, { input: message(2) }, account.token)).body.data.sendMessage.__typename).toBe('MessageAcceptance');
-    expect((await limited.request('POST', '/v1/messages', { token: account.token, body: message(3) })).status).toBe(202);
+    expect(
+      (await limited.request('POST', '/v1/messages/send', { token: account.token, body: message(1) })).status,
+    ).toBe(202);
+    expect(
+      (await limited.graphql(SEND, { input: message(2) }, account.token)).body.data.sendMessage.__typename,
+    ).toBe('MessageAcceptance');
+    expect(
+      (await limited.request('POST', '/v1/messages', { token: account.token, body: message(3) })).status,
+    ).toBe(202);
 
-    const refused = await limited.request('POST', '/v1/messages/send', { token: account.token, body: message(4) });
+    const refused = await limited.request('POST', '/v1/messages/send', {
+      token: account.token,
+      body: message(4),
+    });
     expect(refused.status).toBe(429);
     expect(refused.body.error.code).toBe('rate_limited');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -125,14 +158,25 @@ describe('per-field limits under the budget', () => {
     expect(Number(viaGraphQL.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
 
     expect(await limited.tern.deps.prisma.message.count({ where: { accountId: account.account } })).toBe(3);
-    expect((await limited.request('POST', '/v1/messages/preview', { token: account.token, body: { message: 'Hi' } })).status).toBe(200);
+    expect(
+      (
+        await limited.request('POST', '/v1/messages/preview', {
+          token: account.token,
+          body: { message: 'Hi' },
+        })
+      ).status,
+    ).toBe(200);
     expect((await limited.request('GET', '/v1/messages', { token: account.token })).body.total).toBe(3);
-    expect((await limited.request('POST', '/v1/messages/send', { token: other.token, body: message(6) })).status).toBe(202);
+    expect(
+      (await limited.request('POST', '/v1/messages/send', { token: other.token, body: message(6) })).status,
+    ).toBe(202);
   });
 
   it('counts each aliased sendMessage of one document, though the budget counts the request once', async () => {
     const account = await limited.createAccount();
-    const sends = [1, 2, 3, 4, 5].map((n) => `m${n}: sendMessage(input: { to: "55119999904${n}0", message: "Hi" }) { __typename }`);
+    const sends = [1, 2, 3, 4, 5].map(
+      (n) => `m${n}: sendMessage(input: { to: "55119999904${n}0", message: "Hi" }) { __typename }`,
+    );
     const response = await limited.graphql(`mutation { ${sends.join(' ')} }`, {}, account.token);
     expect(response.status).toBe(429);
     expect(response.body.errors[0]).toMatchObject({ path: ['m4'], extensions: { code: 'rate_limited' } });
@@ -144,7 +188,11 @@ describe('per-field limits under the budget', () => {
     const email = 'field-limit@example.com';
     const password = 'correct horse battery';
     await limited.tern.services.accounts.create({ email, password });
-    const login = (address: string) => limited.request('POST', '/v1/auth/login', { body: { email, password }, headers: { 'x-forwarded-for': address } });
+    const login = (address: string) =>
+      limited.request('POST', '/v1/auth/login', {
+        body: { email, password },
+        headers: { 'x-forwarded-for': address },
+      });
     for (let i = 0; i < 3; i += 1) expect((await login('203.0.113.7')).status).toBe(200);
     const refused = await login('203.0.113.7');
     expect(refused.status).toBe(429);
@@ -158,7 +206,12 @@ describe('per-field limits under a burst', () => {
   let first: TestTern;
   let other: TestTern;
   beforeAll(async () => {
-    const env = { RATE_LIMIT_SEND_MESSAGE_MAX: '300', RATE_LIMIT_LOGIN_MAX: '30', RATE_LIMIT_WINDOW_S: '60', TRUST_PROXY: 'true' };
+    const env = {
+      RATE_LIMIT_SEND_MESSAGE_MAX: '300',
+      RATE_LIMIT_LOGIN_MAX: '30',
+      RATE_LIMIT_WINDOW_S: '60',
+      TRUST_PROXY: 'true',
+    };
     first = await startTern({ env });
     other = await startTern({ env, sharing: first });
   });
@@ -169,17 +222,28 @@ describe('per-field limits under a burst', () => {
 
   it('admit exactly 300 sendMessage of six parallel requests of 10 batched operations of 30 aliases, through two processes', async () => {
     const account = await first.createAccount();
-    const aliases = Array.from({ length: 30 }, (_, i) => `m${i}: sendMessage(input: { to: "55119999906${String(i).padStart(2, '0')}", message: "Burst" }) { __typename }`);
+    const aliases = Array.from(
+      { length: 30 },
+      (_, i) =>
+        `m${i}: sendMessage(input: { to: "55119999906${String(i).padStart(2, '0')}", message: "Burst" }) { __typename }`,
+    );
     const batch = Array.from({ length: 10 }, () => ({ query: `mutation { ${aliases.join(' ')} }` }));
     const responses = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? first : other).request('POST', '/graphql', { token: account.token, body: batch })),
+      Array.from({ length: 6 }, (_, i) =>
+        (i % 2 === 0 ? first : other).request('POST', '/graphql', { token: account.token, body: batch }),
+      ),
     );
     for (const response of responses) expect(response.body).toHaveLength(10);
-    const refusals = responses.flatMap((response) => response.body as any[]).filter((result) => result.errors?.[0]?.extensions?.code === 'rate_limited');
+    const refusals = responses
+      .flatMap((response) => response.body as any[])
+      .filter((result) => result.errors?.[0]?.extensions?.code === 'rate_limited');
     // Each refused operation stops at its first refused alias; 1,800 calls, 300 admitted.
     expect(refusals.length).toBeGreaterThanOrEqual(50);
     expect(await first.tern.deps.prisma.message.count({ where: { accountId: account.account } })).toBe(300);
-    const after = await other.request('POST', '/v1/messages/send', { token: account.token, body: { to: '5511999990699', message: 'One more' } });
+    const after = await other.request('POST', '/v1/messages/send', {
+      token: account.token,
+      body: { to: '5511999990699', message: 'One more' },
+    });
     expect(after.status).toBe(429);
   }, 60_000);
 

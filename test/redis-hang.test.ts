@@ -7,10 +7,10 @@ import {
   freePort,
   killAll,
   logIn,
+  type RedisServer,
   startRedisServer,
   startTernProcess,
   transcripts,
-  type RedisServer,
 } from './support/tern-processes.js';
 
 // A Redis that hangs rather than refuses: the test's own redis-server, stopped with SIGSTOP,
@@ -65,11 +65,22 @@ it('serves uncounted, still stores a send and reports redis down within 2 s whil
   expect(health.answer.body).toMatchObject({ status: 'unavailable', postgres: 'up', redis: 'down' });
   expect(health.ms).toBeLessThan(2_000);
 
-  const settings = await timed(() => fetch(`${base}/v1/settings`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(10_000) }));
+  const settings = await timed(() =>
+    fetch(`${base}/v1/settings`, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout(10_000),
+    }),
+  );
   expect(settings.answer.status).toBe(200);
   expect(settings.answer.headers.get('x-ratelimit-remaining')).toBeNull();
 
-  const sent = await apiRequest(base, 'POST', '/v1/messages/send', { to: '5511999990777', message: 'While Redis hangs' }, token);
+  const sent = await apiRequest(
+    base,
+    'POST',
+    '/v1/messages/send',
+    { to: '5511999990777', message: 'While Redis hangs' },
+    token,
+  );
   expect(sent.status, JSON.stringify(sent.body)).toBe(202);
   const stored = await apiRequest(base, 'GET', `/v1/messages/${sent.body.message}`, undefined, token);
   expect(stored.body).toMatchObject({ message: sent.body.message, status: 'queued', to: '5511999990777' });

@@ -19,7 +19,8 @@ const lines: LogLine[] = [];
 beforeAll(async () => {
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const text of chunk.toString('utf8').split('\n')) if (text) lines.push(JSON.parse(text) as LogLine);
+      for (const text of chunk.toString('utf8').split('\n'))
+        if (text) lines.push(JSON.parse(text) as LogLine);
       done();
     },
   });
@@ -45,7 +46,15 @@ describe('request logs', () => {
     expect(response.status).toBe(404);
     const logged = await linesOf(response);
     expect(logged).toHaveLength(1);
-    expect(logged[0]).toMatchObject({ level: INFO, msg: 'request', method: 'GET', route: '/v1/messages/:message', path: '/v1/messages/msg_nope', status: 404, account: account.account });
+    expect(logged[0]).toMatchObject({
+      level: INFO,
+      msg: 'request',
+      method: 'GET',
+      route: '/v1/messages/:message',
+      path: '/v1/messages/msg_nope',
+      status: 404,
+      account: account.account,
+    });
     expect(logged[0]!.ms).toEqual(expect.any(Number));
   });
 
@@ -53,21 +62,27 @@ describe('request logs', () => {
     const before = lines.length;
     const invalid = await tern.graphql('{ nosuchField }', {}, account.token);
     const anonymous = await tern.graphql('query Settings { settings { accountId } }');
-    const badBody = await tern.request('POST', '/v1/messages/send', { token: account.token, body: { to: 'x' } });
+    const badBody = await tern.request('POST', '/v1/messages/send', {
+      token: account.token,
+      body: { to: 'x' },
+    });
     expect([invalid.status, anonymous.status, badBody.status]).toEqual([200, 401, 422]);
     await new Promise((resolve) => setTimeout(resolve, 50));
     const written = lines.slice(before);
     expect(written.filter((line) => line.level >= ERROR)).toEqual([]);
-    expect(written.filter((line) => line.msg === 'request').map((line) => [line.status, line.level])).toEqual([
-      [200, INFO],
-      [401, INFO],
-      [422, INFO],
-    ]);
+    expect(written.filter((line) => line.msg === 'request').map((line) => [line.status, line.level])).toEqual(
+      [
+        [200, INFO],
+        [401, INFO],
+        [422, INFO],
+      ],
+    );
   });
 
   it('does not log health checks', async () => {
     const before = lines.length;
-    for (const path of ['/health', '/health/live', '/health/ready']) expect((await tern.request('GET', path)).status).toBe(200);
+    for (const path of ['/health', '/health/live', '/health/ready'])
+      expect((await tern.request('GET', path)).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(lines.slice(before).filter((line) => line.msg === 'request')).toEqual([]);
   });
@@ -78,16 +93,25 @@ describe('probes', () => {
     const live = await tern.request('GET', '/health/live');
     expect(live).toMatchObject({ status: 200, body: { status: 'ok' } });
     const ready = await tern.request('GET', '/health/ready');
-    expect(ready).toMatchObject({ status: 200, body: { status: 'ok', postgres: 'up', redis: 'up', migrations: 'applied', shutting_down: false } });
+    expect(ready).toMatchObject({
+      status: 200,
+      body: { status: 'ok', postgres: 'up', redis: 'up', migrations: 'applied', shutting_down: false },
+    });
   });
 
   it('is not ready while a migration the build ships is missing from the database', async () => {
     const { sql } = await import('./support/database.js');
     const second = await startTern({ role: 'api' });
     try {
-      await sql(second.database.url, `DELETE FROM _prisma_migrations WHERE migration_name = (SELECT max(migration_name) FROM _prisma_migrations)`);
+      await sql(
+        second.database.url,
+        `DELETE FROM _prisma_migrations WHERE migration_name = (SELECT max(migration_name) FROM _prisma_migrations)`,
+      );
       const ready = await second.request('GET', '/health/ready');
-      expect(ready).toMatchObject({ status: 503, body: { status: 'unavailable', migrations: 'pending', postgres: 'up', redis: 'up' } });
+      expect(ready).toMatchObject({
+        status: 503,
+        body: { status: 'unavailable', migrations: 'pending', postgres: 'up', redis: 'up' },
+      });
       // Liveness does not depend on it: restarting the process would not help.
       expect((await second.request('GET', '/health/live')).status).toBe(200);
     } finally {

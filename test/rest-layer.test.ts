@@ -19,12 +19,19 @@ describe('GET /v1/openapi.json', () => {
     expect(response.status).toBe(200);
     const document = response.body;
     expect(document.openapi).toMatch(/^3\./);
-    const described = Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, methods]) =>
-      Object.entries(methods).map(([method, operation]) => ({ path, method: method.toUpperCase(), operation })),
+    const described = Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(
+      ([path, methods]) =>
+        Object.entries(methods).map(([method, operation]) => ({
+          path,
+          method: method.toUpperCase(),
+          operation,
+        })),
     );
     expect(described).toHaveLength(routes.length);
     for (const route of routes) {
-      const entry = described.find((d) => d.path === route.path.replace(/:(\w+)/g, '{$1}') && d.method === route.method);
+      const entry = described.find(
+        (d) => d.path === route.path.replace(/:(\w+)/g, '{$1}') && d.method === route.method,
+      );
       expect(entry, `${route.method} ${route.path}`).toBeDefined();
       expect(Object.keys(entry!.operation.responses)).toContain(String(route.status));
     }
@@ -34,8 +41,10 @@ describe('GET /v1/openapi.json', () => {
     const { body } = await t.request('GET', '/v1/openapi.json');
     const patch = body.paths['/v1/settings'].patch;
     expect(patch.requestBody.content['application/json'].schema.properties).toEqual({
-      default_sender: expect.objectContaining({ type: 'string' }),
-      timezone: expect.objectContaining({ type: 'string' }),
+      default_sender: {
+        anyOf: [expect.objectContaining({ type: 'string', pattern: expect.any(String) }), { type: 'null' }],
+      },
+      timezone: expect.objectContaining({ type: 'string', maxLength: 64 }),
     });
     expect(Object.keys(patch.responses['200'].content['application/json'].schema.properties)).toEqual([
       'account',
@@ -45,6 +54,35 @@ describe('GET /v1/openapi.json', () => {
       'request',
     ]);
     expect(body.paths['/v1/auth/login'].post.security).toEqual([]);
+  });
+
+  it('carries the rules the service enforces: required fields, bounds, patterns, nullability', async () => {
+    const { body } = await t.request('GET', '/v1/openapi.json');
+    const send = body.paths['/v1/messages/send'].post;
+    const sendBody = send.requestBody.content['application/json'].schema;
+    expect(sendBody.required).toEqual(['to', 'message']);
+    expect(sendBody.properties.to.pattern).toBe('^\\+?[1-9][0-9]{6,14}$');
+    expect(sendBody.properties.message).toMatchObject({ minLength: 1, maxLength: 1600 });
+    expect(sendBody.additionalProperties).toBe(false);
+    expect(send.requestBody.content['application/json'].example.to).toMatch(/^\+?\d+$/);
+    expect(Object.keys(send.responses)).toEqual(expect.arrayContaining(['202', '401', '422', '429']));
+    expect(
+      send.responses['422'].content['application/json'].schema.properties.error.properties.code.enum,
+    ).toEqual(['validation_error']);
+    expect(send.responses['202'].headers['Idempotent-Replayed']).toBeDefined();
+
+    const perPage = body.paths['/v1/messages'].get.parameters.find((p: any) => p.name === 'per_page');
+    expect(perPage.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100 });
+    const campaign = body.paths['/v1/campaigns'].post.requestBody.content['application/json'].schema;
+    expect(campaign.required).toEqual(['name']);
+    for (const field of ['webhook', 'template', 'send_at'])
+      expect(JSON.stringify(campaign.properties[field]), field).toContain('"null"');
+
+    const ids = Object.values(body.paths as Record<string, Record<string, any>>).flatMap((methods) =>
+      Object.values(methods).map((operation) => operation.operationId),
+    );
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(body.paths['/v1/messages'].post.operationId).not.toBe(send.operationId);
   });
 
   it('lists routes that all answer, none missing or failing', async () => {

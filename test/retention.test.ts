@@ -44,7 +44,8 @@ async function seed(databaseUrl: string, accountId: string): Promise<void> {
        ${event('kept_evt_replayed', OLD, OLD)}`,
     [accountId],
   );
-  const delivery = (id: string, eventId: string, createdAt: string) => `('${id}', $1, '${eventId}', 'https://example.com/hook', 1, 200, 5, ${createdAt})`;
+  const delivery = (id: string, eventId: string, createdAt: string) =>
+    `('${id}', $1, '${eventId}', 'https://example.com/hook', 1, 200, 5, ${createdAt})`;
   await sql(
     databaseUrl,
     `INSERT INTO webhook_deliveries (id, account_id, event_id, url, attempt, status_code, duration_ms, created_at) VALUES
@@ -86,6 +87,13 @@ async function seed(databaseUrl: string, accountId: string): Promise<void> {
        ('kept_unreported_old', 'sim_2', '5511999990001', 'x', ${OLD}, ${OLD}, NULL),
        ('kept_reported_recent', 'sim_3', '5511999990001', 'x', ${RECENT}, ${RECENT}, ${RECENT})`,
   );
+  await sql(
+    databaseUrl,
+    `INSERT INTO idempotency_keys (account_id, key, request_hash, message_id, created_at) VALUES
+       ($1, 'order-old', 'h', 'msg_old', ${OLD}), ($1, 'order-old-2', 'h', 'msg_old', ${OLD}),
+       ($1, 'kept_order_recent', 'h', 'msg_old', ${RECENT})`,
+    [accountId],
+  );
 }
 
 async function remaining(databaseUrl: string): Promise<Record<string, string[]>> {
@@ -98,6 +106,7 @@ async function remaining(databaseUrl: string): Promise<Record<string, string[]>>
     smpp_receipts: 'smsc_message_id',
     smpp_inbound_parts: 'source_addr',
     simulated_submissions: 'reference',
+    idempotency_keys: 'key',
   };
   const result: Record<string, string[]> = {};
   for (const [table, key] of Object.entries(keys)) {
@@ -116,6 +125,7 @@ const AFTER_SWEEP = {
   smpp_receipts: ['kept_applied_recent', 'kept_unmatched_recent'],
   smpp_inbound_parts: ['kept'],
   simulated_submissions: ['kept_reported_recent', 'kept_unreported_old'],
+  idempotency_keys: ['kept_order_recent'],
 };
 
 describe('retention', () => {
@@ -134,14 +144,19 @@ describe('retention', () => {
       smpp_receipts: 2,
       smpp_inbound_parts: 1,
       simulated_submissions: 1,
+      idempotency_keys: 2,
     });
     expect(await remaining(tern.database.url)).toEqual(AFTER_SWEEP);
 
     const deleted = await tern.tern.deps.metrics.retentionDeleted.get();
-    expect(Object.fromEntries(deleted.values.map((value) => [value.labels.table, value.value]))).toEqual(report);
+    expect(Object.fromEntries(deleted.values.map((value) => [value.labels.table, value.value]))).toEqual(
+      report,
+    );
 
     // A second sweep finds nothing more.
-    expect(Object.values(await tern.tern.services.retention.sweep()).every((count) => count === 0)).toBe(true);
+    expect(Object.values(await tern.tern.services.retention.sweep()).every((count) => count === 0)).toBe(
+      true,
+    );
     expect(await remaining(tern.database.url)).toEqual(AFTER_SWEEP);
   });
 
@@ -175,7 +190,9 @@ describe('retention', () => {
     const queue = new Queue(retentionQueue.name, { connection, prefix: api.redisPrefix });
     try {
       const schedulers = await queue.getJobSchedulers();
-      expect(schedulers.map((scheduler) => [scheduler.key, scheduler.every])).toEqual([['retention-sweep', 3_600_000]]);
+      expect(schedulers.map((scheduler) => [scheduler.key, scheduler.every])).toEqual([
+        ['retention-sweep', 3_600_000],
+      ]);
     } finally {
       await queue.close();
       connection.disconnect();

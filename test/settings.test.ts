@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SettingsDocument, UpdateSettingsDocument } from '../src/client/index.js';
-import { TernClient } from '../src/client/index.js';
+import { SettingsDocument, TernClient, UpdateSettingsDocument } from '../src/client/index.js';
+import { withoutTypenames } from './support/graphql-fields.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 
 let t: TestTern;
@@ -34,7 +34,11 @@ describe('PATCH /v1/settings', () => {
       body: { timezone: 'America/Sao_Paulo', default_sender: 'TernCo' },
     });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ account: alice.account, timezone: 'America/Sao_Paulo', default_sender: 'TernCo' });
+    expect(patched.body).toMatchObject({
+      account: alice.account,
+      timezone: 'America/Sao_Paulo',
+      default_sender: 'TernCo',
+    });
 
     const read = await t.request('GET', '/v1/settings', { token: alice.token });
     expect(read.body).toMatchObject({ timezone: 'America/Sao_Paulo', default_sender: 'TernCo' });
@@ -90,13 +94,15 @@ describe('PATCH /v1/settings', () => {
 describe('settings through GraphQL', () => {
   it('returns the same data as /v1, through the typed client documents', async () => {
     const client = new TernClient({ url: `${t.url}/graphql`, token: alice.token });
-    const updated = await client.request(UpdateSettingsDocument, { input: { timezone: 'Europe/Lisbon', defaultSender: 'Tern' } });
+    const updated = await client.request(UpdateSettingsDocument, {
+      input: { timezone: 'Europe/Lisbon', defaultSender: 'Tern' },
+    });
     expect(updated.updateSettings).toMatchObject({ timezone: 'Europe/Lisbon', default_sender: 'Tern' });
 
     const graphql = await client.request(SettingsDocument, {});
     const rest = await t.request('GET', '/v1/settings', { token: alice.token });
     const { request: _request, ...restData } = rest.body;
-    expect(graphql.settings).toEqual(restData);
+    expect(withoutTypenames(graphql.settings)).toEqual(restData);
   });
 
   it('returns a typed ValidationError with the same details', async () => {

@@ -5,8 +5,17 @@ import { waitFor } from './support/wait.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
 
 /** Short timings, so that reconnects and retries happen within a test. */
-const SMPP_ENV = { SMPP_RECONNECT_MS: '50', SMPP_RESPONSE_TIMEOUT_MS: '1000', SMPP_THROTTLE_BACKOFF_MS: '20', SMPP_SYSTEM_TYPE: 'tern' };
-const WEBHOOK_ENV = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_ALLOW_INSECURE: 'true', WEBHOOK_RETRY_BASE_MS: '100' };
+const SMPP_ENV = {
+  SMPP_RECONNECT_MS: '50',
+  SMPP_RESPONSE_TIMEOUT_MS: '1000',
+  SMPP_THROTTLE_BACKOFF_MS: '20',
+  SMPP_SYSTEM_TYPE: 'tern',
+};
+const WEBHOOK_ENV = {
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+  WEBHOOK_ALLOW_INSECURE: 'true',
+  WEBHOOK_RETRY_BASE_MS: '100',
+};
 
 let smsc: LoopbackSmsc;
 let t: TestTern;
@@ -49,7 +58,12 @@ function statusOf(account: TestAccount, id: string, status: string, timeoutMs = 
 
 /** The webhook event of `type` for one message, once it has arrived. */
 function eventFor(path: string, type: string, message: string) {
-  return waitFor(async () => receiver.at(path).map((callback) => JSON.parse(callback.body)).find((event) => event.event === type && event.message === message));
+  return waitFor(async () =>
+    receiver
+      .at(path)
+      .map((callback) => JSON.parse(callback.body))
+      .find((event) => event.event === type && event.message === message),
+  );
 }
 
 const GRAPHQL_SEND = `mutation ($input: SendMessageInput!) {
@@ -61,18 +75,29 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
   it('shows the bind in /health', async () => {
     const response = await t.request('GET', '/health');
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ status: 'ok', carriers: [{ carrier: 'smpp', state: 'bound', window: { in_use: 0, size: 10 }, errors: { bind_failures: 0 } }] });
+    expect(response.body).toMatchObject({
+      status: 'ok',
+      carriers: [
+        { carrier: 'smpp', state: 'bound', window: { in_use: 0, size: 10 }, errors: { bind_failures: 0 } },
+      ],
+    });
   });
 
-  it('shows the workers\' binds in the /health of an API-only process too', async () => {
-    const apiOnly = await startTern({ role: 'api', sharing: t, env: { CARRIER: 'smpp', SMPP_URL: smsc.url() } });
+  it("shows the workers' binds in the /health of an API-only process too", async () => {
+    const apiOnly = await startTern({
+      role: 'api',
+      sharing: t,
+      env: { CARRIER: 'smpp', SMPP_URL: smsc.url() },
+    });
     try {
       // The API process's own Redis connection may still be coming up right after start.
       const response = await waitFor(async () => {
         const health = await apiOnly.request('GET', '/health');
         return health.body.redis === 'up' ? health : null;
       });
-      expect(response.body.carriers).toMatchObject([{ carrier: 'smpp', state: 'bound', worker: expect.any(String) }]);
+      expect(response.body.carriers).toMatchObject([
+        { carrier: 'smpp', state: 'bound', worker: expect.any(String) },
+      ]);
     } finally {
       await apiOnly.stop();
     }
@@ -81,7 +106,13 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
   it('sends over REST: submit_sm at the SMSC, receipt, delivered, webhook event', async () => {
     const id = await send(alice, '447700900301', 'Hello over SMPP');
     const delivered = await statusOf(alice, id, 'delivered');
-    expect(delivered).toMatchObject({ to: '447700900301', encoding: 'GSM-7', segments: 1, sent_at: expect.any(String), delivered_at: expect.any(String) });
+    expect(delivered).toMatchObject({
+      to: '447700900301',
+      encoding: 'GSM-7',
+      segments: 1,
+      sent_at: expect.any(String),
+      delivered_at: expect.any(String),
+    });
     const submit = smsc.accepted.find((entry) => entry.submit.destination === '447700900301')!.submit;
     expect(submit).toMatchObject({ destTon: 1, destNpi: 1, registeredDelivery: 1, dataCoding: 0 });
     expect(submit.shortMessage.toString('latin1')).toBe('Hello over SMPP');
@@ -91,13 +122,28 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
 
   it('sends over GraphQL, a long UCS-2 text as parts tracked as one message', async () => {
     const text = `Привет ${'ж'.repeat(100)}`;
-    const response = await t.graphql(GRAPHQL_SEND, { input: { to: '447700900302', message: text } }, alice.token);
-    expect(response.body.data.sendMessage).toMatchObject({ __typename: 'MessageAcceptance', status: 'queued' });
+    const response = await t.graphql(
+      GRAPHQL_SEND,
+      { input: { to: '447700900302', message: text } },
+      alice.token,
+    );
+    expect(response.body.data.sendMessage).toMatchObject({
+      __typename: 'MessageAcceptance',
+      status: 'queued',
+    });
     const id = response.body.data.sendMessage.id as string;
     await statusOf(alice, id, 'delivered');
-    const read = await t.graphql(`query ($id: ID!) { message(id: $id) { ... on Message { status encoding segments } } }`, { id }, alice.token);
+    const read = await t.graphql(
+      `query ($id: ID!) { message(id: $id) { ... on Message { status encoding segments } } }`,
+      { id },
+      alice.token,
+    );
     expect(read.body.data.message).toEqual({ status: 'delivered', encoding: 'UCS-2', segments: 2 });
-    expect(smsc.accepted.filter((entry) => entry.submit.destination === '447700900302').map((entry) => entry.submit.dataCoding)).toEqual([8, 8]);
+    expect(
+      smsc.accepted
+        .filter((entry) => entry.submit.destination === '447700900302')
+        .map((entry) => entry.submit.dataCoding),
+    ).toEqual([8, 8]);
   });
 
   it('stores a reply from the mobile and sends message.replied', async () => {
@@ -114,19 +160,40 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
     expect(await smsc.deliverMessage('447700900304', '  Stop ')).toBe(0);
     await eventFor('/alice', 'message.replied', id);
 
-    const refused = await api(alice, 'POST', '/v1/messages/send', { to: '447700900304', message: 'Still there?' });
+    const refused = await api(alice, 'POST', '/v1/messages/send', {
+      to: '447700900304',
+      message: 'Still there?',
+    });
     expect(refused.status).toBe(422);
-    expect(refused.body).toMatchObject({ error: { code: 'validation_error', details: [{ field: 'to', issue: 'opted_out' }] } });
-    const viaGraphql = await t.graphql(GRAPHQL_SEND, { input: { to: '447700900304', message: 'Still there?' } }, alice.token);
-    expect(viaGraphql.body.data.sendMessage).toEqual({ __typename: 'ValidationError', details: [{ field: 'to', issue: 'opted_out' }] });
+    expect(refused.body).toMatchObject({
+      error: { code: 'validation_error', details: [{ field: 'to', issue: 'opted_out' }] },
+    });
+    const viaGraphql = await t.graphql(
+      GRAPHQL_SEND,
+      { input: { to: '447700900304', message: 'Still there?' } },
+      alice.token,
+    );
+    expect(viaGraphql.body.data.sendMessage).toEqual({
+      __typename: 'ValidationError',
+      details: [{ field: 'to', issue: 'opted_out' }],
+    });
 
     expect((await t.request('GET', '/v1/opt-outs')).status).toBe(401);
     expect((await api(alice, 'GET', '/v1/opt-outs?per_page=0')).status).toBe(422);
     const listed = await api(alice, 'GET', '/v1/opt-outs');
     expect(listed.status).toBe(200);
-    expect(listed.body).toMatchObject({ data: [{ phone: '447700900304', created_at: expect.any(String) }], page: 1, per_page: 20, total: 1 });
+    expect(listed.body).toMatchObject({
+      data: [{ phone: '447700900304', created_at: expect.any(String) }],
+      page: 1,
+      per_page: 20,
+      total: 1,
+    });
     const listedGraphql = await t.graphql(GRAPHQL_OPT_OUTS, {}, alice.token);
-    expect(listedGraphql.body.data.optOuts).toMatchObject({ __typename: 'OptOutPage', total: 1, nodes: [{ phone: '447700900304' }] });
+    expect(listedGraphql.body.data.optOuts).toMatchObject({
+      __typename: 'OptOutPage',
+      total: 1,
+      nodes: [{ phone: '447700900304' }],
+    });
 
     expect(await smsc.deliverMessage('447700900304', 'START')).toBe(0);
     await waitFor(async () => ((await api(alice, 'GET', '/v1/opt-outs')).body.total === 0 ? true : null));
@@ -146,25 +213,45 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
     expect(await smsc.deliverMessage('447700900305', 'unsubscribe')).toBe(0);
     await waitFor(async () => {
       expect((await t.request('GET', '/v1/opt-outs')).status).toBe(401);
-    expect((await api(alice, 'GET', '/v1/opt-outs?per_page=0')).status).toBe(422);
-    const listed = await api(alice, 'GET', '/v1/opt-outs');
-      return listed.body.data.some((optOut: { phone: string }) => optOut.phone === '447700900305') ? true : null;
+      expect((await api(alice, 'GET', '/v1/opt-outs?per_page=0')).status).toBe(422);
+      const listed = await api(alice, 'GET', '/v1/opt-outs');
+      return listed.body.data.some((optOut: { phone: string }) => optOut.phone === '447700900305')
+        ? true
+        : null;
     });
 
-    const template = (await api(alice, 'POST', '/v1/templates', { name: 'Greeting', content: 'Hi {{name}}' })).body.template;
-    const campaign = (await api(alice, 'POST', '/v1/campaigns', { name: 'Opt-out aware', template })).body.campaign;
+    const template = (await api(alice, 'POST', '/v1/templates', { name: 'Greeting', content: 'Hi {{name}}' }))
+      .body.template;
+    const campaign = (await api(alice, 'POST', '/v1/campaigns', { name: 'Opt-out aware', template })).body
+      .campaign;
     for (const phone of ['447700900305', '447700900306']) {
-      expect((await api(alice, 'POST', `/v1/campaigns/${campaign}/contacts`, { phone, name: 'Sam' })).status).toBe(201);
+      expect(
+        (await api(alice, 'POST', `/v1/campaigns/${campaign}/contacts`, { phone, name: 'Sam' })).status,
+      ).toBe(201);
     }
     expect((await api(alice, 'POST', `/v1/campaigns/${campaign}/start`)).status).toBe(200);
     const finished = await waitFor(async () => {
       const response = await api(alice, 'GET', `/v1/campaigns/${campaign}`);
-      return response.body.status === 'finished' && response.body.stats.delivered === 1 ? response.body : null;
+      return response.body.status === 'finished' && response.body.stats.delivered === 1
+        ? response.body
+        : null;
     });
-    expect(finished.stats).toEqual({ contacts: 2, queued: 0, sent: 0, delivered: 1, failed: 0, replied: 0, opted_out: 1 });
+    expect(finished.stats).toEqual({
+      contacts: 2,
+      queued: 0,
+      sent: 0,
+      delivered: 1,
+      failed: 0,
+      replied: 0,
+      opted_out: 1,
+    });
     const messages = await api(alice, 'GET', `/v1/messages?campaign=${campaign}`);
     expect(messages.body.data.map((message: { to: string }) => message.to)).toEqual(['447700900306']);
-    const viaGraphql = await t.graphql(`query ($id: ID!) { campaign(id: $id) { ... on Campaign { stats { contacts optedOut } } } }`, { id: campaign }, alice.token);
+    const viaGraphql = await t.graphql(
+      `query ($id: ID!) { campaign(id: $id) { ... on Campaign { stats { contacts optedOut } } } }`,
+      { id: campaign },
+      alice.token,
+    );
     expect(viaGraphql.body.data.campaign.stats).toEqual({ contacts: 2, optedOut: 1 });
   });
 
@@ -194,7 +281,11 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
     const recipients = Array.from({ length: 8 }, (_, index) => `44770090040${index}`);
     const ids = await Promise.all(recipients.map((to) => send(alice, to, `Window ${to}`)));
     for (const id of ids) await statusOf(alice, id, 'delivered', 20_000);
-    for (const to of recipients) expect(smsc.accepted.filter((entry) => entry.submit.destination === to), to).toHaveLength(1);
+    for (const to of recipients)
+      expect(
+        smsc.accepted.filter((entry) => entry.submit.destination === to),
+        to,
+      ).toHaveLength(1);
     expect(smsc.submitsReceived().length - submitsBefore).toBeGreaterThan(recipients.length);
     smsc.behaviour = () => 'ok';
   });
@@ -204,26 +295,34 @@ describe('a refused bind', () => {
   it('leaves messages queued, says so in /health, and sends them once the SMSC lets Tern in', async () => {
     const strict = await LoopbackSmsc.start('tern', 'other');
     strict.autoReceipt = 'tlv';
-    const other = await startTern({ env: { CARRIER: 'smpp', SMPP_URL: strict.url({ password: 'secret' }), ...SMPP_ENV } });
+    const other = await startTern({
+      env: { CARRIER: 'smpp', SMPP_URL: strict.url({ password: 'secret' }), ...SMPP_ENV },
+    });
     try {
       const carol = await other.createAccount();
-      const response = await other.request('POST', '/v1/messages/send', { token: carol.token, body: { to: '447700900501', message: 'Patience' } });
+      const response = await other.request('POST', '/v1/messages/send', {
+        token: carol.token,
+        body: { to: '447700900501', message: 'Patience' },
+      });
       expect(response.status).toBe(202);
       const health = await other.request('GET', '/health');
       expect(health.status).toBe(200);
-      expect(health.body.carriers).toMatchObject([{ state: 'bind_failed', last_error: expect.stringContaining('ESME_RINVPASWD') }]);
+      expect(health.body.carriers).toMatchObject([
+        { state: 'bind_failed', last_error: expect.stringContaining('ESME_RINVPASWD') },
+      ]);
       await new Promise((resolve) => setTimeout(resolve, 500));
-      const waiting = await other.request('GET', `/v1/messages/${response.body.message}`, { token: carol.token });
+      const waiting = await other.request('GET', `/v1/messages/${response.body.message}`, {
+        token: carol.token,
+      });
       expect(waiting.body.status).toBe('queued');
 
       strict.password = 'secret';
-      await waitFor(
-        async () => {
-          const read = await other.request('GET', `/v1/messages/${response.body.message}`, { token: carol.token });
-          return read.body.status === 'delivered' ? true : null;
-        },
-        20_000,
-      );
+      await waitFor(async () => {
+        const read = await other.request('GET', `/v1/messages/${response.body.message}`, {
+          token: carol.token,
+        });
+        return read.body.status === 'delivered' ? true : null;
+      }, 20_000);
       expect(strict.accepted).toHaveLength(1);
     } finally {
       await other.stop();
@@ -237,10 +336,15 @@ describe('opt-out with the simulator carrier', () => {
     const simulated = await startTern({ env: { SIMULATOR_DELAY_MS: '20' } });
     try {
       const dave = await simulated.createAccount();
-      const first = await simulated.request('POST', '/v1/messages/send', { token: dave.token, body: { to: '5511955550002', message: 'Hi' } });
+      const first = await simulated.request('POST', '/v1/messages/send', {
+        token: dave.token,
+        body: { to: '5511955550002', message: 'Hi' },
+      });
       expect(first.status).toBe(202);
       await waitFor(async () => {
-        const read = await simulated.request('GET', `/v1/messages/${first.body.message}`, { token: dave.token });
+        const read = await simulated.request('GET', `/v1/messages/${first.body.message}`, {
+          token: dave.token,
+        });
         return read.body.status === 'delivered' ? true : null;
       });
       // What the simulator's sink (app.ts) does with a reply.
@@ -251,11 +355,16 @@ describe('opt-out with the simulator carrier', () => {
         text: 'QUIT',
         at: new Date(),
       });
-      const refused = await simulated.request('POST', '/v1/messages/send', { token: dave.token, body: { to: '5511955550002', message: 'Hi again' } });
+      const refused = await simulated.request('POST', '/v1/messages/send', {
+        token: dave.token,
+        body: { to: '5511955550002', message: 'Hi again' },
+      });
       expect(refused.status).toBe(422);
       expect(refused.body.error.details).toEqual([{ field: 'to', issue: 'opted_out' }]);
       const health = await simulated.request('GET', '/health');
-      expect(health.body.carriers).toEqual([{ carrier: 'simulator', state: 'ready', worker: expect.any(String), updated_at: expect.any(String) }]);
+      expect(health.body.carriers).toEqual([
+        { carrier: 'simulator', state: 'ready', worker: expect.any(String), updated_at: expect.any(String) },
+      ]);
     } finally {
       await simulated.stop();
     }

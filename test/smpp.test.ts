@@ -2,14 +2,21 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import smpp from 'smpp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CarrierRejectedError, CarrierUnavailableError, type DeliveryReport, type InboundSms, type OutboundSms } from '../src/carriers/carrier.js';
+import {
+  CarrierRejectedError,
+  CarrierUnavailableError,
+  type DeliveryReport,
+  type InboundSms,
+  type OutboundSms,
+} from '../src/carriers/carrier.js';
 import { SmppCarrier, type SmppCarrierOptions } from '../src/carriers/smpp-carrier.js';
 import { submitBodies } from '../src/carriers/smpp-segments.js';
-import { analyzeText } from '../src/modules/messages/encoding.js';
 import { systemClock } from '../src/clock.js';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError } from '../src/config/environment.js';
+import { loadConfig } from '../src/config.js';
 import { createPool, createPrismaClient } from '../src/db/prisma.js';
 import type { PrismaClient } from '../src/generated/prisma/client.js';
+import { analyzeText } from '../src/modules/messages/encoding.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { LoopbackSmsc, MESSAGE_PAYLOAD_TAG } from './support/smsc.js';
 import { waitFor } from './support/wait.js';
@@ -45,7 +52,10 @@ interface Harness {
   sink: { failInbound: boolean; failReports: boolean };
 }
 
-async function connect(options: Partial<SmppCarrierOptions> = {}, credentials: { password?: string } = {}): Promise<Harness> {
+async function connect(
+  options: Partial<SmppCarrierOptions> = {},
+  credentials: { password?: string } = {},
+): Promise<Harness> {
   const smsc = await LoopbackSmsc.start('tern', 'secret');
   const logs: string[] = [];
   const logger = pino(
@@ -95,7 +105,15 @@ async function connect(options: Partial<SmppCarrierOptions> = {}, credentials: {
 
 function message(fields: Partial<OutboundSms> = {}): OutboundSms {
   references += 1;
-  return { reference: `msg_test${references}`, to: '447700900123', text: 'Hello', encoding: 'GSM-7', segments: 1, from: 'Tern', ...fields };
+  return {
+    reference: `msg_test${references}`,
+    to: '447700900123',
+    text: 'Hello',
+    encoding: 'GSM-7',
+    segments: 1,
+    from: 'Tern',
+    ...fields,
+  };
 }
 
 const septets = (...codes: number[]) => Buffer.from(codes);
@@ -104,15 +122,27 @@ const gsm = (text: string) => Buffer.from(text, 'latin1'); // for A-Z, a-z, digi
 describe('binding', () => {
   it('binds as a transceiver with the configured credentials and system type', async () => {
     const { smsc, carrier } = await connect();
-    expect(carrier.health()).toMatchObject({ carrier: 'smpp', state: 'bound', window: { inUse: 0, size: 10 } });
+    expect(carrier.health()).toMatchObject({
+      carrier: 'smpp',
+      state: 'bound',
+      window: { inUse: 0, size: 10 },
+    });
     const bind = smsc.received.find((entry) => entry.command === 'bind_transceiver')!.pdu;
-    expect(bind).toMatchObject({ system_id: 'tern', password: 'secret', system_type: 'tern', interface_version: 0x34 });
+    expect(bind).toMatchObject({
+      system_id: 'tern',
+      password: 'secret',
+      system_type: 'tern',
+      interface_version: 0x34,
+    });
   });
 
   it('with a wrong password: start-up goes on, health names the refusal, sends are retried not failed, the password is never logged', async () => {
     const { carrier, smsc, logs } = await connect({}, { password: 'wrongpw' });
     await waitFor(async () => (carrier.health().errors!.bindFailures! >= 2 ? true : null));
-    expect(carrier.health()).toMatchObject({ state: 'bind_failed', lastError: expect.stringContaining('ESME_RINVPASWD') });
+    expect(carrier.health()).toMatchObject({
+      state: 'bind_failed',
+      lastError: expect.stringContaining('ESME_RINVPASWD'),
+    });
     await expect(carrier.send(message())).rejects.toBeInstanceOf(CarrierUnavailableError);
     expect(smsc.submitsReceived()).toHaveLength(0);
     expect(logs.join('\n')).toContain('bind_failed');
@@ -121,7 +151,11 @@ describe('binding', () => {
 
   it('keeps the link alive with enquire_link', async () => {
     const { smsc } = await connect({ enquireLinkMs: 100 });
-    await waitFor(async () => (smsc.received.filter((entry) => entry.command === 'enquire_link').length >= 2 ? true : null), 3_000);
+    await waitFor(
+      async () =>
+        smsc.received.filter((entry) => entry.command === 'enquire_link').length >= 2 ? true : null,
+      3_000,
+    );
   });
 });
 
@@ -132,9 +166,24 @@ describe('submit_sm, PDU by PDU', () => {
     expect(result).toEqual({ carrierMessageId: smsc.messageId(1) });
     const [submit, ...others] = smsc.submitsReceived();
     expect(others).toHaveLength(0);
-    expect(submit).toMatchObject({ sourceTon: 5, sourceNpi: 0, source: 'Tern', destTon: 1, destNpi: 1, destination: '447700900123' });
+    expect(submit).toMatchObject({
+      sourceTon: 5,
+      sourceNpi: 0,
+      source: 'Tern',
+      destTon: 1,
+      destNpi: 1,
+      destination: '447700900123',
+    });
     expect(submit).toMatchObject({ esmClass: 0, registeredDelivery: 1, dataCoding: 0 });
-    expect(submit!.shortMessage).toEqual(Buffer.concat([gsm('Hi '), septets(0x1b, 0x28), gsm('x'), septets(0x1b, 0x29, 0x20, 0x1b, 0x65), gsm('5')]));
+    expect(submit!.shortMessage).toEqual(
+      Buffer.concat([
+        gsm('Hi '),
+        septets(0x1b, 0x28),
+        gsm('x'),
+        septets(0x1b, 0x29, 0x20, 0x1b, 0x65),
+        gsm('5'),
+      ]),
+    );
   });
 
   it('GSM-7 in two parts: UDH with one reference, esm_class 0x40, an escape pair never split, short-code sender', async () => {
@@ -145,31 +194,57 @@ describe('submit_sm, PDU by PDU', () => {
     expect(submits).toHaveLength(2);
     const reference = submits[0]!.shortMessage[3]!;
     submits.forEach((submit, index) => {
-      expect(submit).toMatchObject({ sourceTon: 3, sourceNpi: 0, source: '12345', esmClass: 0x40, dataCoding: 0, registeredDelivery: 1 });
+      expect(submit).toMatchObject({
+        sourceTon: 3,
+        sourceNpi: 0,
+        source: '12345',
+        esmClass: 0x40,
+        dataCoding: 0,
+        registeredDelivery: 1,
+      });
       expect([...submit.shortMessage.subarray(0, 6)]).toEqual([0x05, 0x00, 0x03, reference, 2, index + 1]);
     });
     expect(submits[0]!.shortMessage.subarray(6)).toEqual(gsm('a'.repeat(152)));
-    expect(submits[1]!.shortMessage.subarray(6)).toEqual(Buffer.concat([septets(0x1b, 0x65), gsm('b'.repeat(60))]));
+    expect(submits[1]!.shortMessage.subarray(6)).toEqual(
+      Buffer.concat([septets(0x1b, 0x65), gsm('b'.repeat(60))]),
+    );
   });
 
   it('UCS-2 in one part: data_coding 8, UTF-16BE, an international sender without its +', async () => {
     const { smsc, carrier } = await connect();
     await carrier.send(message({ text: 'Olá 😀 Привет', encoding: 'UCS-2', from: '+447700900999' }));
     const [submit] = smsc.submitsReceived();
-    expect(submit).toMatchObject({ sourceTon: 1, sourceNpi: 1, source: '447700900999', dataCoding: 8, esmClass: 0 });
+    expect(submit).toMatchObject({
+      sourceTon: 1,
+      sourceNpi: 1,
+      source: '447700900999',
+      dataCoding: 8,
+      esmClass: 0,
+    });
     expect(submit!.shortMessage).toEqual(Buffer.from('Olá 😀 Привет', 'utf16le').swap16());
   });
 
   it('UCS-2 in two parts of at most 67 units, a surrogate pair never split', async () => {
     const { smsc, carrier } = await connect();
-    await carrier.send(message({ text: `${'Ж'.repeat(66)}😀${'Ж'.repeat(10)}`, encoding: 'UCS-2', segments: 2 }));
+    await carrier.send(
+      message({ text: `${'Ж'.repeat(66)}😀${'Ж'.repeat(10)}`, encoding: 'UCS-2', segments: 2 }),
+    );
     const submits = smsc.submitsReceived();
-    expect(submits.map((submit) => [submit.dataCoding, submit.esmClass, submit.shortMessage[4], submit.shortMessage[5]])).toEqual([
+    expect(
+      submits.map((submit) => [
+        submit.dataCoding,
+        submit.esmClass,
+        submit.shortMessage[4],
+        submit.shortMessage[5],
+      ]),
+    ).toEqual([
       [8, 0x40, 2, 1],
       [8, 0x40, 2, 2],
     ]);
     expect(submits[0]!.shortMessage.subarray(6)).toEqual(Buffer.from('Ж'.repeat(66), 'utf16le').swap16());
-    expect(submits[1]!.shortMessage.subarray(6)).toEqual(Buffer.from(`😀${'Ж'.repeat(10)}`, 'utf16le').swap16());
+    expect(submits[1]!.shortMessage.subarray(6)).toEqual(
+      Buffer.from(`😀${'Ж'.repeat(10)}`, 'utf16le').swap16(),
+    );
   });
 
   it('with SMPP_CONCAT=payload a long message is one submit_sm carrying message_payload', async () => {
@@ -187,7 +262,9 @@ describe('submit_sm, PDU by PDU', () => {
     const pieces = ['a', '€', '{', 'ж', '😀', ' ', 'Hello world. '];
     for (let length = 1; length <= 700; length += 7) {
       for (const [index, piece] of pieces.entries()) {
-        const text = Array.from({ length }, (_, position) => (position % (index + 2) === 0 ? piece : 'x')).join('').slice(0, 1600);
+        const text = Array.from({ length }, (_, position) => (position % (index + 2) === 0 ? piece : 'x'))
+          .join('')
+          .slice(0, 1600);
         const { encoding, segments } = analyzeText(text);
         expect(submitBodies(text, encoding, 'udh', 7), `${encoding} ${text.length}`).toHaveLength(segments);
       }
@@ -205,10 +282,44 @@ describe('flow control', () => {
   it('answers ESME_RTHROTTLED by backing off and submitting the same part again', async () => {
     const { smsc, carrier } = await connect();
     smsc.behaviour = (n) => (n <= 2 ? { status: smpp.errors.ESME_RTHROTTLED! } : 'ok');
-    await expect(carrier.send(message({ text: 'Slowly' }))).resolves.toEqual({ carrierMessageId: smsc.messageId(1) });
+    await expect(carrier.send(message({ text: 'Slowly' }))).resolves.toEqual({
+      carrierMessageId: smsc.messageId(1),
+    });
     expect(smsc.submitsReceived()).toHaveLength(3);
     expect(smsc.accepted).toHaveLength(1);
     expect(carrier.health().errors).toMatchObject({ throttled: 2 });
+  });
+
+  it('slows the whole bind to what a throttling SMSC takes, losing and duplicating nothing', async () => {
+    const { smsc, carrier } = await connect({ window: 10, sendDeadlineMs: 60_000 });
+    // The SMSC takes 100 submit_sm per second of its own clock and throttles the rest.
+    const RATE = 100;
+    let second = 0;
+    let takenThisSecond = 0;
+    smsc.behaviour = () => {
+      const now = Math.floor(Date.now() / 1000);
+      if (now !== second) {
+        second = now;
+        takenThisSecond = 0;
+      }
+      if (takenThisSecond >= RATE) return { status: smpp.errors.ESME_RTHROTTLED! };
+      takenThisSecond += 1;
+      return 'ok';
+    };
+    const sends = Array.from({ length: 400 }, (_, index) =>
+      carrier.send(message({ reference: `msg_paced${index}`, text: `Paced ${index}` })),
+    );
+    const results = await Promise.all(sends);
+
+    const texts = smsc.accepted.map((accepted) => accepted.submit.shortMessage.toString('latin1'));
+    expect(new Set(texts).size).toBe(400);
+    expect(texts).toHaveLength(400);
+    expect(new Set(results.map((result) => result.carrierMessageId)).size).toBe(400);
+    // A bind that only paused the throttled part would keep meeting the limit with the other nine
+    // of its window; one that paces itself is throttled only when it probes above the SMSC's rate.
+    const throttled = carrier.health().errors?.throttled;
+    expect(throttled).toBeGreaterThan(0);
+    expect(throttled).toBeLessThan(100);
   });
 
   it('fails a message the SMSC refuses, naming the SMPP status', async () => {
@@ -216,7 +327,10 @@ describe('flow control', () => {
     smsc.behaviour = () => ({ status: smpp.errors.ESME_RINVDSTADR! });
     const error = await carrier.send(message()).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(CarrierRejectedError);
-    expect(error).toMatchObject({ code: 'smpp_0x0000000b', message: expect.stringContaining('ESME_RINVDSTADR') });
+    expect(error).toMatchObject({
+      code: 'smpp_0x0000000b',
+      message: expect.stringContaining('ESME_RINVDSTADR'),
+    });
   });
 
   it('never has more submit_sm outstanding than the window', async () => {
@@ -269,21 +383,32 @@ describe('flow control', () => {
       return 'silent';
     };
     const outbound = [
-      ...Array.from({ length: 5 }, (_, index) => message({ to: `44770090010${index}`, text: `Message ${index}` })),
+      ...Array.from({ length: 5 }, (_, index) =>
+        message({ to: `44770090010${index}`, text: `Message ${index}` }),
+      ),
       message({ to: '447700900200', text: 'y'.repeat(400), segments: 3 }),
     ];
     const firstRound = await Promise.allSettled(outbound.map((sms) => carrier.send(sms)));
     const interrupted = outbound.filter((_, index) => firstRound[index]!.status === 'rejected');
     expect(interrupted.length).toBeGreaterThan(0);
-    for (const result of firstRound) if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(CarrierUnavailableError);
+    for (const result of firstRound)
+      if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(CarrierUnavailableError);
     // What the send worker does with CarrierUnavailableError: the same message again, later.
     await waitFor(async () => (carrier.health().state === 'bound' ? true : null));
     await Promise.all(interrupted.map((sms) => carrier.send(sms)));
 
-    const acceptedParts = smsc.accepted.map(({ submit }) => `${submit.destination}/${submit.shortMessage.subarray(0, 6).toString('hex')}`);
+    const acceptedParts = smsc.accepted.map(
+      ({ submit }) => `${submit.destination}/${submit.shortMessage.subarray(0, 6).toString('hex')}`,
+    );
     expect(new Set(acceptedParts).size).toBe(acceptedParts.length);
     expect(smsc.accepted).toHaveLength(5 + 3);
-    expect(new Set(smsc.accepted.filter(({ submit }) => submit.destination === '447700900200').map(({ submit }) => submit.shortMessage[3])).size).toBe(1);
+    expect(
+      new Set(
+        smsc.accepted
+          .filter(({ submit }) => submit.destination === '447700900200')
+          .map(({ submit }) => submit.shortMessage[3]),
+      ).size,
+    ).toBe(1);
     expect(smsc.submitsReceived().length).toBeGreaterThan(8);
     expect(carrier.health().errors).toMatchObject({ disconnects: 1 });
   });
@@ -300,7 +425,10 @@ describe('delivery receipts', () => {
     expect(await smsc.deliverReceipt(smsc.messageId(1), 'tlv')).toBe(0);
     expect(await smsc.deliverReceipt(smsc.messageId(2), 'text', 'UNDELIV')).toBe(0);
     await waitFor(async () => (reports.length === 2 ? true : null));
-    expect(reports.find((report) => report.reference === first.reference)).toMatchObject({ carrierMessageId: smsc.messageId(1), status: 'delivered' });
+    expect(reports.find((report) => report.reference === first.reference)).toMatchObject({
+      carrierMessageId: smsc.messageId(1),
+      status: 'delivered',
+    });
     expect(reports.find((report) => report.reference === second.reference)).toMatchObject({
       carrierMessageId: smsc.messageId(2),
       status: 'failed',
@@ -318,7 +446,11 @@ describe('delivery receipts', () => {
     const sms = message();
     await carrier.send(sms);
     await waitFor(async () => (reports.length === 1 ? true : null));
-    expect(reports[0]).toMatchObject({ reference: sms.reference, status: 'delivered', carrierMessageId: smsc.messageId(1) });
+    expect(reports[0]).toMatchObject({
+      reference: sms.reference,
+      status: 'delivered',
+      carrierMessageId: smsc.messageId(1),
+    });
   });
 
   it('settles a multi-part message once every part is delivered, or as soon as one part fails', async () => {
@@ -334,7 +466,11 @@ describe('delivery receipts', () => {
     expect(reports[0]).toMatchObject({ reference: broken.reference, status: 'failed' });
     await smsc.deliverReceipt(smsc.messageId(3), 'tlv');
     await waitFor(async () => (reports.length === 2 ? true : null));
-    expect(reports[1]).toMatchObject({ reference: whole.reference, status: 'delivered', carrierMessageId: smsc.messageId(1) });
+    expect(reports[1]).toMatchObject({
+      reference: whole.reference,
+      status: 'delivered',
+      carrierMessageId: smsc.messageId(1),
+    });
   });
 });
 
@@ -345,14 +481,20 @@ describe('receipts, durably', () => {
     await carrier.send(sms);
     sink.failReports = true;
     expect(await smsc.deliverReceipt(smsc.messageId(1), 'tlv')).toBe(0);
-    const stored = await prisma.smppReceipt.findUniqueOrThrow({ where: { smscMessageId: smsc.messageId(1) } });
+    const stored = await prisma.smppReceipt.findUniqueOrThrow({
+      where: { smscMessageId: smsc.messageId(1) },
+    });
     expect(stored).toMatchObject({ delivered: true, appliedAt: null });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(reports).toHaveLength(0);
     sink.failReports = false;
     await waitFor(async () => (reports.length === 1 ? true : null));
     expect(reports[0]).toMatchObject({ reference: sms.reference, status: 'delivered' });
-    await waitFor(async () => ((await prisma.smppReceipt.findUniqueOrThrow({ where: { smscMessageId: smsc.messageId(1) } })).appliedAt ? true : null));
+    await waitFor(async () =>
+      (await prisma.smppReceipt.findUniqueOrThrow({ where: { smscMessageId: smsc.messageId(1) } })).appliedAt
+        ? true
+        : null,
+    );
   });
 });
 
@@ -368,7 +510,6 @@ describe('mobile-originated messages', () => {
     expect(inbound).toMatchObject([{ from: '447700900125', text: 'Start middle end' }]);
     expect(await prisma.smppInboundPart.count({ where: { sourceAddr: '447700900125' } })).toBe(0);
   });
-
 
   it('hands replies in GSM-7 and UCS-2 to the messages domain', async () => {
     const { smsc, inbound } = await connect();
@@ -389,15 +530,38 @@ describe('mobile-originated messages', () => {
 
 describe('configuration', () => {
   it('reads SMPP_URL and the SMPP settings', () => {
-    const config = loadConfig({ CARRIER: 'smpp', SMPP_URL: 'smpps://tern%40x:p%3Ass@smsc.example.net', SMPP_WINDOW: '4', SMPP_CONCAT: 'payload' });
-    expect(config.smpp).toMatchObject({ host: 'smsc.example.net', port: 3550, tls: true, systemId: 'tern@x', password: 'p:ss', window: 4, concatenation: 'payload' });
-    expect(loadConfig({ CARRIER: 'smpp', SMPP_URL: 'smpp://tern:pw@10.0.0.1' }).smpp).toMatchObject({ port: 2775, tls: false, window: 10, concatenation: 'udh' });
+    const config = loadConfig({
+      CARRIER: 'smpp',
+      SMPP_URL: 'smpps://tern%40x:p%3Ass@smsc.example.net',
+      SMPP_WINDOW: '4',
+      SMPP_CONCAT: 'payload',
+    });
+    expect(config.smpp).toMatchObject({
+      host: 'smsc.example.net',
+      port: 3550,
+      tls: true,
+      systemId: 'tern@x',
+      password: 'p:ss',
+      window: 4,
+      concatenation: 'payload',
+    });
+    expect(loadConfig({ CARRIER: 'smpp', SMPP_URL: 'smpp://tern:pw@10.0.0.1' }).smpp).toMatchObject({
+      port: 2775,
+      tls: false,
+      window: 10,
+      concatenation: 'udh',
+    });
     expect(loadConfig({}).smpp).toBeNull();
   });
 
   it('stops start-up with one clear line when SMPP_URL is missing or wrong, without echoing the password', () => {
     expect(() => loadConfig({ CARRIER: 'smpp' })).toThrow(/SMPP_URL is required when CARRIER=smpp/);
-    for (const url of ['http://tern:hunter2@host:2775', 'smpp://:hunter2@host:2775', 'smpp://tern:hunter2toolong@host:2775', 'not a url hunter2']) {
+    for (const url of [
+      'http://tern:hunter2@host:2775',
+      'smpp://:hunter2@host:2775',
+      'smpp://tern:hunter2toolong@host:2775',
+      'not a url hunter2',
+    ]) {
       const error = (() => {
         try {
           loadConfig({ CARRIER: 'smpp', SMPP_URL: url });
@@ -410,6 +574,12 @@ describe('configuration', () => {
       expect(error!.message).toMatch(/^invalid configuration: SMPP_URL /);
       expect(error!.message).not.toContain('hunter2');
     }
-    expect(() => loadConfig({ CARRIER: 'smpp', SMPP_URL: 'smpp://tern:pw@host', SMPP_SOURCE_ADDR: 'far too long a sender' })).toThrow(/SMPP_SOURCE_ADDR/);
+    expect(() =>
+      loadConfig({
+        CARRIER: 'smpp',
+        SMPP_URL: 'smpp://tern:pw@host',
+        SMPP_SOURCE_ADDR: 'far too long a sender',
+      }),
+    ).toThrow(/SMPP_SOURCE_ADDR/);
   });
 });

@@ -1,10 +1,19 @@
 import { isNonNullType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OperationRegistry } from '../src/rest/operations.js';
-import { routes, type RestRoute } from '../src/rest/route-table.js';
+import { type RestRoute, routes } from '../src/rest/route-table.js';
 import { sql } from './support/database.js';
-import { argumentPaths, getAt, leafPaths, rootFieldDocument, rootFields, setAt, uploadArgument, type RootField } from './support/graphql-fields.js';
-import { startTern, type HttpResult, type TestAccount, type TestTern } from './support/tern.js';
+import {
+  argumentPaths,
+  getAt,
+  leafPaths,
+  type RootField,
+  rootFieldDocument,
+  rootFields,
+  setAt,
+  uploadArgument,
+} from './support/graphql-fields.js';
+import { type HttpResult, startTern, type TestAccount, type TestTern } from './support/tern.js';
 import { waitFor } from './support/wait.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
 
@@ -43,7 +52,13 @@ let registry: OperationRegistry;
 
 beforeAll(async () => {
   [t, receiver] = await Promise.all([
-    startTern({ env: { SIMULATOR_DELAY_MS: '20', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_ALLOW_INSECURE: 'true' } }),
+    startTern({
+      env: {
+        SIMULATOR_DELAY_MS: '20',
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+        WEBHOOK_ALLOW_INSECURE: 'true',
+      },
+    }),
     WebhookReceiver.start(),
   ]);
   registry = OperationRegistry.fromDirectory(t.tern.schema);
@@ -63,8 +78,17 @@ async function created(response: Promise<HttpResult>, key: string): Promise<stri
   return body[key];
 }
 
-async function multipart(account: TestAccount, path: string, form: FormData, headers: Record<string, string> = {}): Promise<HttpResult> {
-  const response = await fetch(`${t.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${account.token}`, ...headers }, body: form });
+async function multipart(
+  account: TestAccount,
+  path: string,
+  form: FormData,
+  headers: Record<string, string> = {},
+): Promise<HttpResult> {
+  const response = await fetch(`${t.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${account.token}`, ...headers },
+    body: form,
+  });
   const text = await response.text();
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null };
 }
@@ -78,21 +102,60 @@ function importForm(fields: Record<string, string>): FormData {
 
 /** One of everything, through the API, then waits until the workers are done with it all. */
 async function seed(account: TestAccount, hookPath: string, optedOut: string): Promise<Tenant> {
-  const template = await created(api(account, 'POST', '/v1/templates', { name: 'Greeting', content: 'Hi {{name}}' }), 'template');
-  const campaign = await created(api(account, 'POST', '/v1/campaigns', { name: 'Spring', template }), 'campaign');
-  const contact = await created(api(account, 'POST', `/v1/campaigns/${campaign}/contacts`, { phone: '5511999990101', name: 'Ana' }), 'contact');
-  const webhook = await created(api(account, 'POST', '/v1/webhooks', { url: `${receiver.url}${hookPath}`, events: ['message.delivered'] }), 'webhook');
-  const message = await created(api(account, 'POST', '/v1/messages/send', { to: '5511999990102', message: 'Hello', campaign }), 'message');
-  const job = await created(multipart(account, `/v1/campaigns/${campaign}/contacts/import`, importForm({ phone_column: 'phone' })), 'job');
+  const template = await created(
+    api(account, 'POST', '/v1/templates', { name: 'Greeting', content: 'Hi {{name}}' }),
+    'template',
+  );
+  const campaign = await created(
+    api(account, 'POST', '/v1/campaigns', { name: 'Spring', template }),
+    'campaign',
+  );
+  const contact = await created(
+    api(account, 'POST', `/v1/campaigns/${campaign}/contacts`, { phone: '5511999990101', name: 'Ana' }),
+    'contact',
+  );
+  const webhook = await created(
+    api(account, 'POST', '/v1/webhooks', {
+      url: `${receiver.url}${hookPath}`,
+      events: ['message.delivered'],
+    }),
+    'webhook',
+  );
+  const message = await created(
+    api(account, 'POST', '/v1/messages/send', { to: '5511999990102', message: 'Hello', campaign }),
+    'message',
+  );
+  const job = await created(
+    multipart(account, `/v1/campaigns/${campaign}/contacts/import`, importForm({ phone_column: 'phone' })),
+    'job',
+  );
   const apikey = await created(api(account, 'POST', '/v1/api-keys', { name: 'Integration' }), 'api_key');
   // The number answers STOP (as through any carrier): an opt-out of this account's.
-  await created(api(account, 'POST', '/v1/messages/send', { to: optedOut, message: 'Reply STOP to stop' }), 'message');
-  await t.tern.services.carrierReports.recordInbound('simulator', { carrierMessageId: `stop-${optedOut}`, from: optedOut, to: null, text: 'STOP', at: new Date() });
+  await created(
+    api(account, 'POST', '/v1/messages/send', { to: optedOut, message: 'Reply STOP to stop' }),
+    'message',
+  );
+  await t.tern.services.carrierReports.recordInbound('simulator', {
+    carrierMessageId: `stop-${optedOut}`,
+    from: optedOut,
+    to: null,
+    text: 'STOP',
+    at: new Date(),
+  });
   const event = await waitFor(async () => {
-    const { rows } = await sql(t.database.url, `SELECT id FROM events WHERE account_id = $1 AND type = 'message.delivered'`, [account.account]);
+    const { rows } = await sql(
+      t.database.url,
+      `SELECT id FROM events WHERE account_id = $1 AND type = 'message.delivered'`,
+      [account.account],
+    );
     return rows[0]?.id as string | undefined;
   });
-  await waitFor(async () => ((await api(account, 'GET', `/v1/campaigns/${campaign}/contacts/import/${job}`)).body.status === 'completed' ? true : null));
+  await waitFor(async () =>
+    (await api(account, 'GET', `/v1/campaigns/${campaign}/contacts/import/${job}`)).body.status ===
+    'completed'
+      ? true
+      : null,
+  );
   await waitFor(async () => {
     const { rows } = await sql(
       t.database.url,
@@ -114,9 +177,17 @@ async function snapshot(account: string): Promise<Record<string, unknown[]>> {
   );
   const result: Record<string, unknown[]> = {};
   for (const { table_name: table } of tables) {
-    result[table] = (await sql(t.database.url, `SELECT to_jsonb(r) AS row FROM "${table}" r WHERE account_id = $1 ORDER BY to_jsonb(r)::text`, [account])).rows;
+    result[table] = (
+      await sql(
+        t.database.url,
+        `SELECT to_jsonb(r) AS row FROM "${table}" r WHERE account_id = $1 ORDER BY to_jsonb(r)::text`,
+        [account],
+      )
+    ).rows;
   }
-  result.accounts = (await sql(t.database.url, `SELECT to_jsonb(a) AS row FROM accounts a WHERE id = $1`, [account])).rows;
+  result.accounts = (
+    await sql(t.database.url, `SELECT to_jsonb(a) AS row FROM accounts a WHERE id = $1`, [account])
+  ).rows;
   return result;
 }
 
@@ -169,10 +240,19 @@ const isId = (name: string) => name === 'ID';
 function bodyIdFields(route: RestRoute): string[] {
   if (!route.body) return [];
   const type = registry.get(route.operation).variableTypes.get(route.body);
-  return type ? leafPaths(type, isId).map((path) => path.map((part) => part.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)).join('.')) : [];
+  return type
+    ? leafPaths(type, isId).map((path) =>
+        path.map((part) => part.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)).join('.'),
+      )
+    : [];
 }
 
-function sendRoute(route: RestRoute, caller: Tenant, path: string, body?: Record<string, unknown>): Promise<HttpResult> {
+function sendRoute(
+  route: RestRoute,
+  caller: Tenant,
+  path: string,
+  body?: Record<string, unknown>,
+): Promise<HttpResult> {
   if (route.upload) {
     const form = new FormData();
     for (const [name, value] of Object.entries(body ?? {})) form.append(name, String(value));
@@ -187,7 +267,9 @@ function expectNotFound(response: HttpResult, label: string, field?: string) {
     (response.status === 404 && response.body?.error?.code === 'not_found') ||
     (field !== undefined &&
       response.status === 422 &&
-      response.body?.error?.details?.some((detail: { field: string; issue: string }) => detail.field === field && detail.issue === 'not_found'));
+      response.body?.error?.details?.some(
+        (detail: { field: string; issue: string }) => detail.field === field && detail.issue === 'not_found',
+      ));
   expect(acceptable, `${label}: ${response.status} ${JSON.stringify(response.body)}`).toBe(true);
 }
 
@@ -199,7 +281,12 @@ describe('the /v1 layer', () => {
   });
 
   it('has a valid body for every route that takes an id and a body', () => {
-    const missing = routes.filter((route) => route.body && (pathParams(route).length > 0 || bodyIdFields(route).length > 0) && !VALID_BODIES[key(route)]);
+    const missing = routes.filter(
+      (route) =>
+        route.body &&
+        (pathParams(route).length > 0 || bodyIdFields(route).length > 0) &&
+        !VALID_BODIES[key(route)],
+    );
     expect(missing.map(key)).toEqual([]);
   });
 
@@ -208,7 +295,15 @@ describe('the /v1 layer', () => {
     expect(withIds.length).toBeGreaterThan(20);
     for (const route of withIds) {
       const body = VALID_BODIES[key(route)]?.(bob);
-      expectNotFound(await sendRoute(route, bob, fill(route, (param) => ownedId(alice, param)), body), `${key(route)} with A's ids`);
+      expectNotFound(
+        await sendRoute(
+          route,
+          bob,
+          fill(route, (param) => ownedId(alice, param)),
+          body,
+        ),
+        `${key(route)} with A's ids`,
+      );
       // A path under one of B's own parents does not reach A's child either.
       for (let mine = 0; mine < pathParams(route).length - 1; mine += 1) {
         const path = fill(route, (param, index) => ownedId(index <= mine ? bob : alice, param));
@@ -217,18 +312,34 @@ describe('the /v1 layer', () => {
     }
   });
 
-  it('refuses another account\'s id inside a body, on B\'s own objects', async () => {
+  it("refuses another account's id inside a body, on B's own objects", async () => {
     const cases = routes.flatMap((route) => bodyIdFields(route).map((field) => ({ route, field })));
     expect(cases.map(({ route, field }) => `${key(route)} ${field}`)).toEqual(
-      expect.arrayContaining(['POST /v1/messages/send campaign', 'POST /v1/campaigns template', 'POST /v1/webhooks/:webhook/replay event']),
+      expect.arrayContaining([
+        'POST /v1/messages/send campaign',
+        'POST /v1/campaigns template',
+        'POST /v1/webhooks/:webhook/replay event',
+      ]),
     );
     for (const { route, field } of cases) {
-      const body = { ...VALID_BODIES[key(route)]!(bob), [field]: (VALID_BODIES[key(route)]!(alice) as Record<string, unknown>)[field] };
-      expectNotFound(await sendRoute(route, bob, fill(route, (param) => ownedId(bob, param)), body), `${key(route)} with A's ${field}`, field);
+      const body = {
+        ...VALID_BODIES[key(route)]!(bob),
+        [field]: (VALID_BODIES[key(route)]!(alice) as Record<string, unknown>)[field],
+      };
+      expectNotFound(
+        await sendRoute(
+          route,
+          bob,
+          fill(route, (param) => ownedId(bob, param)),
+          body,
+        ),
+        `${key(route)} with A's ${field}`,
+        field,
+      );
     }
   });
 
-  it('never lists or shows another account\'s rows, whatever the filter', async () => {
+  it("never lists or shows another account's rows, whatever the filter", async () => {
     for (const route of routes.filter((r) => r.method === 'GET')) {
       const path = fill(route, (param) => ownedId(bob, param));
       const own = await api(bob, 'GET', path);
@@ -240,7 +351,9 @@ describe('the /v1 layer', () => {
         expectNoneOf(alice, filtered.body, `${key(route)}?${name}=A's`);
       }
     }
-    const lists = await Promise.all(['/v1/campaigns', '/v1/messages', '/v1/templates', '/v1/webhooks'].map((path) => api(bob, 'GET', path)));
+    const lists = await Promise.all(
+      ['/v1/campaigns', '/v1/messages', '/v1/templates', '/v1/webhooks'].map((path) => api(bob, 'GET', path)),
+    );
     for (const list of lists) expect(list.body.total).toBeGreaterThan(0);
   });
 
@@ -248,7 +361,16 @@ describe('the /v1 layer', () => {
     expect(await snapshot(alice.account)).toEqual(before);
     expect(await snapshot(bob.account)).toEqual(bobBefore);
     for (const route of routes.filter((r) => r.method === 'GET' && pathParams(r).length > 0)) {
-      expect((await api(alice, 'GET', fill(route, (param) => ownedId(alice, param)))).status, key(route)).toBe(200);
+      expect(
+        (
+          await api(
+            alice,
+            'GET',
+            fill(route, (param) => ownedId(alice, param)),
+          )
+        ).status,
+        key(route),
+      ).toBe(200);
     }
   });
 });
@@ -273,14 +395,23 @@ const GRAPHQL_VARIABLES: Record<string, (owner: Tenant) => Record<string, unknow
   'Mutation.unscheduleCampaign': ({ ids }) => ({ id: ids.campaign }),
   'Mutation.deleteCampaign': ({ ids }) => ({ id: ids.campaign }),
   'Mutation.createCampaign': ({ ids }) => ({ input: { name: 'Taken', template: ids.template } }),
-  'Mutation.updateCampaign': ({ ids }) => ({ id: ids.campaign, input: { name: 'Taken over', template: ids.template } }),
+  'Mutation.updateCampaign': ({ ids }) => ({
+    id: ids.campaign,
+    input: { name: 'Taken over', template: ids.template },
+  }),
   'Mutation.deleteTemplate': ({ ids }) => ({ id: ids.template }),
   'Mutation.updateTemplate': ({ ids }) => ({ id: ids.template, input: { content: 'Changed' } }),
   'Mutation.deleteWebhook': ({ ids }) => ({ id: ids.webhook }),
-  'Mutation.updateWebhook': ({ ids }) => ({ id: ids.webhook, input: { events: ['message.failed'] } }),
+  'Mutation.updateWebhook': ({ ids }) => ({ id: ids.webhook, input: { events: ['message_failed'] } }),
   'Mutation.replayWebhook': ({ ids }) => ({ id: ids.webhook, input: { event: ids.event } }),
-  'Mutation.importContacts': ({ ids }) => ({ campaign: ids.campaign, file: null, input: { phoneColumn: 'phone' } }),
-  'Mutation.sendMessage': ({ ids }) => ({ input: { to: '5511999990188', message: 'Hi', campaign: ids.campaign } }),
+  'Mutation.importContacts': ({ ids }) => ({
+    campaign: ids.campaign,
+    file: null,
+    input: { phoneColumn: 'phone' },
+  }),
+  'Mutation.sendMessage': ({ ids }) => ({
+    input: { to: '5511999990188', message: 'Hi', campaign: ids.campaign },
+  }),
   'Mutation.revokeApiKey': ({ ids }) => ({ id: ids.apikey }),
 };
 
@@ -295,7 +426,11 @@ function fieldCases(): FieldCase[] {
     .filter((fieldCase) => fieldCase.idPaths.length > 0);
 }
 
-async function runField(fieldCase: FieldCase, caller: Tenant, variables: Record<string, unknown>): Promise<any> {
+async function runField(
+  fieldCase: FieldCase,
+  caller: Tenant,
+  variables: Record<string, unknown>,
+): Promise<any> {
   const document = rootFieldDocument(fieldCase, variables);
   const upload = uploadArgument(fieldCase);
   let response: HttpResult;
@@ -316,7 +451,11 @@ async function runField(fieldCase: FieldCase, caller: Tenant, variables: Record<
 function expectRefused(result: any, label: string, idField: string) {
   const refused =
     (result?.__typename === 'NotFoundError' && result.code === 'not_found') ||
-    (result?.__typename === 'ValidationError' && result.details.some((detail: { field: string; issue: string }) => detail.field === idField && detail.issue === 'not_found')) ||
+    (result?.__typename === 'ValidationError' &&
+      result.details.some(
+        (detail: { field: string; issue: string }) =>
+          detail.field === idField && detail.issue === 'not_found',
+      )) ||
     (typeof result?.total === 'number' && result.total === 0);
   expect(refused, `${label}: ${JSON.stringify(result)}`).toBe(true);
   expectNoneOf(alice, result, label);
@@ -332,7 +471,9 @@ describe('the GraphQL schema', () => {
   it('has a case for every query and mutation that takes an id, anywhere in its arguments', () => {
     const names = fieldCases().map((fieldCase) => fieldCase.name);
     expect(names.filter((name) => !GRAPHQL_VARIABLES[name])).toEqual([]);
-    expect(names).toEqual(expect.arrayContaining(['Query.campaign', 'Mutation.sendMessage', 'Mutation.importContacts']));
+    expect(names).toEqual(
+      expect.arrayContaining(['Query.campaign', 'Mutation.sendMessage', 'Mutation.importContacts']),
+    );
   });
 
   it('gives another account NotFound for every id, alone or among its own', async () => {
@@ -340,10 +481,18 @@ describe('the GraphQL schema', () => {
       const theirs = GRAPHQL_VARIABLES[fieldCase.name]!(alice);
       const mine = GRAPHQL_VARIABLES[fieldCase.name]!(bob);
       const lastField = (path: string[]) => path.slice(1).join('.') || path[0]!;
-      expectRefused(await runField(fieldCase, bob, theirs), `${fieldCase.name} with A's ids`, lastField(fieldCase.idPaths[0]!));
+      expectRefused(
+        await runField(fieldCase, bob, theirs),
+        `${fieldCase.name} with A's ids`,
+        lastField(fieldCase.idPaths[0]!),
+      );
       for (const path of fieldCase.idPaths) {
         const variables = setAt(mine, path, getAt(theirs, path));
-        expectRefused(await runField(fieldCase, bob, variables), `${fieldCase.name} with A's ${path.join('.')}`, lastField(path));
+        expectRefused(
+          await runField(fieldCase, bob, variables),
+          `${fieldCase.name} with A's ${path.join('.')}`,
+          lastField(path),
+        );
       }
       if (fieldCase.operation === 'query') {
         const own = await runField(fieldCase, bob, mine);
@@ -352,9 +501,13 @@ describe('the GraphQL schema', () => {
     }
   });
 
-  it('never lists another account\'s rows in a query that takes no id', async () => {
-    const lists = rootFields(t.tern.schema).filter((root) => root.operation === 'query' && root.field.args.every((arg) => !isNonNullType(arg.type)));
-    expect(lists.map((root) => root.name)).toEqual(expect.arrayContaining(['Query.campaigns', 'Query.messages', 'Query.templates', 'Query.webhooks']));
+  it("never lists another account's rows in a query that takes no id", async () => {
+    const lists = rootFields(t.tern.schema).filter(
+      (root) => root.operation === 'query' && root.field.args.every((arg) => !isNonNullType(arg.type)),
+    );
+    expect(lists.map((root) => root.name)).toEqual(
+      expect.arrayContaining(['Query.campaigns', 'Query.messages', 'Query.templates', 'Query.webhooks']),
+    );
     for (const root of lists) {
       const response = await t.graphql(rootFieldDocument(root, {}), {}, bob.token);
       expect(response.body.errors, root.name).toBeUndefined();
@@ -377,11 +530,20 @@ describe('a list of campaigns with their stats and template', () => {
     const api = await startTern({ role: 'api', sharing: t });
     try {
       const carol = await t.createAccount();
-      const template = await created(t.request('POST', '/v1/templates', { token: carol.token, body: { name: 'Counted', content: 'Hi' } }), 'template');
+      const template = await created(
+        t.request('POST', '/v1/templates', { token: carol.token, body: { name: 'Counted', content: 'Hi' } }),
+        'template',
+      );
       const createCampaigns = async (n: number) => {
         for (let i = 0; i < n; i += 1) {
-          const campaign = await created(t.request('POST', '/v1/campaigns', { token: carol.token, body: { name: `C${i}`, template } }), 'campaign');
-          await t.request('POST', `/v1/campaigns/${campaign}/contacts`, { token: carol.token, body: { phone: `55119999902${10 + i}` } });
+          const campaign = await created(
+            t.request('POST', '/v1/campaigns', { token: carol.token, body: { name: `C${i}`, template } }),
+            'campaign',
+          );
+          await t.request('POST', `/v1/campaigns/${campaign}/contacts`, {
+            token: carol.token,
+            body: { phone: `55119999902${10 + i}` },
+          });
         }
       };
       let statements = 0;

@@ -22,7 +22,8 @@ interface Enrolled extends TestAccount {
 }
 
 /** A code of the authenticator app at the harness clock's time, `steps` steps away. */
-const codeOf = (totp: TOTP, steps = 0) => totp.generate({ timestamp: t.clock.now().getTime() + steps * STEP_MS });
+const codeOf = (totp: TOTP, steps = 0) =>
+  totp.generate({ timestamp: t.clock.now().getTime() + steps * STEP_MS });
 
 function login(account: TestAccount, otp?: string, from = address()) {
   return t.request('POST', '/v1/auth/login', {
@@ -41,7 +42,10 @@ async function enrol(account: TestAccount): Promise<Enrolled> {
   const setUp = await t.request('POST', '/v1/settings/two-factor', { token: account.token });
   expect(setUp.status, JSON.stringify(setUp.body)).toBe(200);
   const totp = URI.parse(setUp.body.otpauth_url) as TOTP;
-  const confirmed = await t.request('POST', '/v1/settings/two-factor/confirm', { token: account.token, body: { code: codeOf(totp) } });
+  const confirmed = await t.request('POST', '/v1/settings/two-factor/confirm', {
+    token: account.token,
+    body: { code: codeOf(totp) },
+  });
   expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
   return { ...account, totp, recoveryCodes: confirmed.body.recovery_codes };
 }
@@ -51,12 +55,22 @@ describe('setting two-factor login up', () => {
     const alice = await t.createAccount();
     const setUp = await t.request('POST', '/v1/settings/two-factor', { token: alice.token });
     expect(setUp.status).toBe(200);
-    expect(setUp.body).toEqual({ secret: expect.stringMatching(/^[A-Z2-7]{32}$/), otpauth_url: expect.stringMatching(/^otpauth:\/\/totp\//), request: expect.any(String) });
+    expect(setUp.body).toEqual({
+      secret: expect.stringMatching(/^[A-Z2-7]{32}$/),
+      otpauth_url: expect.stringMatching(/^otpauth:\/\/totp\//),
+      request: expect.any(String),
+    });
 
     // The URI is what a QR code carries: RFC 6238 with SHA-1, 6 digits, 30-second steps.
     const totp = URI.parse(setUp.body.otpauth_url) as TOTP;
     expect(totp).toBeInstanceOf(TOTP);
-    expect({ issuer: totp.issuer, label: totp.label, algorithm: totp.algorithm, digits: totp.digits, period: totp.period }).toEqual({
+    expect({
+      issuer: totp.issuer,
+      label: totp.label,
+      algorithm: totp.algorithm,
+      digits: totp.digits,
+      period: totp.period,
+    }).toEqual({
       issuer: 'Tern',
       label: alice.email,
       algorithm: 'SHA1',
@@ -66,16 +80,27 @@ describe('setting two-factor login up', () => {
     expect(totp.secret.base32).toBe(setUp.body.secret);
 
     // Not in force yet.
-    expect((await t.request('GET', '/v1/settings', { token: alice.token })).body.two_factor_enabled).toBe(false);
+    expect((await t.request('GET', '/v1/settings', { token: alice.token })).body.two_factor_enabled).toBe(
+      false,
+    );
     expect((await login(alice)).status).toBe(200);
 
-    const wrong = await t.request('POST', '/v1/settings/two-factor/confirm', { token: alice.token, body: { code: codeOf(totp, 5) } });
+    const wrong = await t.request('POST', '/v1/settings/two-factor/confirm', {
+      token: alice.token,
+      body: { code: codeOf(totp, 5) },
+    });
     expect(wrong.status).toBe(422);
-    expect(wrong.body.error).toMatchObject({ code: 'validation_error', details: [{ field: 'code', issue: 'invalid_value' }] });
+    expect(wrong.body.error).toMatchObject({
+      code: 'validation_error',
+      details: [{ field: 'code', issue: 'invalid_value' }],
+    });
 
     // A code typed from the secret (not the URI) works the same.
     const typed = new TOTP({ secret: Secret.fromBase32(setUp.body.secret) });
-    const confirmed = await t.request('POST', '/v1/settings/two-factor/confirm', { token: alice.token, body: { code: typed.generate({ timestamp: t.clock.now().getTime() }) } });
+    const confirmed = await t.request('POST', '/v1/settings/two-factor/confirm', {
+      token: alice.token,
+      body: { code: typed.generate({ timestamp: t.clock.now().getTime() }) },
+    });
     expect(confirmed.status).toBe(200);
     expect(confirmed.body).toEqual({
       account: alice.account,
@@ -89,7 +114,9 @@ describe('setting two-factor login up', () => {
     expect(codes).toHaveLength(10);
     expect(new Set(codes).size).toBe(10);
     for (const code of codes) expect(code).toMatch(/^[2-9a-hj-km-np-z]{4}(-[2-9a-hj-km-np-z]{4}){3}$/);
-    expect((await t.request('GET', '/v1/settings', { token: alice.token })).body.two_factor_enabled).toBe(true);
+    expect((await t.request('GET', '/v1/settings', { token: alice.token })).body.two_factor_enabled).toBe(
+      true,
+    );
 
     // Neither the secret nor a recovery code is stored as it is.
     const stored = await sql(
@@ -107,7 +134,10 @@ describe('setting two-factor login up', () => {
 
   it('refuses to set up again while on, and to confirm what was never set up (409 invalid_state)', async () => {
     const bob = await t.createAccount();
-    const early = await t.request('POST', '/v1/settings/two-factor/confirm', { token: bob.token, body: { code: '123456' } });
+    const early = await t.request('POST', '/v1/settings/two-factor/confirm', {
+      token: bob.token,
+      body: { code: '123456' },
+    });
     expect(early.status).toBe(409);
     expect(early.body.error.code).toBe('invalid_state');
 
@@ -116,16 +146,37 @@ describe('setting two-factor login up', () => {
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('invalid_state');
     nextStep();
-    const reconfirm = await t.request('POST', '/v1/settings/two-factor/confirm', { token: bob.token, body: { code: codeOf(enrolled.totp) } });
+    const reconfirm = await t.request('POST', '/v1/settings/two-factor/confirm', {
+      token: bob.token,
+      body: { code: codeOf(enrolled.totp) },
+    });
     expect(reconfirm.status).toBe(409);
   });
 
   it('replaces a set-up that was never confirmed: only the newest secret confirms', async () => {
     const carol = await t.createAccount();
-    const first = URI.parse((await t.request('POST', '/v1/settings/two-factor', { token: carol.token })).body.otpauth_url) as TOTP;
-    const second = URI.parse((await t.request('POST', '/v1/settings/two-factor', { token: carol.token })).body.otpauth_url) as TOTP;
-    expect((await t.request('POST', '/v1/settings/two-factor/confirm', { token: carol.token, body: { code: codeOf(first) } })).status).toBe(422);
-    expect((await t.request('POST', '/v1/settings/two-factor/confirm', { token: carol.token, body: { code: codeOf(second) } })).status).toBe(200);
+    const first = URI.parse(
+      (await t.request('POST', '/v1/settings/two-factor', { token: carol.token })).body.otpauth_url,
+    ) as TOTP;
+    const second = URI.parse(
+      (await t.request('POST', '/v1/settings/two-factor', { token: carol.token })).body.otpauth_url,
+    ) as TOTP;
+    expect(
+      (
+        await t.request('POST', '/v1/settings/two-factor/confirm', {
+          token: carol.token,
+          body: { code: codeOf(first) },
+        })
+      ).status,
+    ).toBe(422);
+    expect(
+      (
+        await t.request('POST', '/v1/settings/two-factor/confirm', {
+          token: carol.token,
+          body: { code: codeOf(second) },
+        })
+      ).status,
+    ).toBe(200);
   });
 });
 
@@ -136,7 +187,9 @@ describe('login with two-factor login on', () => {
     expect(without.status).toBe(401);
     expect(without.body.error).toEqual({ code: 'otp_required', message: expect.stringContaining('otp') });
 
-    const wrongPassword = await t.request('POST', '/v1/auth/login', { body: { email: dave.email, password: 'not the password' } });
+    const wrongPassword = await t.request('POST', '/v1/auth/login', {
+      body: { email: dave.email, password: 'not the password' },
+    });
     expect(wrongPassword.status).toBe(401);
     expect(wrongPassword.body.error.code).toBe('invalid_credentials');
 
@@ -201,14 +254,24 @@ describe('login with two-factor login on', () => {
     expect(again.body.error.code).toBe('invalid_credentials');
     // Typed in capitals and without dashes, it is the same code.
     expect((await login(grace, other!.replaceAll('-', '').toUpperCase())).status).toBe(200);
-    expect((await sql(t.database.url, 'SELECT count(*)::int AS n FROM recovery_codes WHERE account_id = $1', [grace.account])).rows[0].n).toBe(8);
+    expect(
+      (
+        await sql(t.database.url, 'SELECT count(*)::int AS n FROM recovery_codes WHERE account_id = $1', [
+          grace.account,
+        ])
+      ).rows[0].n,
+    ).toBe(8);
   });
 
   it('counts every wrong code against the login lock of the e-mail and address', async () => {
     const heidi = await enrol(await t.createAccount());
     const from = address();
     for (let i = 0; i < 10; i += 1) {
-      const wrong = await login(heidi, String((Number(codeOf(heidi.totp)) + 1 + i) % 1_000_000).padStart(6, '0'), from);
+      const wrong = await login(
+        heidi,
+        String((Number(codeOf(heidi.totp)) + 1 + i) % 1_000_000).padStart(6, '0'),
+        from,
+      );
       expect(wrong.status).toBe(401);
     }
     nextStep();
@@ -223,13 +286,25 @@ describe('login with two-factor login on', () => {
 describe('turning two-factor login off', () => {
   it('takes a code of the app or a recovery code, and login no longer asks for otp', async () => {
     const ivan = await enrol(await t.createAccount());
-    const wrong = await t.request('DELETE', '/v1/settings/two-factor', { token: ivan.token, body: { code: 'not-a-recovery-code' } });
+    const wrong = await t.request('DELETE', '/v1/settings/two-factor', {
+      token: ivan.token,
+      body: { code: 'not-a-recovery-code' },
+    });
     expect(wrong.status).toBe(422);
     expect(wrong.body.error.details).toEqual([{ field: 'code', issue: 'invalid_value' }]);
 
-    const off = await t.request('DELETE', '/v1/settings/two-factor', { token: ivan.token, body: { code: ivan.recoveryCodes[3] } });
+    const off = await t.request('DELETE', '/v1/settings/two-factor', {
+      token: ivan.token,
+      body: { code: ivan.recoveryCodes[3] },
+    });
     expect(off.status).toBe(200);
-    expect(off.body).toEqual({ account: ivan.account, timezone: 'UTC', default_sender: null, two_factor_enabled: false, request: expect.any(String) });
+    expect(off.body).toEqual({
+      account: ivan.account,
+      timezone: 'UTC',
+      default_sender: null,
+      two_factor_enabled: false,
+      request: expect.any(String),
+    });
     expect((await login(ivan)).status).toBe(200);
     const rows = await sql(
       t.database.url,
@@ -238,51 +313,83 @@ describe('turning two-factor login off', () => {
     );
     expect(rows.rows[0]).toEqual({ secrets: 0, codes: 0 });
 
-    const notOn = await t.request('DELETE', '/v1/settings/two-factor', { token: ivan.token, body: { code: '123456' } });
+    const notOn = await t.request('DELETE', '/v1/settings/two-factor', {
+      token: ivan.token,
+      body: { code: '123456' },
+    });
     expect(notOn.status).toBe(409);
     expect(notOn.body.error.code).toBe('invalid_state');
 
     const judy = await enrol(await t.createAccount());
     nextStep();
-    expect((await t.request('DELETE', '/v1/settings/two-factor', { token: judy.token, body: { code: codeOf(judy.totp) } })).status).toBe(200);
+    expect(
+      (
+        await t.request('DELETE', '/v1/settings/two-factor', {
+          token: judy.token,
+          body: { code: codeOf(judy.totp) },
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it(`refuses for a while after ${CODE_ATTEMPTS} codes were tried, however many at once`, async () => {
     const kate = await enrol(await t.createAccount());
     const attempts = await Promise.all(
       Array.from({ length: CODE_ATTEMPTS + 5 }, (_, i) =>
-        t.request('DELETE', '/v1/settings/two-factor', { token: kate.token, body: { code: `wrong-code-${i}` } }),
+        t.request('DELETE', '/v1/settings/two-factor', {
+          token: kate.token,
+          body: { code: `wrong-code-${i}` },
+        }),
       ),
     );
     const statuses = attempts.map((attempt) => attempt.status);
     expect(statuses.filter((status) => status === 422)).toHaveLength(CODE_ATTEMPTS);
     expect(statuses.filter((status) => status === 429)).toHaveLength(5);
-    const refused = await t.request('DELETE', '/v1/settings/two-factor', { token: kate.token, body: { code: kate.recoveryCodes[0] } });
+    const refused = await t.request('DELETE', '/v1/settings/two-factor', {
+      token: kate.token,
+      body: { code: kate.recoveryCodes[0] },
+    });
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     // The refused attempt did not use the recovery code up.
-    expect((await sql(t.database.url, 'SELECT count(*)::int AS n FROM recovery_codes WHERE account_id = $1', [kate.account])).rows[0].n).toBe(10);
+    expect(
+      (
+        await sql(t.database.url, 'SELECT count(*)::int AS n FROM recovery_codes WHERE account_id = $1', [
+          kate.account,
+        ])
+      ).rows[0].n,
+    ).toBe(10);
   });
 });
 
 describe('GraphQL', () => {
   it('has the same operations, and login answers OtpRequiredError', async () => {
     const leo = await t.createAccount();
-    const setUp = await t.graphql('mutation { setUpTwoFactor { __typename ... on TwoFactorSetup { secret otpauthUrl } } }', {}, leo.token);
+    const setUp = await t.graphql(
+      'mutation { setUpTwoFactor { __typename ... on TwoFactorSetup { secret otpauthUrl } } }',
+      {},
+      leo.token,
+    );
     const totp = URI.parse(setUp.body.data.setUpTwoFactor.otpauthUrl) as TOTP;
     const confirm = await t.graphql(
       'mutation ($input: TwoFactorCodeInput!) { confirmTwoFactor(input: $input) { __typename ... on TwoFactorActivation { twoFactorEnabled recoveryCodes } ... on Error { code } } }',
       { input: { code: codeOf(totp) } },
       leo.token,
     );
-    expect(confirm.body.data.confirmTwoFactor).toMatchObject({ __typename: 'TwoFactorActivation', twoFactorEnabled: true });
+    expect(confirm.body.data.confirmTwoFactor).toMatchObject({
+      __typename: 'TwoFactorActivation',
+      twoFactorEnabled: true,
+    });
     expect(confirm.body.data.confirmTwoFactor.recoveryCodes).toHaveLength(10);
 
-    const LOGIN = 'mutation ($input: LoginInput!) { login(input: $input) { __typename ... on Token { token } ... on Error { code message } } }';
+    const LOGIN =
+      'mutation ($input: LoginInput!) { login(input: $input) { __typename ... on Token { token } ... on Error { code message } } }';
     const noOtp = await t.graphql(LOGIN, { input: { email: leo.email, password: leo.password } });
     expect(noOtp.body.data.login).toMatchObject({ __typename: 'OtpRequiredError', code: 'otp_required' });
     nextStep();
-    const withOtp = await t.graphql(LOGIN, { input: { email: leo.email, password: leo.password, otp: codeOf(totp) } });
+    const withOtp = await t.graphql(LOGIN, {
+      input: { email: leo.email, password: leo.password, otp: codeOf(totp) },
+    });
     expect(withOtp.body.data.login.__typename).toBe('Token');
 
     const off = await t.graphql(

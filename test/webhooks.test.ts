@@ -1,14 +1,19 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../src/client/index.js';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError } from '../src/config/environment.js';
+import { loadConfig } from '../src/config.js';
 import { newId } from '../src/ids.js';
-import { DestinationRefusedError, resolveDestination, type Resolve } from '../src/modules/webhooks/webhook-destination.js';
+import {
+  DestinationRefusedError,
+  type Resolve,
+  resolveDestination,
+} from '../src/modules/webhooks/webhook-destination.js';
 import { WebhookSecrets } from '../src/modules/webhooks/webhook-secrets.js';
 import { WebhookSender } from '../src/modules/webhooks/webhook-sender.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 import { waitFor } from './support/wait.js';
-import { WebhookReceiver, type ReceivedCallback } from './support/webhook-receiver.js';
+import { type ReceivedCallback, WebhookReceiver } from './support/webhook-receiver.js';
 
 const RETRY_BASE_MS = 100;
 const TIMEOUT_MS = 300;
@@ -44,7 +49,11 @@ let paths = 0;
 /** A receiver path of the test's own. */
 const newPath = () => `/hook-${++paths}`;
 
-async function register(account: TestAccount, path: string, events = ['message.delivered', 'message.failed', 'message.replied']) {
+async function register(
+  account: TestAccount,
+  path: string,
+  events = ['message.delivered', 'message.failed', 'message.replied'],
+) {
   const response = await api(account, 'POST', '/v1/webhooks', { url: `${receiver.url}${path}`, events });
   expect(response.status, JSON.stringify(response.body)).toBe(201);
   return response.body as { webhook: string; secret: string; url: string; events: string[] };
@@ -87,10 +96,13 @@ async function deliveries(account: TestAccount, webhook: string, query = '') {
 }
 
 describe('POST /v1/webhooks', () => {
-  it('pings the URL with a signed webhook.ping, then answers 201 with the account\'s secret', async () => {
+  it("pings the URL with a signed webhook.ping, then answers 201 with the account's secret", async () => {
     const alice = await t.createAccount();
     const path = newPath();
-    const response = await api(alice, 'POST', '/v1/webhooks', { url: `${receiver.url}${path}`, events: ['message.delivered', 'message.failed', 'message.delivered'] });
+    const response = await api(alice, 'POST', '/v1/webhooks', {
+      url: `${receiver.url}${path}`,
+      events: ['message.delivered', 'message.failed', 'message.delivered'],
+    });
     expect(response.status).toBe(201);
     expect(response.body).toEqual({
       webhook: expect.stringMatching(/^whk_[0-9a-f]{32}$/),
@@ -102,7 +114,11 @@ describe('POST /v1/webhooks', () => {
     });
     const [ping] = receiver.at(path);
     expect(Object.keys(JSON.parse(ping!.body))).toEqual(['id', 'event', 'created_at']);
-    expect(JSON.parse(ping!.body)).toEqual({ id: expect.stringMatching(/^evt_/), event: 'webhook.ping', created_at: expect.stringMatching(ISO) });
+    expect(JSON.parse(ping!.body)).toEqual({
+      id: expect.stringMatching(/^evt_/),
+      event: 'webhook.ping',
+      created_at: expect.stringMatching(ISO),
+    });
     expectSigned(response.body.secret, ping!);
     expect(ping!.headers['x-service-signature']).toMatch(/^sha256=[0-9a-f]{64}$/);
     expect(ping!.headers['x-service-timestamp']).toMatch(/^\d+$/);
@@ -118,7 +134,10 @@ describe('POST /v1/webhooks', () => {
 
     const list = await api(alice, 'GET', '/v1/webhooks');
     expect(list.body).toMatchObject({ page: 1, per_page: 20, total: 2 });
-    expect(list.body.data.map((w: { webhook: string }) => w.webhook)).toEqual([second.webhook, response.body.webhook]);
+    expect(list.body.data.map((w: { webhook: string }) => w.webhook)).toEqual([
+      second.webhook,
+      response.body.webhook,
+    ]);
     expect(list.body.data[1]).toEqual({
       webhook: response.body.webhook,
       url: `${receiver.url}${path}`,
@@ -138,8 +157,16 @@ describe('POST /v1/webhooks', () => {
     [{ url: 'https://example.com/hook' }, 'events', 'required'],
     [{ url: 'https://example.com/hook', events: [] }, 'events', 'too_short'],
     [{ url: 'https://example.com/hook', events: ['message.sent'] }, 'events.0', 'invalid_value'],
-    [{ url: 'https://example.com/hook', events: ['message.delivered', 'campaign.started'] }, 'events.1', 'invalid_value'],
-    [{ url: 'https://example.com/hook', events: ['message.delivered'], secret: 'mine' }, 'secret', 'unknown_field'],
+    [
+      { url: 'https://example.com/hook', events: ['message.delivered', 'campaign.started'] },
+      'events.1',
+      'invalid_value',
+    ],
+    [
+      { url: 'https://example.com/hook', events: ['message.delivered'], secret: 'mine' },
+      'secret',
+      'unknown_field',
+    ],
   ])('refuses %j with 422 on %s (%s), without calling anyone', async (body, field, issue) => {
     const alice = await t.createAccount();
     const before = receiver.received.length;
@@ -150,15 +177,24 @@ describe('POST /v1/webhooks', () => {
   });
 
   it.each([
-    ['answers the ping with 500', (path: string) => (receiver.on(path, () => ({ status: 500 })), `${receiver.url}${path}`)],
-    ['answers the ping with a redirect', (path: string) => (receiver.on(path, () => ({ status: 302 })), `${receiver.url}${path}`)],
-    ['answers the ping later than the timeout', (path: string) => (receiver.on(path, () => ({ status: 200, delayMs: TIMEOUT_MS + 300 })), `${receiver.url}${path}`)],
+    ['answers the ping with 500', (path: string) => receiver.answerAt(path, () => ({ status: 500 }))],
+    ['answers the ping with a redirect', (path: string) => receiver.answerAt(path, () => ({ status: 302 }))],
+    [
+      'answers the ping later than the timeout',
+      (path: string) => receiver.answerAt(path, () => ({ status: 200, delayMs: TIMEOUT_MS + 300 })),
+    ],
     ['does not listen', () => 'http://127.0.0.1:1/hook'],
   ])('refuses a URL that %s: 422 url unreachable, nothing stored', async (_case, urlFor) => {
     const alice = await t.createAccount();
-    const response = await api(alice, 'POST', '/v1/webhooks', { url: urlFor(newPath()), events: ['message.delivered'] });
+    const response = await api(alice, 'POST', '/v1/webhooks', {
+      url: urlFor(newPath()),
+      events: ['message.delivered'],
+    });
     expect(response.status).toBe(422);
-    expect(response.body.error).toMatchObject({ code: 'validation_error', details: [{ field: 'url', issue: 'unreachable' }] });
+    expect(response.body.error).toMatchObject({
+      code: 'validation_error',
+      details: [{ field: 'url', issue: 'unreachable' }],
+    });
     expect((await api(alice, 'GET', '/v1/webhooks')).body.total).toBe(0);
   });
 });
@@ -168,9 +204,15 @@ describe('changing and deleting webhooks', () => {
     const alice = await t.createAccount();
     const first = newPath();
     const { webhook } = await register(alice, first, ['message.delivered']);
-    const patched = await api(alice, 'PATCH', `/v1/webhooks/${webhook}`, { events: ['message.failed', 'message.replied'] });
+    const patched = await api(alice, 'PATCH', `/v1/webhooks/${webhook}`, {
+      events: ['message.failed', 'message.replied'],
+    });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ webhook, url: `${receiver.url}${first}`, events: ['message.failed', 'message.replied'] });
+    expect(patched.body).toMatchObject({
+      webhook,
+      url: `${receiver.url}${first}`,
+      events: ['message.failed', 'message.replied'],
+    });
     expect(receiver.at(first)).toHaveLength(1);
 
     const broken = newPath();
@@ -186,7 +228,10 @@ describe('changing and deleting webhooks', () => {
     expect(JSON.parse(receiver.at(second)[0]!.body).event).toBe('webhook.ping');
 
     const unchanged = await api(alice, 'PATCH', `/v1/webhooks/${webhook}`, {});
-    expect(unchanged.body).toMatchObject({ url: `${receiver.url}${second}`, events: ['message.failed', 'message.replied'] });
+    expect(unchanged.body).toMatchObject({
+      url: `${receiver.url}${second}`,
+      events: ['message.failed', 'message.replied'],
+    });
   });
 
   it('DELETE answers { webhook, deleted: true }; the webhook is gone and its pending retries stop', async () => {
@@ -211,13 +256,22 @@ describe('changing and deleting webhooks', () => {
       ['GET', `/v1/webhooks/${webhook}/deliveries`],
       ['POST', `/v1/webhooks/${webhook}/replay`],
     ] as const) {
-      const response = await api(alice, method, route, method === 'PATCH' ? { events: ['message.failed'] } : method === 'POST' ? { event: 'evt_x' } : undefined);
+      const response = await api(
+        alice,
+        method,
+        route,
+        method === 'PATCH'
+          ? { events: ['message.failed'] }
+          : method === 'POST'
+            ? { event: 'evt_x' }
+            : undefined,
+      );
       expect(response.status, `${method} ${route}`).toBe(404);
     }
     expect((await api(alice, 'GET', '/v1/webhooks')).body.total).toBe(0);
   });
 
-  it('answers 404 for another account\'s webhook on every route, and changes nothing', async () => {
+  it("answers 404 for another account's webhook on every route, and changes nothing", async () => {
     const [alice, bob] = [await t.createAccount(), await t.createAccount()];
     const path = newPath();
     const { webhook } = await register(alice, path, ['message.delivered']);
@@ -250,10 +304,22 @@ describe('message events', () => {
     expect(received).toHaveLength(3);
     for (const callback of received) expectSigned(secret, callback);
 
-    const byKind = Object.fromEntries(received.map((callback) => [JSON.parse(callback.body).event, callback]));
+    const byKind = Object.fromEntries(
+      received.map((callback) => [JSON.parse(callback.body).event, callback]),
+    );
     expect(Object.keys(byKind).sort()).toEqual(['message.delivered', 'message.failed', 'message.replied']);
     const failed = JSON.parse(byKind['message.failed']!.body);
-    expect(Object.keys(failed)).toEqual(['id', 'event', 'message', 'to', 'status', 'failed_at', 'error', 'campaign', 'created_at']);
+    expect(Object.keys(failed)).toEqual([
+      'id',
+      'event',
+      'message',
+      'to',
+      'status',
+      'failed_at',
+      'error',
+      'campaign',
+      'created_at',
+    ]);
     expect(failed).toEqual({
       id: expect.stringMatching(/^evt_[0-9a-f]{32}$/),
       event: 'message.failed',
@@ -267,11 +333,43 @@ describe('message events', () => {
     });
     expect(Object.keys(failed.error)).toEqual(['code', 'message']);
     const delivered = JSON.parse(byKind['message.delivered']!.body);
-    expect(Object.keys(delivered)).toEqual(['id', 'event', 'message', 'to', 'status', 'delivered_at', 'campaign', 'created_at']);
-    expect(delivered).toMatchObject({ event: 'message.delivered', message: replying, to: '5511990000002', status: 'delivered', campaign: null });
+    expect(Object.keys(delivered)).toEqual([
+      'id',
+      'event',
+      'message',
+      'to',
+      'status',
+      'delivered_at',
+      'campaign',
+      'created_at',
+    ]);
+    expect(delivered).toMatchObject({
+      event: 'message.delivered',
+      message: replying,
+      to: '5511990000002',
+      status: 'delivered',
+      campaign: null,
+    });
     const replied = JSON.parse(byKind['message.replied']!.body);
-    expect(Object.keys(replied)).toEqual(['id', 'event', 'message', 'inbound', 'from', 'text', 'replied_at', 'campaign', 'created_at']);
-    expect(replied).toMatchObject({ event: 'message.replied', message: replying, inbound: expect.stringMatching(/^inb_/), from: '5511990000002', text: 'Thanks, got it', campaign: null });
+    expect(Object.keys(replied)).toEqual([
+      'id',
+      'event',
+      'message',
+      'inbound',
+      'from',
+      'text',
+      'replied_at',
+      'campaign',
+      'created_at',
+    ]);
+    expect(replied).toMatchObject({
+      event: 'message.replied',
+      message: replying,
+      inbound: expect.stringMatching(/^inb_/),
+      from: '5511990000002',
+      text: 'Thanks, got it',
+      campaign: null,
+    });
     expect(replied.replied_at).toMatch(ISO);
     expect(new Set(received.map((callback) => JSON.parse(callback.body).id)).size).toBe(3);
 
@@ -280,7 +378,7 @@ describe('message events', () => {
     expect(delivered.delivered_at).toBe(message.body.delivered_at);
   });
 
-  it('sends each webhook only the kinds it subscribes to, and only its own account\'s events', async () => {
+  it("sends each webhook only the kinds it subscribes to, and only its own account's events", async () => {
     const [alice, bob] = [await t.createAccount(), await t.createAccount()];
     const deliveredOnly = newPath();
     const failedOnly = newPath();
@@ -294,8 +392,16 @@ describe('message events', () => {
     await callbacks(deliveredOnly, 1 + 2);
     await callbacks(failedOnly, 1 + 1);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(events(deliveredOnly).slice(1).map((event) => event.event)).toEqual(['message.delivered', 'message.delivered']);
-    expect(events(failedOnly).slice(1).map((event) => event.event)).toEqual(['message.failed']);
+    expect(
+      events(deliveredOnly)
+        .slice(1)
+        .map((event) => event.event),
+    ).toEqual(['message.delivered', 'message.delivered']);
+    expect(
+      events(failedOnly)
+        .slice(1)
+        .map((event) => event.event),
+    ).toEqual(['message.failed']);
     expect(events(bobs).map((event) => event.event)).toEqual(['webhook.ping']);
   });
 });
@@ -315,15 +421,25 @@ describe('retries', () => {
       expect(callback.body).toBe(received[0]!.body);
     }
     for (let n = 1; n < received.length; n += 1) {
-      expect(received[n]!.at - received[n - 1]!.at, `retry ${n}`).toBeGreaterThanOrEqual(RETRY_BASE_MS * 2 ** (n - 1));
+      expect(received[n]!.at - received[n - 1]!.at, `retry ${n}`).toBeGreaterThanOrEqual(
+        RETRY_BASE_MS * 2 ** (n - 1),
+      );
     }
     // A fresh timestamp on each attempt: they span more than a second.
-    expect(Number(received[4]!.headers['x-service-timestamp'])).toBeGreaterThan(Number(received[0]!.headers['x-service-timestamp']));
+    expect(Number(received[4]!.headers['x-service-timestamp'])).toBeGreaterThan(
+      Number(received[0]!.headers['x-service-timestamp']),
+    );
 
     const log = await deliveries(alice, webhook);
     expect(log.total).toBe(5);
     const eventId = JSON.parse(received[0]!.body).id;
-    expect(log.data.map((entry) => [entry.attempt, entry.status_code])).toEqual([[5, 200], [4, 500], [3, 500], [2, 500], [1, 500]]);
+    expect(log.data.map((entry) => [entry.attempt, entry.status_code])).toEqual([
+      [5, 200],
+      [4, 500],
+      [3, 500],
+      [2, 500],
+      [1, 500],
+    ]);
     expect(log.data[0]).toEqual({
       delivery: expect.stringMatching(/^whd_/),
       event: eventId,
@@ -349,7 +465,9 @@ describe('retries', () => {
     await new Promise((resolve) => setTimeout(resolve, RETRY_BASE_MS * 32 + 500));
     expect(receiver.at(path)).toHaveLength(1 + 5);
     const log = await deliveries(alice, webhook);
-    expect(log.data.map((entry) => [entry.attempt, entry.status_code, entry.error])).toEqual([5, 4, 3, 2, 1].map((n) => [n, 500, 'HTTP 500']));
+    expect(log.data.map((entry) => [entry.attempt, entry.status_code, entry.error])).toEqual(
+      [5, 4, 3, 2, 1].map((n) => [n, 500, 'HTTP 500']),
+    );
     expect(await t.tern.deps.prisma.pendingWebhookDelivery.count({ where: { webhookId: webhook } })).toBe(0);
   });
 
@@ -364,7 +482,11 @@ describe('retries', () => {
       const current = await deliveries(alice, webhook);
       return current.total === 2 ? current : null;
     });
-    expect(log.data[1]).toMatchObject({ attempt: 1, status_code: null, error: `no answer within ${TIMEOUT_MS} ms` });
+    expect(log.data[1]).toMatchObject({
+      attempt: 1,
+      status_code: null,
+      error: `no answer within ${TIMEOUT_MS} ms`,
+    });
     expect(log.data[1]!.duration_ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
     expect(log.data[0]).toMatchObject({ attempt: 2, status_code: 200, error: null });
   });
@@ -378,7 +500,10 @@ describe('retries', () => {
       if (n === 1) {
         const response = await api(alice, 'POST', '/v1/webhooks/secret/rotate');
         expect(response.status).toBe(200);
-        expect(response.body).toEqual({ secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/), request: response.headers.get('x-request-id') });
+        expect(response.body).toEqual({
+          secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/),
+          request: response.headers.get('x-request-id'),
+        });
         rotated = response.body.secret;
         return { status: 500 };
       }
@@ -399,12 +524,29 @@ describe('retries', () => {
     const path = newPath();
     const { webhook, secret } = await register(alice, path, ['message.delivered']);
     const event = newId('evt');
-    const body = JSON.stringify({ id: event, event: 'message.delivered', created_at: new Date().toISOString() });
+    const body = JSON.stringify({
+      id: event,
+      event: 'message.delivered',
+      created_at: new Date().toISOString(),
+    });
     await t.tern.deps.prisma.event.create({
-      data: { id: event, accountId: alice.account, type: 'message.delivered', payload: {}, body, dispatchedAt: new Date() },
+      data: {
+        id: event,
+        accountId: alice.account,
+        type: 'message.delivered',
+        payload: {},
+        body,
+        dispatchedAt: new Date(),
+      },
     });
     await t.tern.deps.prisma.pendingWebhookDelivery.create({
-      data: { id: `${event}-${webhook}`, accountId: alice.account, eventId: event, webhookId: webhook, nextAttemptAt: new Date(Date.now() - 1_000) },
+      data: {
+        id: `${event}-${webhook}`,
+        accountId: alice.account,
+        eventId: event,
+        webhookId: webhook,
+        nextAttemptAt: new Date(Date.now() - 1_000),
+      },
     });
     const [, callback] = await callbacks(path, 1 + 1);
     expect(callback!.body).toBe(body);
@@ -413,22 +555,44 @@ describe('retries', () => {
 });
 
 describe('campaign events', () => {
-  it('reach the campaign\'s URL, signed with a secret issued when first needed', async () => {
+  it("reach the campaign's URL, signed with a secret issued when first needed", async () => {
     const carol = await t.createAccount();
     const path = newPath();
-    const template = (await api(carol, 'POST', '/v1/templates', { name: 'Hello', content: 'Hi {{name}}' })).body.template;
-    const campaign = (await api(carol, 'POST', '/v1/campaigns', { name: 'Spring', template, webhook: `${receiver.url}${path}` })).body.campaign;
+    const template = (await api(carol, 'POST', '/v1/templates', { name: 'Hello', content: 'Hi {{name}}' }))
+      .body.template;
+    const campaign = (
+      await api(carol, 'POST', '/v1/campaigns', {
+        name: 'Spring',
+        template,
+        webhook: `${receiver.url}${path}`,
+      })
+    ).body.campaign;
     await api(carol, 'POST', `/v1/campaigns/${campaign}/contacts`, { phone: '5511940000002', name: 'Ana' });
     expect((await api(carol, 'POST', `/v1/campaigns/${campaign}/start`)).status).toBe(200);
     // started, finished, delivered, replied
     const received = await callbacks(path, 4).catch((error) => {
-      throw new Error(`${error}: got ${receiver.at(path).map((callback) => callback.body).join('\n')}`);
+      throw new Error(
+        `${error}: got ${receiver
+          .at(path)
+          .map((callback) => callback.body)
+          .join('\n')}`,
+      );
     });
     const kinds = received.map((callback) => JSON.parse(callback.body).event);
-    expect(kinds.sort()).toEqual(['campaign.finished', 'campaign.started', 'message.delivered', 'message.replied']);
+    expect(kinds.sort()).toEqual([
+      'campaign.finished',
+      'campaign.started',
+      'message.delivered',
+      'message.replied',
+    ]);
 
-    const { webhookSecretSealed } = await t.tern.deps.prisma.account.findUniqueOrThrow({ where: { id: carol.account } });
-    const secret = new WebhookSecrets(t.tern.deps.prisma, t.tern.deps.config.webhookSecretKey).unseal(carol.account, webhookSecretSealed!);
+    const { webhookSecretSealed } = await t.tern.deps.prisma.account.findUniqueOrThrow({
+      where: { id: carol.account },
+    });
+    const secret = new WebhookSecrets(t.tern.deps.prisma, t.tern.deps.config.webhookSecretKey).unseal(
+      carol.account,
+      webhookSecretSealed!,
+    );
     for (const callback of received) expectSigned(secret, callback);
 
     const started = events(path).find((event) => event.event === 'campaign.started')!;
@@ -441,9 +605,23 @@ describe('campaign events', () => {
       stats: { contacts: 1, queued: 0, sent: 0, delivered: 0, failed: 0, replied: 0, opted_out: 0 },
       created_at: expect.stringMatching(ISO),
     });
-    expect(Object.keys(started.stats)).toEqual(['contacts', 'queued', 'sent', 'delivered', 'failed', 'replied', 'opted_out']);
-    expect(events(path).find((event) => event.event === 'campaign.finished')).toMatchObject({ campaign, status: 'finished' });
-    expect(events(path).find((event) => event.event === 'message.delivered')).toMatchObject({ campaign, to: '5511940000002' });
+    expect(Object.keys(started.stats)).toEqual([
+      'contacts',
+      'queued',
+      'sent',
+      'delivered',
+      'failed',
+      'replied',
+      'opted_out',
+    ]);
+    expect(events(path).find((event) => event.event === 'campaign.finished')).toMatchObject({
+      campaign,
+      status: 'finished',
+    });
+    expect(events(path).find((event) => event.event === 'message.delivered')).toMatchObject({
+      campaign,
+      to: '5511940000002',
+    });
   });
 
   it('go to both a registered webhook and the campaign URL, which gets its message events whatever the registration subscribes to', async () => {
@@ -451,15 +629,27 @@ describe('campaign events', () => {
     const registered = newPath();
     const campaignPath = newPath();
     await register(dave, registered, ['message.replied']);
-    const campaign = (await api(dave, 'POST', '/v1/campaigns', { name: 'Linked', webhook: `${receiver.url}${campaignPath}` })).body.campaign;
+    const campaign = (
+      await api(dave, 'POST', '/v1/campaigns', { name: 'Linked', webhook: `${receiver.url}${campaignPath}` })
+    ).body.campaign;
     await api(dave, 'POST', '/v1/messages/send', { to: '5511990000001', message: 'Hi', campaign });
     await api(dave, 'POST', '/v1/messages/send', { to: '5511990000002', message: 'Hi', campaign });
     await callbacks(campaignPath, 3);
     await callbacks(registered, 1 + 1);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(events(campaignPath).map((event) => event.event).sort()).toEqual(['message.delivered', 'message.failed', 'message.replied']);
-    expect(events(registered).slice(1).map((event) => event.event)).toEqual(['message.replied']);
-    const fromCampaign = receiver.at(campaignPath).find((callback) => callback.body.includes('message.replied'))!;
+    expect(
+      events(campaignPath)
+        .map((event) => event.event)
+        .sort(),
+    ).toEqual(['message.delivered', 'message.failed', 'message.replied']);
+    expect(
+      events(registered)
+        .slice(1)
+        .map((event) => event.event),
+    ).toEqual(['message.replied']);
+    const fromCampaign = receiver
+      .at(campaignPath)
+      .find((callback) => callback.body.includes('message.replied'))!;
     expect(receiver.at(registered)[1]!.body).toBe(fromCampaign.body);
   });
 });
@@ -478,25 +668,41 @@ describe('POST /v1/webhooks/{webhook}/replay', () => {
 
     const replay = await api(erin, 'POST', `/v1/webhooks/${other.webhook}/replay`, { since });
     expect(replay.status).toBe(202);
-    expect(replay.body).toEqual({ webhook: other.webhook, events: 2, request: replay.headers.get('x-request-id') });
+    expect(replay.body).toEqual({
+      webhook: other.webhook,
+      events: 2,
+      request: replay.headers.get('x-request-id'),
+    });
 
     const again = await api(erin, 'POST', `/v1/webhooks/${webhook}/replay`, { since });
     expect(again.body.events).toBe(3);
     const replayed = (await callbacks(path, 1 + 6)).slice(4);
-    expect(replayed.map((callback) => callback.body).sort()).toEqual(originals.map((callback) => callback.body).sort());
+    expect(replayed.map((callback) => callback.body).sort()).toEqual(
+      originals.map((callback) => callback.body).sort(),
+    );
     for (const callback of replayed) expectSigned(secret, callback);
 
     const failed = originals.find((callback) => callback.body.includes('"message.failed"'))!;
-    const one = await api(erin, 'POST', `/v1/webhooks/${webhook}/replay`, { event: JSON.parse(failed.body).id });
+    const one = await api(erin, 'POST', `/v1/webhooks/${webhook}/replay`, {
+      event: JSON.parse(failed.body).id,
+    });
     expect(one.body).toMatchObject({ webhook, events: 1 });
     const [last] = (await callbacks(path, 1 + 7)).slice(7);
     expect(last!.body).toBe(failed.body);
 
     // A kind the webhook does not subscribe to is not replayed to it.
     const delivered = originals.find((callback) => callback.body.includes('"message.delivered"'))!;
-    const skipped = await api(erin, 'POST', `/v1/webhooks/${other.webhook}/replay`, { event: JSON.parse(failed.body).id });
+    const skipped = await api(erin, 'POST', `/v1/webhooks/${other.webhook}/replay`, {
+      event: JSON.parse(failed.body).id,
+    });
     expect(skipped.body.events).toBe(0);
-    expect((await api(erin, 'POST', `/v1/webhooks/${other.webhook}/replay`, { event: JSON.parse(delivered.body).id })).body.events).toBe(1);
+    expect(
+      (
+        await api(erin, 'POST', `/v1/webhooks/${other.webhook}/replay`, {
+          event: JSON.parse(delivered.body).id,
+        })
+      ).body.events,
+    ).toBe(1);
   });
 
   it.each([
@@ -521,7 +727,9 @@ describe('POST /v1/webhooks/{webhook}/replay', () => {
     await send(hank, '5511990000601');
     const [, callback] = await callbacks(path, 2);
     const { webhook } = await register(gina, newPath(), ['message.delivered']);
-    const response = await api(gina, 'POST', `/v1/webhooks/${webhook}/replay`, { event: JSON.parse(callback!.body).id });
+    const response = await api(gina, 'POST', `/v1/webhooks/${webhook}/replay`, {
+      event: JSON.parse(callback!.body).id,
+    });
     expect(response.status).toBe(404);
     expect(response.body.error.code).toBe('not_found');
   });
@@ -534,19 +742,27 @@ describe('GraphQL', () => {
     const registered = await t.graphql(
       `mutation($input: RegisterWebhookInput!) { registerWebhook(input: $input) {
         __typename ... on WebhookRegistration { id url events secret createdAt } ... on ValidationError { details { field issue } } } }`,
-      { input: { url: `${receiver.url}${path}`, events: ['message.delivered'] } },
+      { input: { url: `${receiver.url}${path}`, events: ['message_delivered'] } },
       ivan.token,
     );
     const registration = registered.body.data.registerWebhook;
-    expect(registration).toMatchObject({ __typename: 'WebhookRegistration', url: `${receiver.url}${path}`, events: ['message.delivered'] });
+    expect(registration).toMatchObject({
+      __typename: 'WebhookRegistration',
+      url: `${receiver.url}${path}`,
+      events: ['message.delivered'],
+    });
     expectSigned(registration.secret, receiver.at(path)[0]!);
 
     const refused = await t.graphql(
-      `mutation { registerWebhook(input: { url: "http://127.0.0.1:1/", events: ["message.delivered"] }) { __typename ... on ValidationError { code details { field issue } } } }`,
+      `mutation { registerWebhook(input: { url: "http://127.0.0.1:1/", events: [message_delivered] }) { __typename ... on ValidationError { code details { field issue } } } }`,
       {},
       ivan.token,
     );
-    expect(refused.body.data.registerWebhook).toEqual({ __typename: 'ValidationError', code: 'validation_error', details: [{ field: 'url', issue: 'unreachable' }] });
+    expect(refused.body.data.registerWebhook).toEqual({
+      __typename: 'ValidationError',
+      code: 'validation_error',
+      details: [{ field: 'url', issue: 'unreachable' }],
+    });
 
     receiver.on(path, (n) => ({ status: n === 1 ? 500 : 200 }));
     await send(ivan, '5511990000701');
@@ -564,7 +780,11 @@ describe('GraphQL', () => {
       { attempt: 1, statusCode: 500, eventType: 'message.delivered', error: 'HTTP 500' },
     ]);
 
-    const list = await t.graphql('{ webhooks { ... on WebhookPage { total nodes { id } } } }', {}, ivan.token);
+    const list = await t.graphql(
+      '{ webhooks { ... on WebhookPage { total nodes { id } } } }',
+      {},
+      ivan.token,
+    );
     expect(list.body.data.webhooks).toEqual({ total: 1, nodes: [{ id: registration.id }] });
 
     const replay = await t.graphql(
@@ -572,9 +792,17 @@ describe('GraphQL', () => {
       { id: registration.id, since: new Date(Date.now() - 60_000).toISOString() },
       ivan.token,
     );
-    expect(replay.body.data.replayWebhook).toEqual({ __typename: 'WebhookReplay', webhookId: registration.id, events: 1 });
+    expect(replay.body.data.replayWebhook).toEqual({
+      __typename: 'WebhookReplay',
+      webhookId: registration.id,
+      events: 1,
+    });
 
-    const missing = await t.graphql(`{ webhook(id: "whk_missing") { __typename ... on NotFoundError { code } } }`, {}, ivan.token);
+    const missing = await t.graphql(
+      `{ webhook(id: "whk_missing") { __typename ... on NotFoundError { code } } }`,
+      {},
+      ivan.token,
+    );
     expect(missing.body.data.webhook).toEqual({ __typename: 'NotFoundError', code: 'not_found' });
 
     const rotated = await t.graphql('mutation { rotateWebhookSecret { secret } }', {}, ivan.token);
@@ -588,24 +816,66 @@ describe('verifyWebhook', () => {
   const body = '{"id":"evt_1","event":"message.delivered","created_at":"2026-11-21T10:00:00.000Z"}';
   const now = new Date('2026-11-21T10:00:00.000Z');
   const timestamp = Math.floor(now.getTime() / 1000);
-  const sign = (ts: number, raw = body) => `sha256=${createHmac('sha256', secret).update(`${ts}.${raw}`).digest('hex')}`;
+  const sign = (ts: number, raw = body) =>
+    `sha256=${createHmac('sha256', secret).update(`${ts}.${raw}`).digest('hex')}`;
 
   it('accepts a good callback from a plain object (any case), a Headers instance or a Buffer body', () => {
     const ok = { ok: true, event: JSON.parse(body) };
-    expect(verifyWebhook(secret, { 'X-Service-Signature': sign(timestamp), 'X-Service-Timestamp': String(timestamp) }, body, now)).toEqual(ok);
-    expect(verifyWebhook(secret, new Headers({ 'x-service-signature': sign(timestamp), 'x-service-timestamp': String(timestamp) }), Buffer.from(body), now)).toEqual(ok);
-    expect(verifyWebhook(secret, { 'x-service-signature': sign(timestamp - 299), 'x-service-timestamp': String(timestamp - 299) }, body, now)).toEqual(ok);
+    expect(
+      verifyWebhook(
+        secret,
+        { 'X-Service-Signature': sign(timestamp), 'X-Service-Timestamp': String(timestamp) },
+        body,
+        now,
+      ),
+    ).toEqual(ok);
+    expect(
+      verifyWebhook(
+        secret,
+        new Headers({ 'x-service-signature': sign(timestamp), 'x-service-timestamp': String(timestamp) }),
+        Buffer.from(body),
+        now,
+      ),
+    ).toEqual(ok);
+    expect(
+      verifyWebhook(
+        secret,
+        { 'x-service-signature': sign(timestamp - 299), 'x-service-timestamp': String(timestamp - 299) },
+        body,
+        now,
+      ),
+    ).toEqual(ok);
   });
 
   it.each([
     ['missing_headers', { 'x-service-timestamp': String(timestamp) }, body],
     ['missing_headers', { 'x-service-signature': sign(timestamp) }, body],
     ['invalid_timestamp', { 'x-service-signature': sign(timestamp), 'x-service-timestamp': 'soon' }, body],
-    ['stale_timestamp', { 'x-service-signature': sign(timestamp - 301), 'x-service-timestamp': String(timestamp - 301) }, body],
-    ['stale_timestamp', { 'x-service-signature': sign(timestamp + 301), 'x-service-timestamp': String(timestamp + 301) }, body],
-    ['bad_signature', { 'x-service-signature': sign(timestamp), 'x-service-timestamp': String(timestamp) }, body.replace('evt_1', 'evt_2')],
-    ['bad_signature', { 'x-service-signature': sign(timestamp).slice(0, -1), 'x-service-timestamp': String(timestamp) }, body],
-    ['bad_signature', { 'x-service-signature': sign(timestamp + 1), 'x-service-timestamp': String(timestamp) }, body],
+    [
+      'stale_timestamp',
+      { 'x-service-signature': sign(timestamp - 301), 'x-service-timestamp': String(timestamp - 301) },
+      body,
+    ],
+    [
+      'stale_timestamp',
+      { 'x-service-signature': sign(timestamp + 301), 'x-service-timestamp': String(timestamp + 301) },
+      body,
+    ],
+    [
+      'bad_signature',
+      { 'x-service-signature': sign(timestamp), 'x-service-timestamp': String(timestamp) },
+      body.replace('evt_1', 'evt_2'),
+    ],
+    [
+      'bad_signature',
+      { 'x-service-signature': sign(timestamp).slice(0, -1), 'x-service-timestamp': String(timestamp) },
+      body,
+    ],
+    [
+      'bad_signature',
+      { 'x-service-signature': sign(timestamp + 1), 'x-service-timestamp': String(timestamp) },
+      body,
+    ],
   ])('refuses with %s', (reason, headers, raw) => {
     expect(verifyWebhook(secret, headers, raw, now)).toEqual({ ok: false, reason });
   });
@@ -630,7 +900,9 @@ describe('the signing secret at rest', () => {
     expect(sealed).not.toContain('whsec_abc');
     expect(secrets.unseal('acc_1', sealed)).toBe('whsec_abc');
     expect(() => secrets.unseal('acc_2', sealed)).toThrow(/does not open/);
-    expect(() => new WebhookSecrets(t.tern.deps.prisma, Buffer.alloc(32, 2)).unseal('acc_1', sealed)).toThrow(/does not open/);
+    expect(() => new WebhookSecrets(t.tern.deps.prisma, Buffer.alloc(32, 2)).unseal('acc_1', sealed)).toThrow(
+      /does not open/,
+    );
   });
 });
 
@@ -639,7 +911,13 @@ describe('SSRF protection', () => {
   let account: TestAccount;
 
   beforeAll(async () => {
-    guarded = await startTern({ env: { SIMULATOR_DELAY_MS: '20', WEBHOOK_RETRY_BASE_MS: String(RETRY_BASE_MS), WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) } });
+    guarded = await startTern({
+      env: {
+        SIMULATOR_DELAY_MS: '20',
+        WEBHOOK_RETRY_BASE_MS: String(RETRY_BASE_MS),
+        WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
+      },
+    });
     account = await guarded.createAccount();
   });
   afterAll(() => guarded?.stop());
@@ -658,7 +936,10 @@ describe('SSRF protection', () => {
     ['https://[::169.254.169.254]/hook', 'IPv4-compatible'],
     ['https://[::10.0.0.1]/hook', 'IPv4-compatible'],
   ])('refuses to register %s (%s): 422 url unreachable, before connecting', async (url, kind) => {
-    const response = await guarded.request('POST', '/v1/webhooks', { token: account.token, body: { url, events: ['message.delivered'] } });
+    const response = await guarded.request('POST', '/v1/webhooks', {
+      token: account.token,
+      body: { url, events: ['message.delivered'] },
+    });
     expect(response.status).toBe(422);
     expect(response.body.error.details).toEqual([{ field: 'url', issue: 'unreachable' }]);
     expect(response.body.error.message).toContain('destination refused');
@@ -666,7 +947,10 @@ describe('SSRF protection', () => {
   });
 
   it('refuses plain http unless WEBHOOK_ALLOW_INSECURE is set', async () => {
-    const response = await guarded.request('POST', '/v1/webhooks', { token: account.token, body: { url: `${receiver.url}/x`, events: ['message.delivered'] } });
+    const response = await guarded.request('POST', '/v1/webhooks', {
+      token: account.token,
+      body: { url: `${receiver.url}/x`, events: ['message.delivered'] },
+    });
     expect(response.status).toBe(422);
     expect(response.body.error.details).toEqual([{ field: 'url', issue: 'invalid_format' }]);
   });
@@ -674,17 +958,33 @@ describe('SSRF protection', () => {
   it('logs a refused destination as one failed attempt with the reason, without retrying or crashing', async () => {
     const webhook = newId('whk');
     await guarded.tern.deps.prisma.webhook.create({
-      data: { id: webhook, accountId: account.account, url: 'https://127.0.0.1:1/hook', events: ['message.delivered'] },
+      data: {
+        id: webhook,
+        accountId: account.account,
+        url: 'https://127.0.0.1:1/hook',
+        events: ['message.delivered'],
+      },
     });
-    await guarded.request('POST', '/v1/messages/send', { token: account.token, body: { to: '5511990000801', message: 'Hi' } });
+    await guarded.request('POST', '/v1/messages/send', {
+      token: account.token,
+      body: { to: '5511990000801', message: 'Hi' },
+    });
     const log = await waitFor(async () => {
-      const response = await guarded.request('GET', `/v1/webhooks/${webhook}/deliveries`, { token: account.token });
+      const response = await guarded.request('GET', `/v1/webhooks/${webhook}/deliveries`, {
+        token: account.token,
+      });
       return response.body.total > 0 ? response.body : null;
     });
     await new Promise((resolve) => setTimeout(resolve, RETRY_BASE_MS * 4 + 300));
-    const after = await guarded.request('GET', `/v1/webhooks/${webhook}/deliveries`, { token: account.token });
+    const after = await guarded.request('GET', `/v1/webhooks/${webhook}/deliveries`, {
+      token: account.token,
+    });
     expect(after.body.total).toBe(1);
-    expect(log.data[0]).toMatchObject({ attempt: 1, status_code: null, error: expect.stringMatching(/^destination refused: 127\.0\.0\.1 is a loopback address/) });
+    expect(log.data[0]).toMatchObject({
+      attempt: 1,
+      status_code: null,
+      error: expect.stringMatching(/^destination refused: 127\.0\.0\.1 is a loopback address/),
+    });
     expect((await guarded.request('GET', '/health')).status).toBe(200);
   });
 
@@ -702,18 +1002,47 @@ describe('SSRF protection', () => {
     const resolve: Resolve = async (hostname) => names[hostname] ?? [];
     const policy = { allowPrivateNetworks: false, allowInsecure: false };
 
-    it.each(['intranet.example', 'metadata.example', 'mapped.example', 'cgnat.example', 'compatible.example', 'outside-global.example', 'rebind.example'])('refuses %s', async (host) => {
-      await expect(resolveDestination(new URL(`https://${host}/hook`), policy, resolve)).rejects.toThrow(DestinationRefusedError);
+    it.each([
+      'intranet.example',
+      'metadata.example',
+      'mapped.example',
+      'cgnat.example',
+      'compatible.example',
+      'outside-global.example',
+      'rebind.example',
+    ])('refuses %s', async (host) => {
+      await expect(resolveDestination(new URL(`https://${host}/hook`), policy, resolve)).rejects.toThrow(
+        DestinationRefusedError,
+      );
       const sender = new WebhookSender({ ...policy, timeoutMs: TIMEOUT_MS, resolve });
       const outcome = await sender.send(`https://${host}/hook`, '{}', 'whsec_x', new Date());
-      expect(outcome).toMatchObject({ ok: false, refused: true, statusCode: null, error: expect.stringMatching(new RegExp(`^destination refused: ${host.replace('.', '\\.')} resolves to a .* address, not a public one`)) });
+      expect(outcome).toMatchObject({
+        ok: false,
+        refused: true,
+        statusCode: null,
+        error: expect.stringMatching(
+          new RegExp(
+            `^destination refused: ${host.replace('.', '\\.')} resolves to a .* address, not a public one`,
+          ),
+        ),
+      });
       expect(outcome.error).not.toMatch(/\d+\.\d+\.\d+\.\d+/);
     });
 
     it('answers the first address of a name whose every address is public, and allows all with WEBHOOK_ALLOW_PRIVATE_NETWORKS', async () => {
-      expect(await resolveDestination(new URL('https://public.example/hook'), policy, resolve)).toBe('93.184.216.34');
-      expect(await resolveDestination(new URL('https://rebind.example/hook'), { ...policy, allowPrivateNetworks: true }, resolve)).toBe('93.184.216.34');
-      await expect(resolveDestination(new URL('http://public.example/hook'), policy, resolve)).rejects.toThrow(/plain http/);
+      expect(await resolveDestination(new URL('https://public.example/hook'), policy, resolve)).toBe(
+        '93.184.216.34',
+      );
+      expect(
+        await resolveDestination(
+          new URL('https://rebind.example/hook'),
+          { ...policy, allowPrivateNetworks: true },
+          resolve,
+        ),
+      ).toBe('93.184.216.34');
+      await expect(
+        resolveDestination(new URL('http://public.example/hook'), policy, resolve),
+      ).rejects.toThrow(/plain http/);
     });
   });
 });

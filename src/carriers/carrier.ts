@@ -55,7 +55,12 @@ export interface CarrierHealth {
 
 /** Error counts under the names operators see them by in GET /health and the metrics: `bind_failures`, … */
 export function errorCountsByKind(errors: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(errors).map(([name, count]) => [name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`), count]));
+  return Object.fromEntries(
+    Object.entries(errors).map(([name, count]) => [
+      name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`),
+      count,
+    ]),
+  );
 }
 
 export interface Carrier {

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Batcher } from '../batcher.js';
 import type { Logger } from 'pino';
-import { PollingLoop } from '../jobs/polling-loop.js';
+import { Batcher } from '../batcher.js';
 import type { Clock } from '../clock.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { PollingLoop } from '../jobs/polling-loop.js';
 import type { Carrier, CarrierEventSink, CarrierHealth, OutboundSms, SubmitResult } from './carrier.js';
 
 export interface SimulatorOptions {
@@ -39,7 +39,10 @@ export class SimulatorCarrier implements Carrier {
   private sink: CarrierEventSink | null = null;
   private readonly loop: PollingLoop;
   // Concurrent submits share one INSERT, as the messages domain's statements do.
-  private readonly submissions = new Batcher((messages: OutboundSms[]) => this.submit(messages), { maxBatch: 100, maxInFlight: 2 });
+  private readonly submissions = new Batcher((messages: OutboundSms[]) => this.submit(messages), {
+    maxBatch: 100,
+    maxInFlight: 2,
+  });
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -123,7 +126,11 @@ export class SimulatorCarrier implements Carrier {
       const results = await Promise.allSettled(chunk.map((submission) => this.reportOne(sink, submission)));
       results.forEach((result, index) => {
         if (result.status === 'fulfilled') reported.push(chunk[index]!.reference);
-        else this.logger.warn({ err: result.reason, reference: chunk[index]!.reference }, 'simulator report failed; will retry');
+        else
+          this.logger.warn(
+            { err: result.reason, reference: chunk[index]!.reference },
+            'simulator report failed; will retry',
+          );
       });
     }
     if (reported.length > 0) {
@@ -138,7 +145,11 @@ export class SimulatorCarrier implements Carrier {
     const at = this.clock.now();
     const base = { carrierMessageId: submission.carrier_message_id, reference: submission.reference, at };
     if (submission.to.endsWith('0001')) {
-      await sink.deliveryReport({ ...base, status: 'failed', error: { code: 'unreachable', message: 'The destination is unreachable' } });
+      await sink.deliveryReport({
+        ...base,
+        status: 'failed',
+        error: { code: 'unreachable', message: 'The destination is unreachable' },
+      });
       return;
     }
     await sink.deliveryReport({ ...base, status: 'delivered' });

@@ -4,13 +4,20 @@ import type { PDU } from 'smpp';
 import type { Clock } from '../clock.js';
 import type { SmppConfig } from '../config.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import { CarrierUnavailableError, type Carrier, type CarrierEventSink, type CarrierHealth, type OutboundSms, type SubmitResult } from './carrier.js';
+import {
+  type Carrier,
+  type CarrierEventSink,
+  type CarrierHealth,
+  CarrierUnavailableError,
+  type OutboundSms,
+  type SubmitResult,
+} from './carrier.js';
 import { destinationAddress, sourceAddress } from './smpp-address.js';
 import { SmppInbound } from './smpp-inbound.js';
 import { isDeliveryReceipt } from './smpp-receipt.js';
 import { SmppReceipts } from './smpp-receipts.js';
 import { submitBodies } from './smpp-segments.js';
-import { SmppSession, type BindState } from './smpp-session.js';
+import { type BindState, SmppSession } from './smpp-session.js';
 import { noSmppErrors } from './smpp-status.js';
 import { SmppSubmitter } from './smpp-submitter.js';
 
@@ -76,7 +83,10 @@ export class SmppCarrier implements Carrier {
     this.receipts.start(sink);
     this.session.open();
     if (!(await this.session.waitForBind(this.options.responseTimeoutMs))) {
-      this.logger.warn({ state: this.session.state, lastError: this.session.lastError }, 'SMSC not bound yet; sends are retried until it is');
+      this.logger.warn(
+        { state: this.session.state, lastError: this.session.lastError },
+        'SMSC not bound yet; sends are retried until it is',
+      );
     }
   }
 
@@ -103,13 +113,17 @@ export class SmppCarrier implements Carrier {
   async send(message: OutboundSms): Promise<SubmitResult> {
     const { session } = this;
     if (session.state !== 'bound' && !(await session.waitForBind(this.options.responseTimeoutMs))) {
-      throw new CarrierUnavailableError(`SMSC not bound (${session.state}${session.lastError ? `: ${session.lastError}` : ''})`);
+      throw new CarrierUnavailableError(
+        `SMSC not bound (${session.state}${session.lastError ? `: ${session.lastError}` : ''})`,
+      );
     }
     const known = await this.partsOf(message.reference);
     const concatRef = known[0]?.concat_ref ?? randomInt(256);
     const bodies = submitBodies(message.text, message.encoding, this.options.concatenation, concatRef);
     if (known.length === 0) await this.recordParts(message.reference, bodies.length, concatRef);
-    const accepted = new Map(known.filter((row) => row.smsc_message_id).map((row) => [row.part, row.smsc_message_id!]));
+    const accepted = new Map(
+      known.filter((row) => row.smsc_message_id).map((row) => [row.part, row.smsc_message_id!]),
+    );
     const source = sourceAddress(message.from ?? this.options.sourceAddr);
     const destination = destinationAddress(message.to);
     const deadline = Date.now() + this.options.sendDeadlineMs;

@@ -5,7 +5,7 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import type { CarrierEventSink } from './carrier.js';
 import { inboundNumber } from './smpp-address.js';
 import { decodedText, udhElements } from './smpp-receipt.js';
-import { readConcatenation, type Concatenation } from './smpp-segments.js';
+import { type Concatenation, readConcatenation } from './smpp-segments.js';
 import type { SmppErrorCounts } from './smpp-status.js';
 
 /**
@@ -25,21 +25,35 @@ export class SmppInbound {
     let text = decodedText(pdu.short_message) || decodedText(pdu.message_payload);
     // deliver_sm carries no id of its own for a mobile-originated message.
     let carrierMessageId = `mo_${randomUUID()}`;
-    const concatenation = readConcatenation([...udhElements(pdu.short_message), ...udhElements(pdu.message_payload)]);
+    const concatenation = readConcatenation([
+      ...udhElements(pdu.short_message),
+      ...udhElements(pdu.message_payload),
+    ]);
     if (concatenation && concatenation.parts > 1) {
       const whole = await this.collectPart(source, destination, concatenation, text);
       if (!whole) return;
       ({ text, carrierMessageId } = whole);
     }
     try {
-      await sink.inbound({ carrierMessageId, from: inboundNumber(source), to: destination || null, text, at: this.clock.now() });
+      await sink.inbound({
+        carrierMessageId,
+        from: inboundNumber(source),
+        to: destination || null,
+        text,
+        at: this.clock.now(),
+      });
     } catch (error) {
       this.errors.inboundFailures += 1;
       throw error;
     }
     if (concatenation && concatenation.parts > 1) {
       await this.prisma.smppInboundPart.deleteMany({
-        where: { sourceAddr: source, destinationAddr: destination, concatRef: concatenation.reference, parts: concatenation.parts },
+        where: {
+          sourceAddr: source,
+          destinationAddr: destination,
+          concatRef: concatenation.reference,
+          parts: concatenation.parts,
+        },
       });
     }
   }
@@ -49,7 +63,12 @@ export class SmppInbound {
    * derived from the parts, so that two deliveries completing it at once store one reply.
    */
   private async collectPart(source: string, destination: string, concatenation: Concatenation, text: string) {
-    const group = { sourceAddr: source, destinationAddr: destination, concatRef: concatenation.reference, parts: concatenation.parts };
+    const group = {
+      sourceAddr: source,
+      destinationAddr: destination,
+      concatRef: concatenation.reference,
+      parts: concatenation.parts,
+    };
     await this.prisma.smppInboundPart.createMany({
       data: [{ ...group, part: concatenation.part, text, receivedAt: this.clock.now() }],
       skipDuplicates: true,
@@ -58,6 +77,9 @@ export class SmppInbound {
     if (rows.length < concatenation.parts) return null;
     const first = Math.min(...rows.map((row) => row.receivedAt.getTime()));
     const key = [source, destination, concatenation.reference, concatenation.parts, first].join('|');
-    return { text: rows.map((row) => row.text).join(''), carrierMessageId: `mo_${createHash('sha256').update(key).digest('hex').slice(0, 32)}` };
+    return {
+      text: rows.map((row) => row.text).join(''),
+      carrierMessageId: `mo_${createHash('sha256').update(key).digest('hex').slice(0, 32)}`,
+    };
   }
 }

@@ -11,9 +11,22 @@ const FINAL_STATES: Record<string, { delivered: boolean; code: string; descripti
   DELETED: { delivered: false, code: 'deleted', description: 'the message was deleted by the SMSC' },
   UNDELIV: { delivered: false, code: 'undeliverable', description: 'the message could not be delivered' },
   REJECTD: { delivered: false, code: 'rejected', description: 'the SMSC rejected the message' },
-  UNKNOWN: { delivered: false, code: 'unknown_state', description: 'the SMSC reported an invalid message state' },
+  UNKNOWN: {
+    delivered: false,
+    code: 'unknown_state',
+    description: 'the SMSC reported an invalid message state',
+  },
 };
-const STATE_WORDS: Record<number, string> = { 1: 'ENROUTE', 2: 'DELIVRD', 3: 'EXPIRED', 4: 'DELETED', 5: 'UNDELIV', 6: 'ACCEPTD', 7: 'UNKNOWN', 8: 'REJECTD' };
+const STATE_WORDS: Record<number, string> = {
+  1: 'ENROUTE',
+  2: 'DELIVRD',
+  3: 'EXPIRED',
+  4: 'DELETED',
+  5: 'UNDELIV',
+  6: 'ACCEPTD',
+  7: 'UNKNOWN',
+  8: 'REJECTD',
+};
 
 export interface SmppReceipt {
   smscMessageId: string;
@@ -38,7 +51,10 @@ export function udhElements(value: PDU['short_message']): Buffer[] {
 }
 
 export function isDeliveryReceipt(pdu: PDU): boolean {
-  return ((pdu.esm_class ?? 0) & ESM_CLASS_TYPE_MASK) === ESM_CLASS_DELIVERY_RECEIPT || typeof pdu.receipted_message_id === 'string';
+  return (
+    ((pdu.esm_class ?? 0) & ESM_CLASS_TYPE_MASK) === ESM_CLASS_DELIVERY_RECEIPT ||
+    typeof pdu.receipted_message_id === 'string'
+  );
 }
 
 /**
@@ -49,7 +65,9 @@ export function isDeliveryReceipt(pdu: PDU): boolean {
 export function parseReceipt(pdu: PDU): SmppReceipt | null {
   const text = decodedText(pdu.short_message) || decodedText(pdu.message_payload);
   const id = pdu.receipted_message_id || /(?:^|\s)id:(\S+)/i.exec(text)?.[1];
-  const word = (pdu.message_state !== undefined ? STATE_WORDS[pdu.message_state] : undefined) ?? /stat:(\w+)/i.exec(text)?.[1]?.toUpperCase();
+  const word =
+    (pdu.message_state !== undefined ? STATE_WORDS[pdu.message_state] : undefined) ??
+    /stat:(\w+)/i.exec(text)?.[1]?.toUpperCase();
   if (!id || !word) return null;
   const state = FINAL_STATES[word];
   if (!state) return { smscMessageId: id, outcome: null };
@@ -57,6 +75,10 @@ export function parseReceipt(pdu: PDU): SmppReceipt | null {
   const err = /err:(\w+)/i.exec(text)?.[1];
   return {
     smscMessageId: id,
-    outcome: { delivered: false, code: state.code, message: `The SMSC reported ${word}: ${state.description}${err ? ` (err ${err})` : ''}` },
+    outcome: {
+      delivered: false,
+      code: state.code,
+      message: `The SMSC reported ${word}: ${state.description}${err ? ` (err ${err})` : ''}`,
+    },
   };
 }

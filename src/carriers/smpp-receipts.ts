@@ -68,7 +68,10 @@ export class SmppReceipts {
     const receipt = parseReceipt(pdu);
     if (!receipt) {
       this.errors.receiptFailures += 1;
-      this.logger.warn({ text: decodedText(pdu.short_message) }, 'unreadable delivery receipt; acknowledged and ignored');
+      this.logger.warn(
+        { text: decodedText(pdu.short_message) },
+        'unreadable delivery receipt; acknowledged and ignored',
+      );
       return;
     }
     if (!receipt.outcome) return;
@@ -126,23 +129,36 @@ export class SmppReceipts {
       results.forEach((result, index) => {
         if (result.status === 'fulfilled') return;
         finished.delete(chunk[index]!.reference);
-        this.logger.warn({ err: result.reason, reference: chunk[index]!.reference }, 'delivery report not applied; will retry');
+        this.logger.warn(
+          { err: result.reason, reference: chunk[index]!.reference },
+          'delivery report not applied; will retry',
+        );
       });
     }
     const applied = due.filter((row) => finished.has(row.reference)).map((row) => row.smsc_message_id);
     if (applied.length > 0) {
-      await this.prisma.smppReceipt.updateMany({ where: { smscMessageId: { in: applied } }, data: { appliedAt: this.clock.now() } });
+      await this.prisma.smppReceipt.updateMany({
+        where: { smscMessageId: { in: applied } },
+        data: { appliedAt: this.clock.now() },
+      });
     }
     return applied.length;
   }
 
   private async report(sink: CarrierEventSink, settlement: Settlement): Promise<void> {
-    const base = { carrierMessageId: settlement.first_id ?? settlement.reference, reference: settlement.reference, at: this.clock.now() };
+    const base = {
+      carrierMessageId: settlement.first_id ?? settlement.reference,
+      reference: settlement.reference,
+      at: this.clock.now(),
+    };
     if (settlement.failed > 0n) {
       await sink.deliveryReport({
         ...base,
         status: 'failed',
-        error: { code: settlement.error_code ?? 'carrier_error', message: settlement.error_message ?? 'The SMSC reported a failure' },
+        error: {
+          code: settlement.error_code ?? 'carrier_error',
+          message: settlement.error_message ?? 'The SMSC reported a failure',
+        },
       });
     } else if (Number(settlement.delivered) === settlement.parts) {
       await sink.deliveryReport({ ...base, status: 'delivered' });

@@ -3,7 +3,13 @@
  * per octet (data_coding 0, what SMSCs expect over SMPP), UCS-2 as UTF-16BE (data_coding 8); a
  * long message either as concatenated parts with a UDH, or as one PDU with message_payload.
  */
-import { GSM7_CODES, GSM7_ESCAPE, GSM7_EXTENSION, segmentCharacters, type Encoding } from '../modules/messages/encoding.js';
+import {
+  type Encoding,
+  GSM7_CODES,
+  GSM7_ESCAPE,
+  GSM7_EXTENSION,
+  segmentCharacters,
+} from '../modules/messages/encoding.js';
 
 const GSM7_QUESTION_MARK = GSM7_CODES.get('?')!;
 
@@ -36,7 +42,9 @@ function encodeCharacter(char: string, encoding: Encoding): Buffer {
 
 /** The text's parts as the bytes of their short_message, cut where the domain counts its segments. */
 function splitText(text: string, encoding: Encoding): Buffer[] {
-  return segmentCharacters([...text], encoding).map((chars) => Buffer.concat(chars.map((char) => encodeCharacter(char, encoding))));
+  return segmentCharacters([...text], encoding).map((chars) =>
+    Buffer.concat(chars.map((char) => encodeCharacter(char, encoding))),
+  );
 }
 
 /** The concatenation header of 3GPP TS 23.040: IEI 00 (8-bit reference), the reference, the count, the part. */
@@ -45,14 +53,28 @@ export function concatenationUdh(reference: number, parts: number, part: number)
 }
 
 /** The submit_sm bodies of a message; `reference` is the same for all its parts, and on every attempt. */
-export function submitBodies(text: string, encoding: Encoding, mode: ConcatenationMode, reference: number): SubmitBody[] {
+export function submitBodies(
+  text: string,
+  encoding: Encoding,
+  mode: ConcatenationMode,
+  reference: number,
+): SubmitBody[] {
   const dataCoding = DATA_CODING[encoding];
   const pieces = splitText(text, encoding);
   if (pieces.length === 1) {
     return [{ part: 1, parts: 1, dataCoding, esmClass: 0, shortMessage: pieces[0]!, messagePayload: null }];
   }
   if (mode === 'payload') {
-    return [{ part: 1, parts: 1, dataCoding, esmClass: 0, shortMessage: Buffer.alloc(0), messagePayload: Buffer.concat(pieces) }];
+    return [
+      {
+        part: 1,
+        parts: 1,
+        dataCoding,
+        esmClass: 0,
+        shortMessage: Buffer.alloc(0),
+        messagePayload: Buffer.concat(pieces),
+      },
+    ];
   }
   return pieces.map((piece, index) => ({
     part: index + 1,
@@ -73,8 +95,10 @@ export interface Concatenation {
 /** The concatenation information element of a received UDH (IEI 00, 8-bit reference, or 08, 16-bit); null without one. */
 export function readConcatenation(elements: readonly Buffer[]): Concatenation | null {
   for (const element of elements) {
-    if (element[0] === 0x00 && element.length >= 5) return { reference: element[2]!, parts: element[3]!, part: element[4]! };
-    if (element[0] === 0x08 && element.length >= 6) return { reference: element.readUInt16BE(2), parts: element[4]!, part: element[5]! };
+    if (element[0] === 0x00 && element.length >= 5)
+      return { reference: element[2]!, parts: element[3]!, part: element[4]! };
+    if (element[0] === 0x08 && element.length >= 6)
+      return { reference: element.readUInt16BE(2), parts: element[4]!, part: element[5]! };
   }
   return null;
 }

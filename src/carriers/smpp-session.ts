@@ -2,13 +2,21 @@ import type { Logger } from 'pino';
 import smpp, { type PDU, type Session } from 'smpp';
 import type { SmppConfig } from '../config.js';
 import { CarrierUnavailableError } from './carrier.js';
-import { backoffMs, STATUS, statusName, type SmppErrorCounts } from './smpp-status.js';
+import { backoffMs, type SmppErrorCounts, STATUS, statusName } from './smpp-status.js';
 
 export type BindState = 'connecting' | 'bound' | 'disconnected' | 'bind_failed' | 'stopped';
 
 export type SmppSessionOptions = Pick<
   SmppConfig,
-  'host' | 'port' | 'tls' | 'systemId' | 'password' | 'systemType' | 'enquireLinkMs' | 'responseTimeoutMs' | 'reconnectMs'
+  | 'host'
+  | 'port'
+  | 'tls'
+  | 'systemId'
+  | 'password'
+  | 'systemType'
+  | 'enquireLinkMs'
+  | 'responseTimeoutMs'
+  | 'reconnectMs'
 >;
 
 const INTERFACE_VERSION_34 = 0x34;
@@ -82,7 +90,8 @@ export class SmppSession {
 
   /** A request on the bound connection; CarrierUnavailableError when there is none. */
   requestBound(pdu: PDU): Promise<PDU> {
-    if (this.state !== 'bound' || !this.session) throw new CarrierUnavailableError(`SMSC not bound (${this.state})`);
+    if (this.state !== 'bound' || !this.session)
+      throw new CarrierUnavailableError(`SMSC not bound (${this.state})`);
     return this.request(this.session, pdu);
   }
 
@@ -94,7 +103,9 @@ export class SmppSession {
         timer: setTimeout(() => {
           this.pending.delete(entry);
           this.errors.responseTimeouts += 1;
-          reject(new CarrierUnavailableError(`no ${pdu.command}_resp within ${this.options.responseTimeoutMs} ms`));
+          reject(
+            new CarrierUnavailableError(`no ${pdu.command}_resp within ${this.options.responseTimeoutMs} ms`),
+          );
           // An SMSC that stops answering is treated as gone: the connection is made again.
           this.dropSession(session, `no ${pdu.command}_resp within ${this.options.responseTimeoutMs} ms`);
         }, this.options.responseTimeoutMs),
@@ -121,7 +132,8 @@ export class SmppSession {
     const session = smpp.connect({ host, port, tls }, () => void this.bind(session));
     this.session = session;
     const connectTimer = setTimeout(() => {
-      if (this.session === session && this.state !== 'bound') this.dropSession(session, `no bind within ${this.options.responseTimeoutMs} ms`);
+      if (this.session === session && this.state !== 'bound')
+        this.dropSession(session, `no bind within ${this.options.responseTimeoutMs} ms`);
     }, this.options.responseTimeoutMs * 2);
     session.on('error', (error) => {
       this.lastError = error.message;
@@ -145,7 +157,12 @@ export class SmppSession {
     try {
       response = await this.request(
         session,
-        new smpp.PDU('bind_transceiver', { system_id: systemId, password, system_type: systemType, interface_version: INTERFACE_VERSION_34 }),
+        new smpp.PDU('bind_transceiver', {
+          system_id: systemId,
+          password,
+          system_type: systemType,
+          interface_version: INTERFACE_VERSION_34,
+        }),
       );
     } catch {
       return;

@@ -15,7 +15,15 @@ export interface SmppErrorCounts {
 }
 
 export function noSmppErrors(): SmppErrorCounts {
-  return { bindFailures: 0, disconnects: 0, responseTimeouts: 0, throttled: 0, rejected: 0, receiptFailures: 0, inboundFailures: 0 };
+  return {
+    bindFailures: 0,
+    disconnects: 0,
+    responseTimeouts: 0,
+    throttled: 0,
+    rejected: 0,
+    receiptFailures: 0,
+    inboundFailures: 0,
+  };
 }
 
 /** A pause that doubles with every attempt, up to half a minute. */

@@ -2,7 +2,13 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 
 export * from '../generated/client/graphql.js';
-export { verifyWebhook, WEBHOOK_TOLERANCE_SECONDS, type WebhookEvent, type WebhookHeaders, type WebhookVerification } from './verify-webhook.js';
+export {
+  verifyWebhook,
+  WEBHOOK_TOLERANCE_SECONDS,
+  type WebhookEvent,
+  type WebhookHeaders,
+  type WebhookVerification,
+} from './verify-webhook.js';
 
 export class TernClientError extends Error {
   constructor(
@@ -24,7 +30,10 @@ export class TernClientError extends Error {
 export class TernClient {
   constructor(private readonly options: { url: string; token?: string; fetch?: typeof fetch }) {}
 
-  async request<Result, Variables>(document: TypedDocumentNode<Result, Variables>, variables: Variables): Promise<Result> {
+  async request<Result, Variables>(
+    document: TypedDocumentNode<Result, Variables>,
+    variables: Variables,
+  ): Promise<Result> {
     const response = await (this.options.fetch ?? fetch)(this.options.url, {
       method: 'POST',
       headers: {

@@ -4,8 +4,14 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { UnreachableError, describeError } from '../startup.js';
-import { MIGRATION_LOCK_CONTENT, MIGRATION_LOCK_FILE, databaseName, openSchemaEngine, withDatabase } from './schema-engine.js';
+import { describeError, UnreachableError } from '../startup.js';
+import {
+  databaseName,
+  MIGRATION_LOCK_CONTENT,
+  MIGRATION_LOCK_FILE,
+  openSchemaEngine,
+  withDatabase,
+} from './schema-engine.js';
 
 export const DEFAULT_DATABASE_URL = 'postgresql://postgres@127.0.0.1:5432/tern';
 export const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
@@ -34,7 +40,10 @@ function hasCode(error: unknown, ...codes: string[]): boolean {
 }
 
 async function connect(databaseUrl: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const client = new pg.Client({
+    connectionString: databaseUrl,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  });
   await client.connect();
   return client;
 }
@@ -77,7 +86,9 @@ export async function migrateDatabase(databaseUrl: string, opts: MigrationOption
   // An idle client that loses its connection emits 'error', which would otherwise crash the process.
   lock.on('error', (error) => log(`migration lock connection lost: ${error.message}`));
   try {
-    const { rows } = await lock.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [MIGRATION_LOCK_KEY]);
+    const { rows } = await lock.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
+      MIGRATION_LOCK_KEY,
+    ]);
     if (!rows[0]?.locked) {
       log('waiting for another process to finish migrating');
       await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
@@ -104,7 +115,10 @@ export async function migrateDatabase(databaseUrl: string, opts: MigrationOption
  * database built from the existing migrations to schema.prisma, like `prisma migrate dev
  * --create-only` (without its data-loss warning comments); null when they already agree.
  */
-export async function createMigration(name: string, opts: CreateMigrationOptions = {}): Promise<string | null> {
+export async function createMigration(
+  name: string,
+  opts: CreateMigrationOptions = {},
+): Promise<string | null> {
   if (!MIGRATION_NAME_PATTERN.test(name)) {
     throw new Error(`invalid migration name "${name}": use lowercase letters, digits and underscores`);
   }
@@ -114,7 +128,10 @@ export async function createMigration(name: string, opts: CreateMigrationOptions
 
   // The engine connects to this database before it builds the shadow database next to it.
   if (await ensureDatabase(databaseUrl)) log(`created database ${databaseName(databaseUrl)}`);
-  const engine = await openSchemaEngine({ connectionString: databaseUrl, schemaPath: opts.schemaPath ?? DEFAULT_SCHEMA_PATH });
+  const engine = await openSchemaEngine({
+    connectionString: databaseUrl,
+    schemaPath: opts.schemaPath ?? DEFAULT_SCHEMA_PATH,
+  });
   let script: string;
   try {
     script = await engine.diffFromMigrations(migrationsDir);
@@ -153,6 +170,8 @@ async function nextTimestamp(migrationsDir: string): Promise<string> {
     .sort()
     .at(-1);
   if (!latest || now > latest) return now;
-  const latestDate = new Date(latest.replace(/^(\d{4})(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)$/, '$1-$2-$3T$4:$5:$6Z'));
+  const latestDate = new Date(
+    latest.replace(/^(\d{4})(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)$/, '$1-$2-$3T$4:$5:$6Z'),
+  );
   return formatTimestamp(new Date(latestDate.getTime() + 1000));
 }

@@ -1,5 +1,5 @@
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
-import { pageWindow, type PageRequest } from '../pagination.js';
+import { type PageRequest, pageWindow } from '../pagination.js';
 
 /** A child list of a parent row: where its rows are, which of them belong, in what order. */
 export interface ChildList {
@@ -19,7 +19,12 @@ export interface ChildList {
  * rest of the list. Prisma's nested `take` does not do this: it reads every child of every
  * parent (`WHERE parent IN (…)`) and pages them in memory.
  */
-export async function pageIdsPerParent(prisma: PrismaClient, list: ChildList, parentIds: readonly string[], page: PageRequest): Promise<Map<string, string[]>> {
+export async function pageIdsPerParent(
+  prisma: PrismaClient,
+  list: ChildList,
+  parentIds: readonly string[],
+  page: PageRequest,
+): Promise<Map<string, string[]>> {
   const { skip, take } = pageWindow(page);
   const rows = await prisma.$queryRaw<{ parent: string; id: string }[]>`
     SELECT parent.id AS parent, picked.id
@@ -36,7 +41,11 @@ export async function pageIdsPerParent(prisma: PrismaClient, list: ChildList, pa
 }
 
 /** Each parent's page of rows, in the order of its ids; rows read once for all parents. */
-export function inPageOrder<Row extends { id: string }>(pages: Map<string, string[]>, rows: Row[], parentIds: readonly string[]): Row[][] {
+export function inPageOrder<Row extends { id: string }>(
+  pages: Map<string, string[]>,
+  rows: Row[],
+  parentIds: readonly string[],
+): Row[][] {
   const byId = new Map(rows.map((row) => [row.id, row]));
   return parentIds.map((parent) => (pages.get(parent) ?? []).flatMap((id) => byId.get(id) ?? []));
 }

@@ -1,7 +1,7 @@
 // Prisma's schema engine, run as WebAssembly through the `pg` driver adapter, so that migrations
 // need neither the native engine binary (which the Prisma CLI downloads) nor network access.
 import { randomBytes } from 'node:crypto';
-import { readFile, readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -119,7 +119,9 @@ function createPool(connectionString: string): pg.Pool {
   // An idle client the server terminates (our own DROP DATABASE … WITH (FORCE) of a shadow
   // database does) is an error event on the pool; unhandled, it would crash the process.
   pool.on('error', () => undefined);
-  const query = pool.query.bind(pool) as (config: string | pg.QueryConfig) => Promise<pg.QueryResult | pg.QueryResult[]>;
+  const query = pool.query.bind(pool) as (
+    config: string | pg.QueryConfig,
+  ) => Promise<pg.QueryResult | pg.QueryResult[]>;
   pool.query = (async (config: string | pg.QueryConfig) => {
     const result = await query(config);
     for (const { fields } of Array.isArray(result) ? result : [result]) {
@@ -173,7 +175,9 @@ class MigrationAdapterFactory implements SqlMigrationAwareDriverAdapterFactory {
 
   async connectToShadowDb(): Promise<SqlDriverAdapter> {
     // Identifiers longer than 63 bytes are silently truncated by PostgreSQL.
-    const prefix = databaseName(this.connectionString).replace(/[^A-Za-z0-9_]/g, '').slice(0, 40);
+    const prefix = databaseName(this.connectionString)
+      .replace(/[^A-Za-z0-9_]/g, '')
+      .slice(0, 40);
     const name = `${prefix}_shadow_${randomBytes(4).toString('hex')}`;
     await this.pool.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
     const shadowPool = createPool(withDatabase(this.connectionString, name));
@@ -194,9 +198,14 @@ class MigrationAdapterFactory implements SqlMigrationAwareDriverAdapterFactory {
 
 // Mirrors how the Prisma CLI lists a migrations folder: every subfolder is a migration, sorted by
 // name, and an unreadable migration.sql is passed on as an error for the engine to report.
-async function readMigrationsList(migrationsDir: string, defaultLockfile: string | null): Promise<MigrationList> {
+async function readMigrationsList(
+  migrationsDir: string,
+  defaultLockfile: string | null,
+): Promise<MigrationList> {
   const baseDir = path.resolve(migrationsDir);
-  const lockContent = await readFile(path.join(baseDir, MIGRATION_LOCK_FILE), 'utf8').catch(() => defaultLockfile);
+  const lockContent = await readFile(path.join(baseDir, MIGRATION_LOCK_FILE), 'utf8').catch(
+    () => defaultLockfile,
+  );
   const entries = await readdir(baseDir, { withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return [];
     throw error;
@@ -225,7 +234,10 @@ async function readMigrationsList(migrationsDir: string, defaultLockfile: string
   };
 }
 
-export async function openSchemaEngine({ connectionString, schemaPath }: SchemaEngineOptions): Promise<SchemaEngineHandle> {
+export async function openSchemaEngine({
+  connectionString,
+  schemaPath,
+}: SchemaEngineOptions): Promise<SchemaEngineHandle> {
   const wasm = await loadBindings();
   const schema = { path: path.resolve(schemaPath), content: await readFile(schemaPath, 'utf8') };
   const pool = createPool(connectionString);

@@ -5,9 +5,9 @@ import ErrorsPlugin from '@pothos/plugin-errors';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { UnauthorizedError } from '../errors.js';
-import type { IncomingFile } from '../uploads.js';
 import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
+import type { IncomingFile } from '../uploads.js';
 import type { AccountContext, Context } from './context.js';
 import { countObjects } from './query-cost.js';
 
@@ -36,8 +36,16 @@ export function createBuilder({ strictQueries }: BuilderOptions) {
     scopeAuth: {
       authScopes: (context) => ({ account: context.accountId !== null }),
       unauthorizedError: (_parent, context) => new UnauthorizedError(context.authFailure ?? undefined),
+      // A subscription is checked when it opens, not only at each update: a refused one never streams.
+      authorizeOnSubscribe: true,
     },
-    errors: { directResult: true },
+    errors: {
+      directResult: true,
+      defaultUnionOptions: {
+        description:
+          'What the field answers: its result, or one of the failures a client is expected to handle (each implements Error); `__typename` tells which',
+      },
+    },
     // Each field's worst-case object count, read by the request-wide limit in query-cost.ts. The
     // plugin's own check is off: it runs per operation, as each starts, while the limit must sum
     // a whole batch before any of it runs.

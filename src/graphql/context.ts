@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Credential } from '../modules/accounts/authentication.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Credential } from '../modules/accounts/authentication.js';
 import type { Services } from '../services.js';
 import type { FieldRateLimits } from './field-rate-limits.js';
 
@@ -14,6 +14,11 @@ export interface RequestContext {
   authFailure: string | null;
   clientAddress: string;
   logger: FastifyBaseLogger;
+  /**
+   * Whether the request's credential still names the same account: a subscription outlives the
+   * moment it was authenticated, and a revoked key or a disabled account must end its streams.
+   */
+  stillAuthenticated(): Promise<boolean>;
 }
 
 /**

@@ -10,7 +10,8 @@ type Resolution = { args: Record<string, unknown>; context: RequestContext; info
 export type FieldRateLimit = (resolution: Resolution) => Promise<void>;
 
 /** Who a field's calls count against. */
-const byAccount = (context: RequestContext) => (context.accountId ? `account:${context.accountId}` : `address:${context.clientAddress}`);
+const byAccount = (context: RequestContext) =>
+  context.accountId ? `account:${context.accountId}` : `address:${context.clientAddress}`;
 const byAddress = (context: RequestContext) => `address:${context.clientAddress}`;
 
 /**
@@ -22,8 +23,16 @@ const byAddress = (context: RequestContext) => `address:${context.clientAddress}
  * Retry-After until the window ends). Like the budget, they count nothing while Redis is away
  * rather than refuse.
  */
-export function createFieldRateLimits({ redis, config, metrics }: Pick<Dependencies, 'redis' | 'config' | 'metrics'>) {
-  const limiterFor = (field: 'sendMessage' | 'login', max: number, identify: (context: RequestContext) => string): FieldRateLimit => {
+export function createFieldRateLimits({
+  redis,
+  config,
+  metrics,
+}: Pick<Dependencies, 'redis' | 'config' | 'metrics'>) {
+  const limiterFor = (
+    field: 'sendMessage' | 'login',
+    max: number,
+    identify: (context: RequestContext) => string,
+  ): FieldRateLimit => {
     // 0 turns a field's limit off.
     if (max === 0) return async () => undefined;
     const limiter = new RateLimiterRedis({
@@ -38,7 +47,10 @@ export function createFieldRateLimits({ redis, config, metrics }: Pick<Dependenc
         await limiter.consume(caller);
       } catch (outcome) {
         if (outcome instanceof RateLimiterRes) {
-          metrics.rateLimitRefusals.inc({ limit: field, caller: caller.startsWith('account:') ? 'account' : 'address' });
+          metrics.rateLimitRefusals.inc({
+            limit: field,
+            caller: caller.startsWith('account:') ? 'account' : 'address',
+          });
           throw new RateLimitedError(Math.max(1, Math.ceil(outcome.msBeforeNext / 1000)));
         }
         context.logger.warn({ err: outcome, field }, 'field rate limit not counted: Redis unavailable');

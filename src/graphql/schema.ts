@@ -4,7 +4,9 @@ import { addAccountTypes } from './types/accounts.js';
 import { addApiKeyTypes } from './types/api-keys.js';
 import { addCampaignTypes } from './types/campaigns.js';
 import { addCommonTypes } from './types/common.js';
+import { addContactTypes } from './types/contacts.js';
 import { addImportTypes } from './types/imports.js';
+import { addLiveTypes } from './types/live.js';
 import { addMessageTypes } from './types/messages.js';
 import { addOptOutTypes } from './types/opt-outs.js';
 import { addSettingsTypes } from './types/settings.js';
@@ -23,10 +25,11 @@ export function createSchema(options: SchemaOptions): GraphQLSchema {
   addSettingsTypes(builder);
   addApiKeyTypes(builder);
   const messageTypes = addMessageTypes(builder);
-  addCampaignTypes(builder, messageTypes);
+  addCampaignTypes(builder, messageTypes, addContactTypes(builder));
   addTemplateTypes(builder);
   addWebhookTypes(builder);
   addImportTypes(builder);
   addOptOutTypes(builder);
+  addLiveTypes(builder, messageTypes);
   return builder.toSchema({ sortSchema: true });
 }

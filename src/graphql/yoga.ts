@@ -1,17 +1,25 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GraphQLError, NoSchemaIntrospectionCustomRule, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
-import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  type ExecutionResult,
+  GraphQLError,
+  type GraphQLSchema,
+  NoSchemaIntrospectionCustomRule,
+} from 'graphql';
 import { createYoga, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { AppError, RateLimitedError, ValidationError, httpStatusFor } from '../errors.js';
+import { AppError, httpStatusFor, RateLimitedError, ValidationError } from '../errors.js';
 import { isMultipart, readGraphQLMultipart } from '../http/multipart.js';
 import { unstorableTextPaths } from '../validation.js';
+import { CONSOLE_OPTIONS } from './console.js';
 import type { Context } from './context.js';
-import { MAX_DOCUMENT_TOKENS, assertListsBounded, limitQueryCost } from './query-cost.js';
+import { csrfPrevention } from './csrf.js';
+import { checkVariablesInTheDomain } from './domain-checked-schema.js';
+import { assertListsBounded, limitQueryCost, MAX_DOCUMENT_TOKENS } from './query-cost.js';
 
 export const MAX_BATCHED_OPERATIONS = 10;
 
@@ -43,7 +51,13 @@ export function toPublicGraphQLError(error: unknown): Error {
   const graphQLError = error instanceof GraphQLError ? error : undefined;
   if (original instanceof AppError) {
     // A malformed request, or an upload over its limit, is the request's fault as a whole, as in /v1: 400, 413.
-    const requestLevel = ['unauthorized', 'forbidden', 'rate_limited', 'bad_request', 'payload_too_large'].includes(original.code);
+    const requestLevel = [
+      'unauthorized',
+      'forbidden',
+      'rate_limited',
+      'bad_request',
+      'payload_too_large',
+    ].includes(original.code);
     return new GraphQLError(original.message, {
       nodes: graphQLError?.nodes,
       path: graphQLError?.path,
@@ -54,7 +68,9 @@ export function toPublicGraphQLError(error: unknown): Error {
           ? {
               http: {
                 status: httpStatusFor(original.code),
-                ...(original instanceof RateLimitedError ? { headers: { 'retry-after': String(original.retryAfterSeconds) } } : {}),
+                ...(original instanceof RateLimitedError
+                  ? { headers: { 'retry-after': String(original.retryAfterSeconds) } }
+                  : {}),
               },
             }
           : {}),
@@ -71,7 +87,11 @@ export function toPublicGraphQLError(error: unknown): Error {
 }
 
 function isUnexpected(error: GraphQLError): boolean {
-  return error.originalError !== undefined && !(error.originalError instanceof AppError) && !(error.originalError instanceof GraphQLError);
+  return (
+    error.originalError !== undefined &&
+    !(error.originalError instanceof AppError) &&
+    !(error.originalError instanceof GraphQLError)
+  );
 }
 
 /** An expected failure (an AppError, with its code) or a mistake in the request (syntax, validation). */
@@ -114,7 +134,12 @@ const SUGGESTION = /\s*Did you mean [^?]*\?$/;
 function productionError(error: GraphQLError, requestId: string): GraphQLError {
   const { code, details, http } = error.extensions ?? {};
   return new GraphQLError(error.message.replace(SUGGESTION, ''), {
-    extensions: { code: typeof code === 'string' ? code : 'bad_request', ...(details ? { details } : {}), request: requestId, ...(http ? { http } : {}) },
+    extensions: {
+      code: typeof code === 'string' ? code : 'bad_request',
+      ...(details ? { details } : {}),
+      request: requestId,
+      ...(http ? { http } : {}),
+    },
   });
 }
 
@@ -131,7 +156,9 @@ function resultExtensions(production: boolean): Plugin<Record<string, unknown>, 
       const requestId = serverContext.req.id;
       const stamp = (single: ExecutionResult): ExecutionResult => ({
         ...single,
-        ...(production && single.errors ? { errors: single.errors.map((error) => productionError(error, requestId)) } : {}),
+        ...(production && single.errors
+          ? { errors: single.errors.map((error) => productionError(error, requestId)) }
+          : {}),
         extensions: { ...single.extensions, request: requestId },
       });
       setResult(Array.isArray(result) ? result.map(stamp) : stamp(result as ExecutionResult));
@@ -148,7 +175,12 @@ function streamedUploads(maxFieldBytes: number): Plugin<Record<string, unknown>,
   return {
     onRequestParse({ serverContext, setRequestParser }) {
       if (!isMultipart(serverContext.req)) return;
-      setRequestParser(() => readGraphQLMultipart(serverContext.req, serverContext.reply, maxFieldBytes) as Promise<GraphQLParams | GraphQLParams[]>);
+      setRequestParser(
+        () =>
+          readGraphQLMultipart(serverContext.req, serverContext.reply, maxFieldBytes) as Promise<
+            GraphQLParams | GraphQLParams[]
+          >,
+      );
     },
   };
 }
@@ -162,7 +194,13 @@ const refuseUnstorableText: Plugin = {
     const paths = unstorableTextPaths(args.variableValues ?? {});
     if (paths.length === 0) return;
     const details = paths.map((path) => ({ field: path.join('.'), issue: 'invalid_value' as const }));
-    setResultAndStopExecution({ errors: [toPublicGraphQLError(new ValidationError(details, 'Text may not contain NUL characters or unpaired surrogates'))] });
+    setResultAndStopExecution({
+      errors: [
+        toPublicGraphQLError(
+          new ValidationError(details, 'Text may not contain NUL characters or unpaired surrogates'),
+        ),
+      ],
+    });
   },
 };
 
@@ -179,7 +217,10 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
     graphqlEndpoint: '/graphql',
     landingPage: false,
     multipart: false,
-    graphiql: options.graphiql ? { title: 'Tern GraphQL console' } : false,
+    graphiql: options.graphiql ? CONSOLE_OPTIONS : false,
+    // GraphiQL from the installed package, its scripts and styles inlined in the page: the
+    // console works without internet (Yoga's default page loads them from a CDN).
+    renderGraphiQL,
     context: ({ req }) => options.createContext(req),
     maskedErrors: { maskError: (error) => toPublicGraphQLError(error) },
     logging: {
@@ -187,7 +228,8 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
       info: (...args) => options.logger.info(args.map(String).join(' ')),
       warn: (...args) => options.logger.warn(args.map(String).join(' ')),
       // Yoga logs every error it masks, the client's own mistakes included: those are not the server's errors.
-      error: (...args) => options.logger[args.every(isClientError) ? 'debug' : 'error'](args.map(String).join(' ')),
+      error: (...args) =>
+        options.logger[args.every(isClientError) ? 'debug' : 'error'](args.map(String).join(' ')),
     },
     // Several operations in one request are allowed, up to a few, each checked like one.
     batching: { limit: MAX_BATCHED_OPERATIONS },
@@ -199,11 +241,10 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
       maxTokensPlugin({ n: MAX_DOCUMENT_TOKENS, exposeLimits: true }),
       // How many objects the request could return, all its operations together, before any runs.
       limitQueryCost(options.schema),
-      // A browser can send a form or a GET cross-site without a preflight; only JSON, or a
-      // request carrying this header, is taken as a deliberate API call.
-      useCSRFPrevention({ requestHeaders: ['x-tern-csrf'] }),
+      csrfPrevention() as Plugin<ServerContext & Context>,
       streamedUploads(options.maxMultipartFieldBytes) as Plugin<ServerContext & Context>,
       refuseUnstorableText as Plugin<ServerContext & Context>,
+      checkVariablesInTheDomain(options.schema) as Plugin<ServerContext & Context>,
       logUnexpectedErrors as Plugin<ServerContext & Context>,
       resultExtensions(options.production) as Plugin<ServerContext & Context>,
       ...(options.introspection ? [] : [disableIntrospection as Plugin<ServerContext & Context>]),

@@ -1,5 +1,5 @@
-import type { WorkerCarrierHealth } from '../carriers/carrier-health.js';
 import { errorCountsByKind } from '../carriers/carrier.js';
+import type { WorkerCarrierHealth } from '../carriers/carrier-health.js';
 
 /** A worker's carrier as GET /health shows it, in the API's snake_case names. */
 export function carrierHealthBody(health: WorkerCarrierHealth) {

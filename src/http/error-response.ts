@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, RateLimitedError, ValidationError, httpStatusFor, type FieldIssue } from '../errors.js';
+import { AppError, type FieldIssue, httpStatusFor, RateLimitedError, ValidationError } from '../errors.js';
 
 export interface ErrorBody {
   error: { code: string; message: string; details?: FieldIssue[] };
@@ -22,13 +22,21 @@ export function sendError(
       extensions: { request: reply.request.id },
     });
   }
-  const body: ErrorBody = { error: { code, message, ...(details ? { details } : {}) }, request: reply.request.id };
+  const body: ErrorBody = {
+    error: { code, message, ...(details ? { details } : {}) },
+    request: reply.request.id,
+  };
   return reply.send(body);
 }
 
 export function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {
   if (error instanceof RateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
-  return sendError(reply, error.code, error.message, error instanceof ValidationError ? error.details : undefined);
+  return sendError(
+    reply,
+    error.code,
+    error.message,
+    error instanceof ValidationError ? error.details : undefined,
+  );
 }
 
 /** Fastify's own errors (body parsing, limits) and anything unexpected, in Tern's error body. */
@@ -40,25 +48,41 @@ export function handleHttpError(error: FastifyError | Error, request: FastifyReq
       return sendError(reply, 'payload_too_large', 'The request body is larger than 1 MB');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return sendError(reply, 'bad_request', 'The body must be JSON, sent with Content-Type: application/json');
+      return sendError(
+        reply,
+        'bad_request',
+        'The body must be JSON, sent with Content-Type: application/json',
+      );
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return sendError(reply, 'bad_request', 'The body is empty but Content-Type says JSON');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return sendError(reply, 'bad_request', 'The body is not valid JSON');
   }
-  if (fastifyError.statusCode !== undefined && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+  if (
+    fastifyError.statusCode !== undefined &&
+    fastifyError.statusCode >= 400 &&
+    fastifyError.statusCode < 500
+  ) {
     const message = error instanceof SyntaxError ? 'The body is not valid JSON' : 'The request is malformed';
     return sendError(reply, 'bad_request', message);
   }
   request.log.error({ err: error }, 'unexpected error');
-  return sendError(reply, 'internal_error', 'An unexpected error occurred; quote the request id when reporting it');
+  return sendError(
+    reply,
+    'internal_error',
+    'An unexpected error occurred; quote the request id when reporting it',
+  );
 }
 
 /**
  * A request Node's HTTP parser refused before Fastify saw it (headers or URL over 16 KB, not
  * HTTP at all, too slow to arrive): answered in Tern's error body, not Node's own.
  */
-export function answerUnreadableRequest(error: Error & { code?: string }, socket: Socket, requestId: string): void {
+export function answerUnreadableRequest(
+  error: Error & { code?: string },
+  socket: Socket,
+  requestId: string,
+): void {
   if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;

@@ -20,7 +20,10 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   ]);
 }
 
-export async function checkHealth(deps: Pick<Dependencies, 'prisma' | 'redis'>, timeoutMs = 2_000): Promise<HealthReport> {
+export async function checkHealth(
+  deps: Pick<Dependencies, 'prisma' | 'redis'>,
+  timeoutMs = 2_000,
+): Promise<HealthReport> {
   const [postgres, redis] = await Promise.all([
     withTimeout(deps.prisma.$queryRaw`SELECT 1`, timeoutMs).then(
       () => 'up' as const,
@@ -54,7 +57,10 @@ export class Readiness {
   }
 
   async check(timeoutMs = 2_000): Promise<ReadinessReport> {
-    const [health, migrations] = await Promise.all([checkHealth(this.deps, timeoutMs), this.migrations(timeoutMs)]);
+    const [health, migrations] = await Promise.all([
+      checkHealth(this.deps, timeoutMs),
+      this.migrations(timeoutMs),
+    ]);
     const shutting_down = this.shuttingDown();
     const ready = health.status === 'ok' && migrations === 'applied' && !shutting_down;
     return { ...health, status: ready ? 'ok' : 'unavailable', migrations, shutting_down };

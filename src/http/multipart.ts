@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import busboy from 'busboy';
 import { errorCodes, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { processRequest, type GraphQLOperation } from 'graphql-upload-minimal';
+import { type GraphQLOperation, processRequest } from 'graphql-upload-minimal';
 import { AppError, type FieldIssue } from '../errors.js';
 import { saveUpload } from '../uploads.js';
 
@@ -44,12 +44,19 @@ export function acceptMultipart(app: FastifyInstance): void {
  * A GraphQL multipart request (the graphql-multipart-request-spec): its operations, with an
  * Upload in place of each file, resolved as the file's part arrives; nothing is buffered.
  */
-export async function readGraphQLMultipart(request: FastifyRequest, reply: FastifyReply, maxFieldBytes: number): Promise<GraphQLOperation | GraphQLOperation[]> {
+export async function readGraphQLMultipart(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  maxFieldBytes: number,
+): Promise<GraphQLOperation | GraphQLOperation[]> {
   try {
     return await processRequest(request.raw, reply.raw, { maxFiles: 1, maxFieldSize: maxFieldBytes });
   } catch (error) {
     const status = (error as { status?: number }).status;
-    throw new AppError(status === 413 ? 'payload_too_large' : 'bad_request', error instanceof Error ? error.message : 'The multipart request is malformed');
+    throw new AppError(
+      status === 413 ? 'payload_too_large' : 'bad_request',
+      error instanceof Error ? error.message : 'The multipart request is malformed',
+    );
   }
 }
 
@@ -69,7 +76,10 @@ export interface MultipartForm {
  * the file, so the file is spooled to a temporary file (counted while streaming: 413 as soon as
  * it passes `maxFileBytes`) until the whole form is known.
  */
-export async function readMultipartForm(request: FastifyRequest, options: { fileField: string; maxFileBytes: number }): Promise<MultipartForm> {
+export async function readMultipartForm(
+  request: FastifyRequest,
+  options: { fileField: string; maxFileBytes: number },
+): Promise<MultipartForm> {
   if (!isMultipart(request)) throw new AppError('bad_request', 'The body must be multipart/form-data');
   const directory = await mkdtemp(join(tmpdir(), 'tern-upload-'));
   const discard = () => rm(directory, { recursive: true, force: true });
@@ -90,9 +100,18 @@ function parseForm(
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: request.headers, defParamCharset: 'utf8', limits: { fields: MAX_FORM_FIELDS, fieldSize: MAX_FIELD_BYTES } });
+      parser = busboy({
+        headers: request.headers,
+        defParamCharset: 'utf8',
+        limits: { fields: MAX_FORM_FIELDS, fieldSize: MAX_FIELD_BYTES },
+      });
     } catch (error) {
-      reject(new AppError('bad_request', `The multipart body cannot be read: ${error instanceof Error ? error.message : String(error)}`));
+      reject(
+        new AppError(
+          'bad_request',
+          `The multipart body cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      );
       return;
     }
     const fields = new Map<string, string[]>();
@@ -104,7 +123,11 @@ function parseForm(
       reject(error);
     };
     // busboy hands on a part whose Content-Disposition has no name, or an empty one, as such.
-    const unnamed = () => new AppError('bad_request', 'Every part of the form needs a name (Content-Disposition: form-data; name="…")');
+    const unnamed = () =>
+      new AppError(
+        'bad_request',
+        'Every part of the form needs a name (Content-Disposition: form-data; name="…")',
+      );
     parser.on('field', (name, value, info) => {
       if (!name) {
         fail(unnamed());
@@ -130,8 +153,17 @@ function parseForm(
       file = { filename: info.filename ?? '', mimetype: info.mimeType, path: spoolPath };
       saving = saveUpload(stream, spoolPath, options.maxFileBytes).catch(fail);
     });
-    parser.once('fieldsLimit', () => fail(new AppError('payload_too_large', `The form has more than ${MAX_FORM_FIELDS} fields`)));
-    parser.once('error', (error) => fail(new AppError('bad_request', `The multipart body is malformed: ${error instanceof Error ? error.message : String(error)}`)));
+    parser.once('fieldsLimit', () =>
+      fail(new AppError('payload_too_large', `The form has more than ${MAX_FORM_FIELDS} fields`)),
+    );
+    parser.once('error', (error) =>
+      fail(
+        new AppError(
+          'bad_request',
+          `The multipart body is malformed: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      ),
+    );
     parser.once('close', () => {
       void saving.then(() => resolve({ fields, file, problems }));
     });

@@ -54,7 +54,10 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
         return;
       }
       setHeaders(reply, options.max, outcome, now);
-      options.metrics.rateLimitRefusals.inc({ limit: 'request', caller: identity.startsWith('account:') ? 'account' : 'address' });
+      options.metrics.rateLimitRefusals.inc({
+        limit: 'request',
+        caller: identity.startsWith('account:') ? 'account' : 'address',
+      });
       throw new RateLimitedError(Math.max(1, Math.ceil(outcome.msBeforeNext / 1000)));
     }
   });

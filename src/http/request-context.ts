@@ -18,13 +18,20 @@ export function authenticate(request: FastifyRequest, authenticator: Authenticat
   let caller = callers.get(request);
   if (!caller) {
     caller = authenticator.fromHeader(request.headers.authorization).then(
-      (found): RequestCaller => ({ accountId: found?.accountId ?? null, credential: found?.credential ?? null, authFailure: null }),
+      (found): RequestCaller => ({
+        accountId: found?.accountId ?? null,
+        credential: found?.credential ?? null,
+        authFailure: null,
+      }),
       (error: unknown): RequestCaller => {
         if (!(error instanceof UnauthorizedError)) throw error;
         return { accountId: null, credential: null, authFailure: error.message };
       },
     );
-    caller.then((settled) => settledCallers.set(request, settled), () => undefined);
+    caller.then(
+      (settled) => settledCallers.set(request, settled),
+      () => undefined,
+    );
     callers.set(request, caller);
   }
   return caller;
@@ -36,6 +43,23 @@ export function authenticatedCaller(request: FastifyRequest): RequestCaller | un
 }
 
 /** One context factory for GraphQL and /v1 alike: the same request id, caller and logger. */
-export async function createRequestContext(request: FastifyRequest, authenticator: Authenticator): Promise<RequestContext> {
-  return { requestId: request.id, ...(await authenticate(request, authenticator)), clientAddress: request.ip, logger: request.log };
+export async function createRequestContext(
+  request: FastifyRequest,
+  authenticator: Authenticator,
+): Promise<RequestContext> {
+  const caller = await authenticate(request, authenticator);
+  return {
+    requestId: request.id,
+    ...caller,
+    clientAddress: request.ip,
+    logger: request.log,
+    stillAuthenticated: () =>
+      authenticator.fromHeader(request.headers.authorization).then(
+        (found) => found !== null && found.accountId === caller.accountId,
+        (error: unknown) => {
+          if (error instanceof UnauthorizedError) return false;
+          throw error;
+        },
+      ),
+  };
 }

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { getOperationAST, type DocumentNode } from 'graphql';
+import { type DocumentNode, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { ServerContext } from '../graphql/yoga.js';
-import { statusClass, type Metrics } from '../metrics/metrics.js';
+import { type Metrics, statusClass } from '../metrics/metrics.js';
 
 /** A GraphQL operation a request ran, as the metrics name it. */
 export interface ObservedOperation {
@@ -23,10 +23,17 @@ const operationsOf = new WeakMap<FastifyRequest, ObservedOperation[]>();
  * of schema/operations, which the /v1 routes and the typed client use) become label values.
  */
 export function graphqlOperationObserver(knownNames: ReadonlySet<string>): Plugin<ServerContext> {
-  const note = (request: FastifyRequest, document: DocumentNode, operationName: string | null | undefined) => {
+  const note = (
+    request: FastifyRequest,
+    document: DocumentNode,
+    operationName: string | null | undefined,
+  ) => {
     const operation = getOperationAST(document, operationName);
     const name = operation?.name?.value;
-    const observed = { type: operation?.operation ?? 'unknown', name: name === undefined ? 'anonymous' : knownNames.has(name) ? name : 'other' };
+    const observed = {
+      type: operation?.operation ?? 'unknown',
+      name: name === undefined ? 'anonymous' : knownNames.has(name) ? name : 'other',
+    };
     operationsOf.set(request, [...(operationsOf.get(request) ?? []), observed]);
   };
   return {
@@ -52,7 +59,10 @@ export interface RequestObserverOptions {
  * the URL) and one log line, at error level for a 5xx and info otherwise. Health probes are
  * counted but not logged: an orchestrator polls them every few seconds.
  */
-export function observeRequests(app: FastifyInstance, { metrics, restOperations, accountOf }: RequestObserverOptions): void {
+export function observeRequests(
+  app: FastifyInstance,
+  { metrics, restOperations, accountOf }: RequestObserverOptions,
+): void {
   app.addHook('onResponse', async (request, reply) => {
     const method = KNOWN_METHODS.has(request.method) ? request.method : 'other';
     const route = request.routeOptions.url ?? 'unmatched';
@@ -64,7 +74,9 @@ export function observeRequests(app: FastifyInstance, { metrics, restOperations,
     if (!streamed) metrics.httpDuration.observe(labels, seconds);
 
     const rest = restOperations.get(`${request.method} ${route}`);
-    const operations = rest ? [{ ...rest, transport: 'v1' }] : (operationsOf.get(request) ?? []).map((operation) => ({ ...operation, transport: 'graphql' }));
+    const operations = rest
+      ? [{ ...rest, transport: 'v1' }]
+      : (operationsOf.get(request) ?? []).map((operation) => ({ ...operation, transport: 'graphql' }));
     for (const { transport, type, name } of operations) {
       metrics.graphqlOperations.inc({ transport, type, operation: name, status_class: labels.status_class });
       if (!streamed) metrics.graphqlDuration.observe({ transport, type, operation: name }, seconds);

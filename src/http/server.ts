@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import helmet from '@fastify/helmet';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import type { WorkerCarrierHealth } from '../carriers/carrier-health.js';
 import type { Dependencies } from '../deps.js';
@@ -9,17 +14,19 @@ import { createFieldRateLimits } from '../graphql/field-rate-limits.js';
 import { createGraphQLServer } from '../graphql/yoga.js';
 import { buildOpenApi } from '../rest/openapi.js';
 import { OperationRegistry } from '../rest/operations.js';
+import { requestSchemas } from '../rest/request-schemas.js';
 import { registerRestRoutes } from '../rest/rest-routes.js';
 import { routes } from '../rest/route-table.js';
 import type { Services } from '../services.js';
-import { answerUnreadableRequest, handleHttpError, sendError } from './error-response.js';
+import { registerApiDocs } from './api-docs.js';
 import { carrierHealthBody } from './carrier-health-body.js';
+import { answerUnreadableRequest, handleHttpError, sendError } from './error-response.js';
 import { checkHealth, type Readiness } from './health.js';
-import { acceptMultipart } from './multipart.js';
 import { acceptStrictJson } from './json-body.js';
+import { acceptMultipart } from './multipart.js';
 import { registerRateLimit } from './rate-limit.js';
 import { authenticate, authenticatedCaller, createRequestContext } from './request-context.js';
-import { graphqlOperationObserver, observeRequests, type ObservedOperation } from './request-observer.js';
+import { graphqlOperationObserver, type ObservedOperation, observeRequests } from './request-observer.js';
 
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -49,20 +56,27 @@ export interface HttpServerOptions {
 function drainOnShutdown(app: FastifyInstance, shuttingDown: () => boolean): void {
   const inFlight = new Set<FastifyRequest>();
   let drained: (() => void) | null = null;
+  const settle = async (request: FastifyRequest) => {
+    if (inFlight.delete(request) && inFlight.size === 0) drained?.();
+  };
   app.addHook('onRequest', async (request, reply) => {
     if (!shuttingDown()) {
       inFlight.add(request);
+      // A streamed answer (an event stream) that its client abandons ends with neither Fastify's
+      // onResponse nor onRequestAbort; the response's 'close' comes in every case.
+      reply.raw.once('close', () => void settle(request));
       return;
     }
     if (request.url.startsWith('/health')) return;
-    return sendError(reply.header('retry-after', '1'), 'service_unavailable', 'Tern is shutting down; retry, another instance will answer');
+    return sendError(
+      reply.header('retry-after', '1'),
+      'service_unavailable',
+      'Tern is shutting down; retry, another instance will answer',
+    );
   });
   app.addHook('onSend', async (_request, reply) => {
     if (shuttingDown()) reply.header('connection', 'close');
   });
-  const settle = async (request: FastifyRequest) => {
-    if (inFlight.delete(request) && inFlight.size === 0) drained?.();
-  };
   app.addHook('onResponse', settle);
   app.addHook('onRequestAbort', settle);
   app.addHook('preClose', async () => {
@@ -74,7 +88,14 @@ function drainOnShutdown(app: FastifyInstance, shuttingDown: () => boolean): voi
 }
 
 /** The API process: GraphQL at /graphql, the /v1 layer, /health, one request pipeline for all. */
-export function createHttpServer({ deps, services, schema, carriers, readiness, shuttingDown }: HttpServerOptions): FastifyInstance {
+export function createHttpServer({
+  deps,
+  services,
+  schema,
+  carriers,
+  readiness,
+  shuttingDown,
+}: HttpServerOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: MAX_JSON_BODY_BYTES,
@@ -87,7 +108,12 @@ export function createHttpServer({ deps, services, schema, carriers, readiness, 
     },
     clientErrorHandler: (error, socket) => answerUnreadableRequest(error, socket, newRequestId()),
     // A path that does not decode (`%FF`) is refused by the router before any hook runs.
-    frameworkErrors: (error, request, reply) => sendError(reply.header('x-request-id', request.id), 'bad_request', `The URL cannot be read: ${error.message}`),
+    frameworkErrors: (error, request, reply) =>
+      sendError(
+        reply.header('x-request-id', request.id),
+        'bad_request',
+        `The URL cannot be read: ${error.message}`,
+      ),
     forceCloseConnections: 'idle',
     // A client that trickles its request (slowloris) is cut off rather than holding a socket.
     requestTimeout: REQUEST_TIMEOUT_MS,
@@ -120,10 +146,17 @@ export function createHttpServer({ deps, services, schema, carriers, readiness, 
   const restOperations = new Map<string, ObservedOperation>(
     routes.map((route) => {
       const operation = registry.get(route.operation);
-      return [`${route.method} ${route.path}`, { type: operation.definition.operation, name: operation.name }];
+      return [
+        `${route.method} ${route.path}`,
+        { type: operation.definition.operation, name: operation.name },
+      ];
     }),
   );
-  observeRequests(app, { metrics: deps.metrics, restOperations, accountOf: (request) => authenticatedCaller(request)?.accountId });
+  observeRequests(app, {
+    metrics: deps.metrics,
+    restOperations,
+    accountOf: (request) => authenticatedCaller(request)?.accountId,
+  });
   registerRateLimit(app, {
     redis: deps.redis,
     prefix: deps.config.redisPrefix,
@@ -139,12 +172,16 @@ export function createHttpServer({ deps, services, schema, carriers, readiness, 
     },
   });
   app.setErrorHandler(handleHttpError);
-  app.setNotFoundHandler((request, reply) => sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`),
+  );
 
   app.get('/health', async (_request, reply) => {
     const [report, workers] = await Promise.all([checkHealth(deps), carriers()]);
     // The carriers' state informs; it does not make the API unhealthy (sends wait and retry).
-    return reply.status(report.status === 'ok' ? 200 : 503).send({ ...report, carriers: workers.map(carrierHealthBody), request: reply.request.id });
+    return reply
+      .status(report.status === 'ok' ? 200 : 503)
+      .send({ ...report, carriers: workers.map(carrierHealthBody), request: reply.request.id });
   });
   // For an orchestrator: live while the process answers at all; ready while it should get traffic.
   app.get('/health/live', async (_request, reply) => reply.send({ status: 'ok', request: reply.request.id }));
@@ -177,14 +214,18 @@ export function createHttpServer({ deps, services, schema, carriers, readiness, 
       // Streamed answers (event streams, incremental delivery) go out as streams; every other is
       // one body, written at once rather than as a chunked stream of several writes.
       const contentType = response.headers.get('content-type') ?? '';
-      if (contentType.startsWith('text/event-stream') || contentType.startsWith('multipart/')) return reply.send(response.body);
-      return reply.send(Buffer.from(await response.arrayBuffer()));
+      if (contentType.startsWith('text/event-stream') || contentType.startsWith('multipart/'))
+        return reply.send(response.body);
+      // Yoga's answer is already a string; read as text, it is sent as it is rather than encoded
+      // to an ArrayBuffer and copied into a Buffer.
+      return reply.send(await response.text());
     },
   });
 
   registerRestRoutes(app, routes, registry, schema, createContext);
-  const openApi = buildOpenApi(routes, registry, schema);
+  const openApi = buildOpenApi(routes, registry, schema, requestSchemas(deps.config.webhookAllowInsecure));
   app.get('/v1/openapi.json', async () => openApi);
+  registerApiDocs(app);
 
   return app;
 }

@@ -4,11 +4,17 @@ import type { Clock } from '../clock.js';
 import { FORGET_FINISHED_JOBS, JobProducer, type QueueDefinition } from './queue-definition.js';
 
 /** `start`: a scheduled campaign's send_at has come; `dispatch`: send its next batch. */
-export type CampaignDispatchJob = { kind: 'start'; campaignId: string; sendAt: string } | { kind: 'dispatch'; campaignId: string };
+export type CampaignDispatchJob =
+  | { kind: 'start'; campaignId: string; sendAt: string }
+  | { kind: 'dispatch'; campaignId: string };
 
 export const campaignDispatchQueue: QueueDefinition<CampaignDispatchJob> = {
   name: 'campaign-dispatch',
-  defaultJobOptions: { attempts: 10, backoff: { type: 'exponential', delay: 1_000 }, ...FORGET_FINISHED_JOBS },
+  defaultJobOptions: {
+    attempts: 10,
+    backoff: { type: 'exponential', delay: 1_000 },
+    ...FORGET_FINISHED_JOBS,
+  },
 };
 
 /**
@@ -25,15 +31,25 @@ export class CampaignDispatchJobs extends JobProducer<CampaignDispatchJob> {
   }
 
   async enqueueBatch(campaignId: string, batch: number, delayMs: number): Promise<void> {
-    const job = { name: 'dispatch', data: { kind: 'dispatch', campaignId } as const, opts: { jobId: `dispatch-${campaignId}-${batch}`, delay: delayMs } };
-    await this.add([job], 'could not enqueue the next batch; the recovery sweep will', { campaign: campaignId });
+    const job = {
+      name: 'dispatch',
+      data: { kind: 'dispatch', campaignId } as const,
+      opts: { jobId: `dispatch-${campaignId}-${batch}`, delay: delayMs },
+    };
+    await this.add([job], 'could not enqueue the next batch; the recovery sweep will', {
+      campaign: campaignId,
+    });
   }
 
   async scheduleStart(campaignId: string, sendAt: Date): Promise<void> {
     const delay = Math.max(0, sendAt.getTime() - this.clock.now().getTime());
     const data = { kind: 'start', campaignId, sendAt: sendAt.toISOString() } as const;
-    await this.add([{ name: 'start', data, opts: { jobId: `start-${campaignId}-${sendAt.getTime()}`, delay } }], 'could not schedule the start; the recovery sweep will', {
-      campaign: campaignId,
-    });
+    await this.add(
+      [{ name: 'start', data, opts: { jobId: `start-${campaignId}-${sendAt.getTime()}`, delay } }],
+      'could not schedule the start; the recovery sweep will',
+      {
+        campaign: campaignId,
+      },
+    );
   }
 }

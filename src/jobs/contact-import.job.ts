@@ -13,9 +13,13 @@ export const contactImportQueue: QueueDefinition<ContactImportJob> = {
 /** The job id is the import job's id: one BullMQ job per upload, however often it is enqueued. */
 export class ContactImportJobs extends JobProducer<ContactImportJob> {
   async enqueue(importJobId: string): Promise<void> {
-    await this.add([{ name: 'import', data: { importJobId }, opts: { jobId: importJobId } }], 'could not enqueue the import; the recovery sweep will', {
-      job: importJobId,
-    });
+    await this.add(
+      [{ name: 'import', data: { importJobId }, opts: { jobId: importJobId } }],
+      'could not enqueue the import; the recovery sweep will',
+      {
+        job: importJobId,
+      },
+    );
   }
 
   async isQueued(importJobId: string): Promise<boolean> {

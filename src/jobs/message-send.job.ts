@@ -16,7 +16,9 @@ export const SEND_JOB_SIZE = 100;
 
 /** Made of the job's messages' ids, so that enqueueing the same batch again adds nothing. */
 export function sendJobId(messageIds: readonly string[]): string {
-  return messageIds.length === 1 ? messageIds[0]! : `batch-${createHash('sha256').update(messageIds.join(',')).digest('base64url')}`;
+  return messageIds.length === 1
+    ? messageIds[0]!
+    : `batch-${createHash('sha256').update(messageIds.join(',')).digest('base64url')}`;
 }
 
 export class MessageSendJobs extends JobProducer<MessageSendJob> {

@@ -33,7 +33,11 @@ export class JobProducer<Payload> {
    * Adds the jobs in one round trip. A failure is logged, not raised: the work is in PostgreSQL
    * already, and the recovery sweep enqueues it again.
    */
-  protected async add(jobs: readonly NewJob<Payload>[], failure: string, context: Record<string, unknown>): Promise<void> {
+  protected async add(
+    jobs: readonly NewJob<Payload>[],
+    failure: string,
+    context: Record<string, unknown>,
+  ): Promise<void> {
     if (jobs.length === 0) return;
     try {
       // BullMQ types the jobs through conditional types that a generic payload cannot resolve.

@@ -25,7 +25,10 @@ export type Queues = { readonly [Key in QueueKey]: Queue<PayloadOf<(typeof QUEUE
  * they work on, so that adding the same work twice (a retry, the recovery sweep) is a no-op.
  */
 export function createQueues(connection: Redis, prefix: string): Queues {
-  const entries = Object.entries(QUEUES).map(([key, { name, defaultJobOptions }]) => [key, new Queue(name, { connection, prefix, defaultJobOptions })]);
+  const entries = Object.entries(QUEUES).map(([key, { name, defaultJobOptions }]) => [
+    key,
+    new Queue(name, { connection, prefix, defaultJobOptions }),
+  ]);
   return Object.fromEntries(entries) as Queues;
 }
 

@@ -12,5 +12,19 @@ export function createWorkerConnection(redisUrl: string): Redis {
 }
 
 export function createProducerConnection(redisUrl: string, commandTimeoutMs: number): Redis {
-  return new Redis(redisUrl, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 5_000, commandTimeout: commandTimeoutMs });
+  return new Redis(redisUrl, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 5_000,
+    commandTimeout: commandTimeoutMs,
+  });
+}
+
+/**
+ * A subscriber waits for messages as long as the process lives, like a worker, and subscribes
+ * again by itself after a reconnect; it connects on its first SUBSCRIBE.
+ */
+export function createSubscriberConnection(redisUrl: string): Redis {
+  return new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: null });
 }

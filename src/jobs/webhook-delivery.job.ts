@@ -16,7 +16,11 @@ export const webhookDeliveryQueue: QueueDefinition<WebhookDeliveryJob> = {
 export class WebhookDeliveryJobs extends JobProducer<WebhookDeliveryJob> {
   async enqueue(jobs: readonly WebhookDeliveryJob[], delayMs = 0): Promise<void> {
     await this.add(
-      jobs.map((job) => ({ name: 'deliver', data: job, opts: { jobId: `${job.delivery}-a${job.attempt}`, ...(delayMs > 0 ? { delay: delayMs } : {}) } })),
+      jobs.map((job) => ({
+        name: 'deliver',
+        data: job,
+        opts: { jobId: `${job.delivery}-a${job.attempt}`, ...(delayMs > 0 ? { delay: delayMs } : {}) },
+      })),
       'could not enqueue webhook deliveries; the recovery sweep will',
       { deliveries: jobs.length },
     );

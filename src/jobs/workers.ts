@@ -25,10 +25,17 @@ export function startWorkers(factories: readonly WorkerFactory[], context: Worke
   const workers = factories.map((factory) => factory(context));
   const { jobs } = context.deps.metrics;
   for (const worker of workers) {
-    worker.on('error', (error) => context.deps.logger.error({ queue: worker.name, err: error }, 'worker error'));
+    worker.on('error', (error) =>
+      context.deps.logger.error({ queue: worker.name, err: error }, 'worker error'),
+    );
     worker.on('completed', () => jobs.inc({ queue: worker.name, outcome: 'completed' }));
     // By the time 'failed' is emitted the attempt is counted: fewer than allowed means BullMQ retries it.
-    worker.on('failed', (job) => jobs.inc({ queue: worker.name, outcome: job && job.attemptsMade < (job.opts.attempts ?? 1) ? 'retried' : 'failed' }));
+    worker.on('failed', (job) =>
+      jobs.inc({
+        queue: worker.name,
+        outcome: job && job.attemptsMade < (job.opts.attempts ?? 1) ? 'retried' : 'failed',
+      }),
+    );
   }
   return {
     names: workers.map((worker) => worker.name),

@@ -12,15 +12,25 @@ export interface MetricsServer {
  * never exposed with the API nor counted in the API's own metrics. `GET /metrics` answers what
  * `render` gives; anything else is 404.
  */
-export async function serveMetrics(options: { host: string; port: number; contentType: string; render: () => Promise<string> }): Promise<MetricsServer> {
+export async function serveMetrics(options: {
+  host: string;
+  port: number;
+  contentType: string;
+  render: () => Promise<string>;
+}): Promise<MetricsServer> {
   const server = http.createServer((request, response) => {
     if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Prometheus metrics are at GET /metrics\n');
+      response
+        .writeHead(404, { 'content-type': 'text/plain; charset=utf-8' })
+        .end('Prometheus metrics are at GET /metrics\n');
       return;
     }
     options.render().then(
       (text) => response.writeHead(200, { 'content-type': options.contentType }).end(text),
-      (error: unknown) => response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`metrics unavailable: ${(error as Error).message}\n`),
+      (error: unknown) =>
+        response
+          .writeHead(500, { 'content-type': 'text/plain; charset=utf-8' })
+          .end(`metrics unavailable: ${(error as Error).message}\n`),
     );
   });
   await new Promise<void>((resolve, reject) => {

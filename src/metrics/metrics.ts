@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { errorCountsByKind, type CarrierHealth } from '../carriers/carrier.js';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { type CarrierHealth, errorCountsByKind } from '../carriers/carrier.js';
 
 /** An HTTP status as the metrics group it: `2xx`, `4xx`, … */
 export function statusClass(status: number): string {
@@ -27,7 +27,9 @@ export type QueueDepths = () => Promise<Record<string, Record<string, number>>>;
 const QUEUE_STATES = ['wait', 'active', 'delayed', 'prioritized'] as const;
 
 /** Jobs per state of each queue, read from Redis. */
-export async function readQueueDepths(queues: readonly Queue[]): Promise<Record<string, Record<string, number>>> {
+export async function readQueueDepths(
+  queues: readonly Queue[],
+): Promise<Record<string, Record<string, number>>> {
   const counts = await Promise.all(queues.map((queue) => queue.getJobCounts(...QUEUE_STATES)));
   return Object.fromEntries(queues.map((queue, index) => [queue.name, counts[index]!]));
 }
@@ -197,7 +199,8 @@ export class Metrics {
         if (!health?.errors) return;
         // The carrier keeps the counts; the series shows them as they are now.
         this.reset();
-        for (const [kind, count] of Object.entries(errorCountsByKind(health.errors))) this.inc({ carrier: health.carrier, kind }, count);
+        for (const [kind, count] of Object.entries(errorCountsByKind(health.errors)))
+          this.inc({ carrier: health.carrier, kind }, count);
       },
     });
   }

@@ -1,5 +1,8 @@
 import {
-  Kind,
+  type FragmentDefinitionNode,
+  type GraphQLInputType,
+  type GraphQLOutputType,
+  type GraphQLSchema,
   getNamedType,
   isEnumType,
   isInputObjectType,
@@ -7,19 +10,15 @@ import {
   isNonNullType,
   isObjectType,
   isScalarType,
-  type FragmentDefinitionNode,
-  type GraphQLInputType,
-  type GraphQLOutputType,
-  type GraphQLSchema,
+  Kind,
   type SelectionSetNode,
 } from 'graphql';
-import { HTTP_STATUS_BY_CODE } from '../errors.js';
 import { describeBytes } from '../uploads.js';
+import { errorResponses, exampleOf, nonNull, responseHeaders } from './openapi-parts.js';
 import type { Operation, OperationRegistry } from './operations.js';
-import type { RestRoute } from './route-table.js';
+import { type JsonSchema, jsonSchemaOf, type RequestSchemas } from './request-schemas.js';
 import { snakeCase } from './rest-routes.js';
-
-type JsonSchema = Record<string, unknown>;
+import type { RestRoute } from './route-table.js';
 
 const SCALARS: Record<string, JsonSchema> = {
   String: { type: 'string' },
@@ -34,30 +33,59 @@ const SCALARS: Record<string, JsonSchema> = {
  * The OpenAPI document of /v1, derived from the same route table and GraphQL operations that
  * serve the requests: request bodies from the input types, responses from the selections.
  */
-export function buildOpenApi(routes: readonly RestRoute[], registry: OperationRegistry, schema: GraphQLSchema) {
+export function buildOpenApi(
+  routes: readonly RestRoute[],
+  registry: OperationRegistry,
+  schema: GraphQLSchema,
+  requests: RequestSchemas,
+) {
   const paths: Record<string, Record<string, unknown>> = {};
+  const operationIds = new Set<string>();
   for (const route of routes) {
     const operation = registry.get(route.operation);
+    const operationId = route.operationId ?? route.operation;
+    if (operationIds.has(operationId))
+      throw new Error(
+        `operationId ${operationId} is used twice: give ${route.path} an operationId of its own`,
+      );
+    operationIds.add(operationId);
+    const querySchemas = { ...requests.queries['*'], ...requests.queries[route.operation] };
     const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
     const parameters = [
-      ...Object.entries(route.params ?? {}).map(([name, variable]) => parameter(name, 'path', operation, variable, true)),
-      ...Object.entries(route.query ?? {}).map(([name, variable]) => parameter(name, 'query', operation, variable, false)),
-      ...Object.entries(route.headers ?? {}).map(([name, variable]) => parameter(name, 'header', operation, variable, false)),
+      ...Object.entries(route.params ?? {}).map(([name, variable]) =>
+        parameter(name, 'path', operation, variable, true),
+      ),
+      ...Object.entries(route.query ?? {}).map(([name, variable]) => {
+        const zod = querySchemas[variable];
+        return zod
+          ? { name, in: 'query', required: false, schema: nonNull(jsonSchemaOf(zod)) }
+          : parameter(name, 'query', operation, variable, false);
+      }),
+      ...Object.entries(route.headers ?? {}).map(([name, variable]) =>
+        parameter(name, 'header', operation, variable, false),
+      ),
     ];
     const bodyType = route.body ? operation.variableTypes.get(route.body) : undefined;
+    const bodyZod = bodyType ? requests.bodies.get(getNamedType(bodyType).name) : undefined;
+    const success = withRequest(responseSchema(operation, schema), route.omitNull, route.responseHeaders);
     paths[path] ??= {};
     paths[path][route.method.toLowerCase()] = {
-      operationId: route.operation,
+      operationId,
       summary: route.summary,
+      description: route.summary,
+      tags: [route.path.split('/')[2] ?? 'v1'],
       ...(route.public ? { security: [] } : {}),
       ...(parameters.length ? { parameters } : {}),
-      ...(bodyType ? { requestBody: requestBody(route, bodyType) } : {}),
+      ...(bodyType
+        ? { requestBody: requestBody(route, bodyZod ? jsonSchemaOf(bodyZod) : inputSchema(bodyType)) }
+        : {}),
       responses: {
         [route.status]: {
           description: 'Success',
-          content: { 'application/json': { schema: withRequest(responseSchema(operation, schema), route.omitNull) } },
+          ...(route.responseHeaders ? { headers: responseHeaders(route.responseHeaders) } : {}),
+          content: { 'application/json': { schema: success, example: exampleOf(success) } },
         },
-        default: { description: 'An error (see components.schemas.Error)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+        ...errorResponses(route),
       },
     };
   }
@@ -73,28 +101,8 @@ export function buildOpenApi(routes: readonly RestRoute[], registry: OperationRe
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'JWT or API key',
-          description: 'A login token from POST /v1/auth/login (a JWT, 24 hours) or an API key (tern_live_…, from POST /v1/api-keys)',
-        },
-      },
-      schemas: {
-        Error: {
-          type: 'object',
-          required: ['error', 'request'],
-          properties: {
-            error: {
-              type: 'object',
-              required: ['code', 'message'],
-              properties: {
-                code: { type: 'string', enum: Object.keys(HTTP_STATUS_BY_CODE) },
-                message: { type: 'string' },
-                details: {
-                  type: 'array',
-                  items: { type: 'object', properties: { field: { type: 'string' }, issue: { type: 'string' } } },
-                },
-              },
-            },
-            request: { type: 'string' },
-          },
+          description:
+            'A login token from POST /v1/auth/login (a JWT, 24 hours) or an API key (tern_live_…, from POST /v1/api-keys)',
         },
       },
     },
@@ -102,27 +110,48 @@ export function buildOpenApi(routes: readonly RestRoute[], registry: OperationRe
 }
 
 /** JSON, or for an upload route the multipart form: the file part beside the body's fields. */
-function requestBody(route: RestRoute, bodyType: GraphQLInputType) {
-  const schema = inputSchema(bodyType);
-  if (!route.upload) return { required: true, content: { 'application/json': { schema } } };
+function requestBody(route: RestRoute, schema: JsonSchema) {
+  const body = { ...schema, additionalProperties: false };
+  if (!route.upload)
+    return { required: true, content: { 'application/json': { schema: body, example: exampleOf(body) } } };
   const { field, maxBytes } = route.upload;
   const form = {
-    ...schema,
-    properties: { [field]: { type: 'string', format: 'binary', description: `At most ${describeBytes(maxBytes)}` }, ...(schema.properties as JsonSchema) },
+    ...body,
+    properties: {
+      [field]: { type: 'string', format: 'binary', description: `At most ${describeBytes(maxBytes)}` },
+      ...(schema.properties as JsonSchema),
+    },
     required: [field, ...((schema.required as string[]) ?? [])],
   };
   return { required: true, content: { 'multipart/form-data': { schema: form } } };
 }
 
-function parameter(name: string, where: 'path' | 'query' | 'header', operation: Operation, variable: string, required: boolean) {
+function parameter(
+  name: string,
+  where: 'path' | 'query' | 'header',
+  operation: Operation,
+  variable: string,
+  required: boolean,
+) {
   const type = operation.variableTypes.get(variable);
   return { name, in: where, required, schema: type ? inputSchema(type) : { type: 'string' } };
 }
 
 /** The success body: the operation's fields, those left out when null no longer required, and `request`. */
-function withRequest(schema: JsonSchema, omitNull: readonly string[] = []): JsonSchema {
-  const properties = { ...(schema.properties as Record<string, JsonSchema>), request: { type: 'string' } };
-  const required = ((schema.required as string[]) ?? []).filter((name) => !omitNull.includes(name));
+function withRequest(
+  schema: JsonSchema,
+  omitNull: readonly string[] = [],
+  headers: Record<string, string> = {},
+): JsonSchema {
+  const properties = Object.fromEntries(
+    Object.entries({
+      ...(schema.properties as Record<string, JsonSchema>),
+      request: { type: 'string' },
+    }).filter(([name]) => !(name in headers)),
+  );
+  const required = ((schema.required as string[]) ?? []).filter(
+    (name) => !omitNull.includes(name) && !(name in headers),
+  );
   return { ...schema, properties, required: [...required, 'request'] };
 }
 
@@ -135,7 +164,10 @@ function inputSchema(type: GraphQLInputType): JsonSchema {
       type: 'object',
       additionalProperties: false,
       properties: Object.fromEntries(
-        fields.map((field) => [snakeCase(field.name), { ...inputSchema(field.type), ...(field.description ? { description: field.description } : {}) }]),
+        fields.map((field) => [
+          snakeCase(field.name),
+          { ...inputSchema(field.type), ...(field.description ? { description: field.description } : {}) },
+        ]),
       ),
       required: fields.filter((field) => isNonNullType(field.type)).map((field) => snakeCase(field.name)),
     };
@@ -149,7 +181,8 @@ function responseSchema(operation: Operation, schema: GraphQLSchema): JsonSchema
   for (const definition of operation.document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   }
-  const rootType = operation.definition.operation === 'query' ? schema.getQueryType() : schema.getMutationType();
+  const rootType =
+    operation.definition.operation === 'query' ? schema.getQueryType() : schema.getMutationType();
   const [root] = operation.definition.selectionSet.selections;
   if (!rootType || root?.kind !== Kind.FIELD || !root.selectionSet) return { type: 'object' };
   const field = rootType.getFields()[root.name.value];
@@ -159,7 +192,9 @@ function responseSchema(operation: Operation, schema: GraphQLSchema): JsonSchema
   const errorInterface = schema.getType('Error');
   const successType = isObjectType(named)
     ? named
-    : schema.getPossibleTypes(named as never).find((type) => !type.getInterfaces().some((i) => i === errorInterface));
+    : schema
+        .getPossibleTypes(named as never)
+        .find((type) => !type.getInterfaces().some((i) => i === errorInterface));
   if (!successType) return { type: 'object' };
   return selectionSchema(successType, root.selectionSet, fragments, schema);
 }
@@ -178,10 +213,22 @@ function selectionSchema(
       if (selection.kind === Kind.FIELD) {
         if (selection.name.value === '__typename') continue;
         const field = named.getFields()[selection.name.value];
-        if (field) properties[selection.alias?.value ?? selection.name.value] = outputSchema(field.type, selection.selectionSet, fragments, schema);
+        if (field)
+          properties[selection.alias?.value ?? selection.name.value] = outputSchema(
+            field.type,
+            selection.selectionSet,
+            fragments,
+            schema,
+          );
       } else {
-        const condition = selection.kind === Kind.INLINE_FRAGMENT ? selection.typeCondition?.name.value : fragments.get(selection.name.value)?.typeCondition.name.value;
-        const body = selection.kind === Kind.INLINE_FRAGMENT ? selection.selectionSet : fragments.get(selection.name.value)?.selectionSet;
+        const condition =
+          selection.kind === Kind.INLINE_FRAGMENT
+            ? selection.typeCondition?.name.value
+            : fragments.get(selection.name.value)?.typeCondition.name.value;
+        const body =
+          selection.kind === Kind.INLINE_FRAGMENT
+            ? selection.selectionSet
+            : fragments.get(selection.name.value)?.selectionSet;
         if (body && (!condition || condition === named.name)) visitSet(body);
       }
     }
@@ -199,8 +246,10 @@ function outputSchema(
   const nullable = !isNonNullType(type);
   const inner = isNonNullType(type) ? type.ofType : type;
   let result: JsonSchema;
-  if (isListType(inner)) result = { type: 'array', items: outputSchema(inner.ofType, selectionSet, fragments, schema) };
-  else if (isEnumType(inner)) result = { type: 'string', enum: inner.getValues().map((value) => value.value as string) };
+  if (isListType(inner))
+    result = { type: 'array', items: outputSchema(inner.ofType, selectionSet, fragments, schema) };
+  else if (isEnumType(inner))
+    result = { type: 'string', enum: inner.getValues().map((value) => value.value as string) };
   else if (isScalarType(inner)) result = SCALARS[inner.name] ?? { type: 'string' };
   else result = selectionSet ? selectionSchema(inner, selectionSet, fragments, schema) : { type: 'object' };
   return nullable ? { ...result, type: [result.type, 'null'] } : result;

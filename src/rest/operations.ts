@@ -1,23 +1,28 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  Kind,
   coerceInputValue,
   concatAST,
+  type DocumentNode,
+  type ExecutionResult,
   execute,
+  type FragmentDefinitionNode,
+  type GraphQLInputType,
+  type GraphQLSchema,
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
   isNonNullType,
+  Kind,
+  type OperationDefinitionNode,
   parse,
   typeFromAST,
   validate,
   visit,
-  type DocumentNode,
-  type ExecutionResult,
-  type FragmentDefinitionNode,
-  type GraphQLInputType,
-  type GraphQLSchema,
-  type OperationDefinitionNode,
 } from 'graphql';
 import type { Context } from '../graphql/context.js';
+import { domainCheckedSchema } from '../graphql/domain-checked-schema.js';
 
 export const OPERATIONS_DIR = new URL('../../schema/operations/', import.meta.url);
 
@@ -25,6 +30,10 @@ export interface VariableProblem {
   /** Dotted path of the offending field, as the client named it. */
   path: string[];
   kind: 'required' | 'unknown_field' | 'invalid_value';
+  /** An enum's values, for a value that is not one of them. */
+  allowed?: string[];
+  /** The fields the input object does define, for a field it does not. */
+  known?: string[];
 }
 
 export interface Operation {
@@ -37,14 +46,14 @@ export interface Operation {
 /**
  * The named GraphQL operations that the /v1 layer runs, parsed and validated against the
  * schema once at start-up, so a route that names a missing field fails the boot, not a request.
+ * They run on the domain-checked schema, so that bad input gets Tern's 422 with every bad field.
  */
 export class OperationRegistry {
   private readonly operations = new Map<string, Operation>();
+  private readonly schema: GraphQLSchema;
 
-  constructor(
-    private readonly schema: GraphQLSchema,
-    sources: string[],
-  ) {
+  constructor(schema: GraphQLSchema, sources: string[]) {
+    this.schema = domainCheckedSchema(schema);
     const all = concatAST(sources.map((source) => parse(source)));
     const fragments = new Map<string, FragmentDefinitionNode>();
     for (const definition of all.definitions) {
@@ -56,20 +65,32 @@ export class OperationRegistry {
         kind: Kind.DOCUMENT,
         definitions: [definition, ...usedFragments(definition, fragments)],
       };
-      const errors = validate(schema, document);
+      const errors = validate(this.schema, document);
       if (errors.length > 0) {
-        throw new Error(`operation ${definition.name.value} does not match the schema: ${errors.map((e) => e.message).join('; ')}`);
+        throw new Error(
+          `operation ${definition.name.value} does not match the schema: ${errors.map((e) => e.message).join('; ')}`,
+        );
       }
       const variableTypes = new Map<string, GraphQLInputType>();
       for (const variable of definition.variableDefinitions ?? []) {
-        variableTypes.set(variable.variable.name.value, typeFromAST(schema, variable.type) as GraphQLInputType);
+        variableTypes.set(
+          variable.variable.name.value,
+          typeFromAST(this.schema, variable.type) as GraphQLInputType,
+        );
       }
-      this.operations.set(definition.name.value, { name: definition.name.value, document, definition, variableTypes });
+      this.operations.set(definition.name.value, {
+        name: definition.name.value,
+        document,
+        definition,
+        variableTypes,
+      });
     }
   }
 
   static fromDirectory(schema: GraphQLSchema, directory: URL = OPERATIONS_DIR): OperationRegistry {
-    const files = readdirSync(directory).filter((file) => file.endsWith('.graphql')).sort();
+    const files = readdirSync(directory)
+      .filter((file) => file.endsWith('.graphql'))
+      .sort();
     return new OperationRegistry(
       schema,
       files.map((file) => readFileSync(join(directory.pathname, file), 'utf8')),
@@ -102,18 +123,26 @@ export class OperationRegistry {
         const named = /^Field "([^"]+)"/.exec(error.message)?.[1];
         const fieldPath = [name, ...path.map(String)];
         if (named && /is not defined by type/.test(error.message)) {
-          problems.push({ path: [...fieldPath, named], kind: 'unknown_field' });
+          const inputType = getNamedType(typeAt(type, path));
+          const known = isInputObjectType(inputType) ? Object.keys(inputType.getFields()) : [];
+          problems.push({ path: [...fieldPath, named], kind: 'unknown_field', known });
         } else if (named && /of required type/.test(error.message)) {
           problems.push({ path: [...fieldPath, named], kind: 'required' });
         } else {
-          problems.push({ path: fieldPath, kind: 'invalid_value' });
+          const target = getNamedType(typeAt(type, path));
+          const allowed = isEnumType(target) ? target.getValues().map((value) => value.name) : undefined;
+          problems.push({ path: fieldPath, kind: 'invalid_value', ...(allowed ? { allowed } : {}) });
         }
       });
     }
     return problems;
   }
 
-  async execute(operation: Operation, variables: Record<string, unknown>, context: Context): Promise<ExecutionResult> {
+  async execute(
+    operation: Operation,
+    variables: Record<string, unknown>,
+    context: Context,
+  ): Promise<ExecutionResult> {
     return execute({
       schema: this.schema,
       document: operation.document,
@@ -121,6 +150,21 @@ export class OperationRegistry {
       contextValue: context,
     });
   }
+}
+
+/** The type of the value at `path` inside a value of `type` (list indexes and input fields). */
+function typeAt(type: GraphQLInputType, path: readonly (string | number)[]): GraphQLInputType {
+  let current = type;
+  for (const key of path) {
+    const inner = isNonNullType(current) ? current.ofType : current;
+    if (isListType(inner)) current = inner.ofType;
+    else if (isInputObjectType(inner)) {
+      const field = inner.getFields()[String(key)];
+      if (!field) return current;
+      current = field.type;
+    } else return current;
+  }
+  return current;
 }
 
 function usedFragments(

@@ -1,19 +1,27 @@
 import { createReadStream } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
-  getNamedType,
-  isInputObjectType,
-  isInterfaceType,
   type ExecutionResult,
   type GraphQLInputType,
   type GraphQLSchema,
+  getNamedType,
+  isInputObjectType,
+  isInterfaceType,
 } from 'graphql';
-import { Upload, type FileUpload } from 'graphql-upload-minimal';
-import { AppError, UnauthorizedError, ValidationError, type FieldIssue, type Issue } from '../errors.js';
+import { type FileUpload, Upload } from 'graphql-upload-minimal';
+import {
+  AppError,
+  describeIssues,
+  type FieldIssue,
+  type Issue,
+  UnauthorizedError,
+  ValidationError,
+} from '../errors.js';
 import type { Context } from '../graphql/context.js';
-import { unstorableTextPaths } from '../validation.js';
 import { sendAppError, sendError } from '../http/error-response.js';
-import { readMultipartForm, type MultipartForm } from '../http/multipart.js';
+import { type MultipartForm, readMultipartForm } from '../http/multipart.js';
+import { unstorableTextPaths } from '../validation.js';
+import { hintOf, withRestNames } from './field-hints.js';
 import type { Operation, OperationRegistry, VariableProblem } from './operations.js';
 import type { RestRoute } from './route-table.js';
 
@@ -43,17 +51,23 @@ export function registerRestRoutes(
       handler: async (request, reply) => {
         const context = await createContext(request);
         // The schema refuses an anonymous caller too, but only after the upload: nobody gets to spool a file first.
-        if (upload && !route.public && !context.accountId) throw new UnauthorizedError(context.authFailure ?? undefined);
-        const form = upload ? await readMultipartForm(request, { fileField: upload.field, maxFileBytes: upload.maxBytes }) : null;
+        if (upload && !route.public && !context.accountId)
+          throw new UnauthorizedError(context.authFailure ?? undefined);
+        const form = upload
+          ? await readMultipartForm(request, { fileField: upload.field, maxFileBytes: upload.maxBytes })
+          : null;
         try {
           const variables = variablesFor(route, operation, request, form);
-          const problems = [
-            ...(form?.problems ?? []),
-            ...[...registry.checkVariables(operation, variables), ...unstorableTextPaths(variables).map((path) => ({ path, kind: 'invalid_value' as const }))].map(
-              (problem) => toFieldIssue(route, problem),
-            ),
-          ];
-          if (problems.length > 0) throw new ValidationError(problems);
+          const found = [
+            ...registry.checkVariables(operation, variables),
+            ...unstorableTextPaths(variables).map((path) => ({ path, kind: 'invalid_value' as const })),
+          ].map((problem) => {
+            const detail = toFieldIssue(route, problem);
+            return { detail, hint: hintOf(problem, detail.field, snakeCase) };
+          });
+          const problems = [...(form?.problems ?? []), ...found.map(({ detail }) => detail)];
+          const hints = new Map(found.flatMap(({ detail, hint }) => (hint ? [[detail.field, hint]] : [])));
+          if (problems.length > 0) throw new ValidationError(problems, describeIssues(problems, hints));
           const result = await registry.execute(operation, variables, context);
           return sendResult(reply, route, result, resultKey, errorTypes);
         } finally {
@@ -72,7 +86,9 @@ export function registerRestRoutes(
   for (const [path, methods] of methodsByPath) {
     const allowed = [...methods, ...(methods.has('GET') ? ['HEAD'] : [])].join(', ');
     // Fastify answers HEAD itself wherever GET is served.
-    const others = ALL_METHODS.filter((method) => !methods.has(method) && !(method === 'HEAD' && methods.has('GET')));
+    const others = ALL_METHODS.filter(
+      (method) => !methods.has(method) && !(method === 'HEAD' && methods.has('GET')),
+    );
     if (others.length === 0) continue;
     app.route({
       method: others,
@@ -83,7 +99,12 @@ export function registerRestRoutes(
   }
 }
 
-function variablesFor(route: RestRoute, operation: Operation, request: FastifyRequest, form: MultipartForm | null): Record<string, unknown> {
+function variablesFor(
+  route: RestRoute,
+  operation: Operation,
+  request: FastifyRequest,
+  form: MultipartForm | null,
+): Record<string, unknown> {
   const variables: Record<string, unknown> = {};
   const params = request.params as Record<string, string>;
   for (const [param, variable] of Object.entries(route.params ?? {})) variables[variable] = params[param];
@@ -93,7 +114,9 @@ function variablesFor(route: RestRoute, operation: Operation, request: FastifyRe
     const value = query[name];
     if (value === undefined) continue;
     // A repeated parameter is ambiguous; passing the array on makes it an invalid value.
-    variables[variable] = Array.isArray(value) ? value : fromText(value, operation.variableTypes.get(variable));
+    variables[variable] = Array.isArray(value)
+      ? value
+      : fromText(value, operation.variableTypes.get(variable));
   }
 
   for (const [header, variable] of Object.entries(route.headers ?? {})) {
@@ -130,14 +153,23 @@ function formFields(form: MultipartForm, type: GraphQLInputType | undefined): Re
 /** The spooled file as graphql-upload-minimal's Upload, the value /graphql gives the same variable. */
 function uploadOf(fieldName: string, file: NonNullable<MultipartForm['file']>): Upload {
   const upload = new Upload() as Upload & { resolve(file: FileUpload): void };
-  upload.resolve({ fieldName, filename: file.filename, mimetype: file.mimetype, encoding: '7bit', createReadStream: () => createReadStream(file.path) });
+  upload.resolve({
+    fieldName,
+    filename: file.filename,
+    mimetype: file.mimetype,
+    encoding: '7bit',
+    createReadStream: () => createReadStream(file.path),
+  });
   return upload;
 }
 
 /** Query strings and form fields carry text; numbers and booleans are read as such where the type wants them. */
 function fromText(value: string, type: GraphQLInputType | undefined): unknown {
   const named = type ? getNamedType(type).name : 'String';
-  if ((named === 'Int' && /^-?\d{1,15}$/.test(value)) || (named === 'Float' && value.trim() !== '' && Number.isFinite(Number(value)))) {
+  if (
+    (named === 'Int' && /^-?\d{1,15}$/.test(value)) ||
+    (named === 'Float' && value.trim() !== '' && Number.isFinite(Number(value)))
+  ) {
     return Number(value);
   }
   if (named === 'Boolean' && (value === 'true' || value === 'false')) return value === 'true';
@@ -149,9 +181,12 @@ function toFieldIssue(route: RestRoute, problem: VariableProblem): FieldIssue {
   const issue: Issue = problem.kind;
   if (variable === route.body) return { field: rest.map(snakeCase).join('.') || 'body', issue };
   const restName =
-    Object.entries({ ...route.query, ...route.params, ...route.headers, ...(route.upload ? { [route.upload.field]: route.upload.variable } : {}) }).find(
-      ([, v]) => v === variable,
-    )?.[0] ?? variable;
+    Object.entries({
+      ...route.query,
+      ...route.params,
+      ...route.headers,
+      ...(route.upload ? { [route.upload.field]: route.upload.variable } : {}),
+    }).find(([, v]) => v === variable)?.[0] ?? variable;
   return { field: [restName, ...rest.map(snakeCase)].join('.'), issue };
 }
 
@@ -165,15 +200,31 @@ function sendResult(
   const [firstError] = result.errors ?? [];
   if (firstError) {
     const original = firstError.originalError;
+    if (original instanceof ValidationError) {
+      const { message, details } = withRestNames(original.message, original.details, snakeCase);
+      return sendError(reply, original.code, message, details);
+    }
     if (original instanceof AppError) return sendAppError(reply, original);
     throw original ?? firstError;
   }
-  const value = (result.data as Record<string, unknown> | null | undefined)?.[resultKey] as Record<string, unknown> | null;
-  if (value === null || value === undefined) throw new Error(`operation ${route.operation} returned no ${resultKey}`);
+  const value = (result.data as Record<string, unknown> | null | undefined)?.[resultKey] as Record<
+    string,
+    unknown
+  > | null;
+  if (value === null || value === undefined)
+    throw new Error(`operation ${route.operation} returned no ${resultKey}`);
   const { __typename: typename, ...fields } = value;
   if (typeof typename === 'string' && errorTypes.has(typename)) {
-    const details = (fields.error_details as FieldIssue[] | undefined)?.map((d) => ({ ...d, field: snakeCase(d.field) }));
-    return sendError(reply, String(fields.error_code), String(fields.error_message), details);
+    const { message, details } = withRestNames(
+      String(fields.error_message),
+      (fields.error_details as FieldIssue[] | null | undefined) ?? undefined,
+      snakeCase,
+    );
+    return sendError(reply, String(fields.error_code), message, details);
+  }
+  for (const [name, header] of Object.entries(route.responseHeaders ?? {})) {
+    if (fields[name] === true) reply.header(header, 'true');
+    delete fields[name];
   }
   for (const name of route.omitNull ?? []) {
     if (fields[name] === null) delete fields[name];
@@ -215,5 +266,8 @@ function camelizeKeys(value: Record<string, unknown>, depth = 0): Record<string,
 }
 
 export function snakeCase(name: string): string {
-  return name.replace(/([a-z0-9])([A-Z])/g, (_, before: string, capital: string) => `${before}_${capital.toLowerCase()}`);
+  return name.replace(
+    /([a-z0-9])([A-Z])/g,
+    (_, before: string, capital: string) => `${before}_${capital.toLowerCase()}`,
+  );
 }

@@ -21,6 +21,8 @@ export interface RestRoute {
   /** Path with `:name` parameters. */
   path: string;
   operation: string;
+  /** The document's operationId when another route runs the same operation (the default is `operation`). */
+  operationId?: string;
   status: number;
   summary: string;
   /** Reachable without a bearer token (documentation only: the schema enforces it). */
@@ -39,9 +41,22 @@ export interface RestRoute {
   upload?: { field: string; variable: string; maxBytes: number };
   /** Request header → variable. */
   headers?: Record<string, string>;
+  /**
+   * Response fields that travel as headers instead (`replayed` → `Idempotent-Replayed: true`):
+   * taken out of the body, and the header sent only when the field is true.
+   */
+  responseHeaders?: Record<string, string>;
   /** Response fields left out when null (the /v1 contract shows them only when they have a value). */
   omitNull?: readonly string[];
 }
 
-
-export const routes: readonly RestRoute[] = [...accountRoutes, ...apiKeyRoutes, ...messageRoutes, ...campaignRoutes, ...importRoutes, ...templateRoutes, ...webhookRoutes, ...optOutRoutes];
+export const routes: readonly RestRoute[] = [
+  ...accountRoutes,
+  ...apiKeyRoutes,
+  ...messageRoutes,
+  ...campaignRoutes,
+  ...importRoutes,
+  ...templateRoutes,
+  ...webhookRoutes,
+  ...optOutRoutes,
+];

@@ -55,7 +55,10 @@ declare module 'smpp' {
     send(pdu: PDU, onResponse?: (response: PDU) => void): boolean;
     close(callback?: () => void): void;
     destroy(callback?: () => void): void;
-    on(event: 'pdu' | 'deliver_sm' | 'submit_sm' | 'bind_transceiver' | 'enquire_link' | 'unbind' | string, listener: (pdu: PDU) => void): this;
+    on(
+      event: 'pdu' | 'deliver_sm' | 'submit_sm' | 'bind_transceiver' | 'enquire_link' | 'unbind' | string,
+      listener: (pdu: PDU) => void,
+    ): this;
     on(event: 'connect' | 'secureConnect' | 'close', listener: () => void): this;
     on(event: 'error', listener: (error: Error) => void): this;
   }
@@ -64,8 +67,14 @@ declare module 'smpp' {
     sessions: Session[];
   }
 
-  export function connect(options: { host: string; port: number; tls?: boolean }, listener?: () => void): Session;
-  export function createServer(options: Record<string, unknown>, listener?: (session: Session) => void): Server;
+  export function connect(
+    options: { host: string; port: number; tls?: boolean },
+    listener?: () => void,
+  ): Session;
+  export function createServer(
+    options: Record<string, unknown>,
+    listener?: (session: Session) => void,
+  ): Server;
 
   /** Command status names (ESME_ROK, ESME_RTHROTTLED, …) to their values. */
   export const errors: Record<string, number>;

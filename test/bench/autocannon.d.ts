@@ -14,7 +14,12 @@ declare module 'autocannon' {
     interface Request extends RequestParams {
       /** Called before every request; what it returns is sent. */
       setupRequest?: (request: RequestParams, context: Record<string, unknown>) => RequestParams;
-      onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string>) => void;
+      onResponse?: (
+        status: number,
+        body: string,
+        context: Record<string, unknown>,
+        headers: Record<string, string>,
+      ) => void;
     }
 
     interface Options extends RequestParams {

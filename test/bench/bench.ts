@@ -7,11 +7,19 @@ import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { withDatabase } from '../../src/db/schema-engine.js';
-import { ROOT, freePort, pollUntil, runCli, spawnChild, type ChildHandle } from '../support/tern-processes.js';
+import {
+  type ChildHandle,
+  freePort,
+  pollUntil,
+  ROOT,
+  runCli,
+  spawnChild,
+} from '../support/tern-processes.js';
 import { busyPercent, cpuMilliseconds, machineCpu, processTree } from './machine.js';
 import {
   HARNESS_SQL,
   monotonicMicros,
+  type ProfileSummary,
   redisCommandStats,
   redisDelta,
   resetStatements,
@@ -19,13 +27,14 @@ import {
   statementsAvailable,
   summarizeCpuProfiles,
   topStatements,
-  type ProfileSummary,
 } from './profile.js';
 import type { Costs, FlowResult, LoadResult } from './scenarios/scenario.js';
 
 // The V8 flags `npm start` gives Tern (package.json), so that the bench measures the same process.
 const PRODUCT_NODE_FLAGS = (
-  (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start!.match(/node ((?:--\S+ )*)dist\/main\.js/)?.[1] ?? ''
+  (
+    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  ).scripts.start!.match(/node ((?:--\S+ )*)dist\/main\.js/)?.[1] ?? ''
 )
   .split(' ')
   .filter(Boolean);
@@ -155,7 +164,11 @@ export class Bench {
 
   static async create(options: BenchOptions): Promise<Bench> {
     // Tern runs as `npm start` runs it: compiled to dist/ first.
-    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+    execFileSync(
+      process.execPath,
+      [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+      { cwd: ROOT, stdio: 'inherit' },
+    );
     const runId = randomBytes(4).toString('hex');
     const databaseName = `tern_bench_${runId}`;
     const databaseUrl = withDatabase(options.serverUrl, databaseName);
@@ -167,12 +180,25 @@ export class Bench {
       REDIS_URL: options.redisUrl,
       LOG_LEVEL: 'warn',
     })) as { account: string };
-    const database = new pg.Pool({ connectionString: databaseUrl, max: 2, application_name: HARNESS_APPLICATION });
-    const redis = new Redis(options.redisUrl);
-    return new Bench(options, runId, databaseName, databaseUrl, database, redis, { id: created.account, email, password }, {
-      JWT_SECRET: randomBytes(32).toString('hex'),
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
+    const database = new pg.Pool({
+      connectionString: databaseUrl,
+      max: 2,
+      application_name: HARNESS_APPLICATION,
     });
+    const redis = new Redis(options.redisUrl);
+    return new Bench(
+      options,
+      runId,
+      databaseName,
+      databaseUrl,
+      database,
+      redis,
+      { id: created.account, email, password },
+      {
+        JWT_SECRET: randomBytes(32).toString('hex'),
+        WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
+      },
+    );
   }
 
   /** Empties what the previous scenario left, so every scenario starts from the same tables. */
@@ -183,7 +209,10 @@ export class Bench {
   }
 
   /** Tern on its own Redis prefix: API only, or API and workers, as the layout says; `env` adds to the settings. */
-  async startGateway(layout: Layout, options: { workers: boolean; env?: Record<string, string> }): Promise<Service> {
+  async startGateway(
+    layout: Layout,
+    options: { workers: boolean; env?: Record<string, string> },
+  ): Promise<Service> {
     const transactionsAtStart = await this.transactions();
     const prefix = this.newPrefix();
     const port = await freePort();
@@ -192,24 +221,53 @@ export class Bench {
     const handles: ChildHandle[] = [];
     // Several API processes are the product's own WEB_CONCURRENCY; with workers, the `all` role adds one worker process.
     const role = options.workers ? 'all' : 'api';
-    const name = layout.apiProcesses === 1 ? `tern ${role}` : `tern ${role}, WEB_CONCURRENCY=${layout.apiProcesses}`;
-    handles.push(this.spawn(name, ['dist/main.js', role], { ...env, WEB_CONCURRENCY: String(layout.apiProcesses) }, profileDir));
-    return this.started(`gateway (${options.workers ? layout.describe.flow : layout.describe.acceptance})`, layout, port, handles, prefix, profileDir, transactionsAtStart);
+    const name =
+      layout.apiProcesses === 1 ? `tern ${role}` : `tern ${role}, WEB_CONCURRENCY=${layout.apiProcesses}`;
+    handles.push(
+      this.spawn(
+        name,
+        ['dist/main.js', role],
+        { ...env, WEB_CONCURRENCY: String(layout.apiProcesses) },
+        profileDir,
+      ),
+    );
+    return this.started(
+      `gateway (${options.workers ? layout.describe.flow : layout.describe.acceptance})`,
+      layout,
+      port,
+      handles,
+      prefix,
+      profileDir,
+      transactionsAtStart,
+    );
   }
 
   /** The baseline server, laid out as the gateway's API is. */
-  async startBaseline(layout: Layout): Promise<Service> {
+  /** The baseline server; `batching` makes it batch its sends as Tern's acceptance does. */
+  async startBaseline(layout: Layout, { batching = false } = {}): Promise<Service> {
     const transactionsAtStart = await this.transactions();
     const prefix = this.newPrefix();
     const port = await freePort();
-    const env = { ...this.environment(prefix, port), BASELINE_ACCOUNT: this.account.id };
+    const env = {
+      ...this.environment(prefix, port),
+      BASELINE_ACCOUNT: this.account.id,
+      BASELINE_BATCHING: String(batching),
+    };
     const profileDir = this.newProfileDir(`baseline-${layout.key}-${prefix}`);
     const args =
       layout.apiProcesses === 1
         ? ['test/bench/baseline-server.ts']
         : ['test/bench/cluster.ts', String(layout.apiProcesses), 'test/bench/baseline-server.ts'];
     const handles = [this.spawn(`baseline ×${layout.apiProcesses}`, args, env, profileDir)];
-    return this.started(`baseline (${layout.describe.baseline})`, layout, port, handles, prefix, profileDir, transactionsAtStart);
+    return this.started(
+      `baseline (${layout.describe.baseline})`,
+      layout,
+      port,
+      handles,
+      prefix,
+      profileDir,
+      transactionsAtStart,
+    );
   }
 
   /** A bearer token, from logging in through the gateway once per run. */
@@ -221,7 +279,8 @@ export class Bench {
       body: JSON.stringify({ email: this.account.email, password: this.account.password }),
     });
     const body = (await response.json()) as { token?: string };
-    if (!response.ok || !body.token) throw new Error(`login failed with ${response.status}: ${JSON.stringify(body)}`);
+    if (!response.ok || !body.token)
+      throw new Error(`login failed with ${response.status}: ${JSON.stringify(body)}`);
     this.token = body.token;
     return `Bearer ${this.token}`;
   }
@@ -235,7 +294,10 @@ export class Bench {
    * Runs a scenario's work on a service, then stops it; the figures that only exist once the
    * processes have exited (transactions they committed, their CPU profiles) are added then.
    */
-  async withService<T extends LoadResult | FlowResult>(service: Service, work: () => Promise<{ result: T; window: Window }>): Promise<T> {
+  async withService<T extends LoadResult | FlowResult>(
+    service: Service,
+    work: () => Promise<{ result: T; window: Window }>,
+  ): Promise<T> {
     const running = service as RunningService;
     let outcome: { result: T; window: Window };
     try {
@@ -256,10 +318,16 @@ export class Bench {
           pgStatements: window.pgStatements,
           notes: window.pgStatements
             ? []
-            : ['pg_stat_statements is not loaded by this PostgreSQL server (shared_preload_libraries); no per-statement figures.'],
+            : [
+                'pg_stat_statements is not loaded by this PostgreSQL server (shared_preload_libraries); no per-statement figures.',
+              ],
         }
       : null;
-    return { ...result, costs: { ...window.costs, pgTransactionsPerMessage: messages > 0 ? transactions / messages : null }, profile };
+    return {
+      ...result,
+      costs: { ...window.costs, pgTransactionsPerMessage: messages > 0 ? transactions / messages : null },
+      profile,
+    };
   }
 
   /** A warm-up, then LOAD_SECONDS at CONNECTIONS connections. */
@@ -291,16 +359,35 @@ export class Bench {
    * a final status (or `deadlineMs` has passed), after a small warm-up batch that has to be
    * delivered first, which is also how the workers are known to be running.
    */
-  async flow(service: Service, spec: RequestSpec, items: number, deadlineMs: number): Promise<{ result: FlowResult; window: Window }> {
+  async flow(
+    service: Service,
+    spec: RequestSpec,
+    items: number,
+    deadlineMs: number,
+  ): Promise<{ result: FlowResult; window: Window }> {
     const warmup = await this.drive(service, spec, { amount: 500 });
     const warm = await this.settled(service, new Date(0), warmup.accepted, 60_000);
-    if (!warm.done) throw new Error(`only ${warm.final} of ${warmup.accepted} warm-up messages reached a final status within 60 s`);
+    if (!warm.done)
+      throw new Error(
+        `only ${warm.final} of ${warmup.accepted} warm-up messages reached a final status within 60 s`,
+      );
     const watch = await this.watch(service);
     const start = new Date();
     const sent = await this.drive(service, spec, { amount: items });
-    const progress = await this.settled(service, start, sent.accepted, deadlineMs - (Date.now() - start.getTime()));
+    const progress = await this.settled(
+      service,
+      start,
+      sent.accepted,
+      deadlineMs - (Date.now() - start.getTime()),
+    );
     const window = await watch.stop(items);
-    const { rows } = await this.database.query<{ delivered: string; failed: string; last: Date | null; p50: number | null; p99: number | null }>(
+    const { rows } = await this.database.query<{
+      delivered: string;
+      failed: string;
+      last: Date | null;
+      p50: number | null;
+      p99: number | null;
+    }>(
       `SELECT count(*) FILTER (WHERE status = 'delivered') AS delivered,
               count(*) FILTER (WHERE status = 'failed') AS failed,
               max(delivered_at) AS last,
@@ -326,7 +413,9 @@ export class Bench {
         perSecond: completed / wallSeconds,
         p50Ms: row.p50 ?? 0,
         p99Ms: row.p99 ?? 0,
-        incomplete: progress.done ? null : `${progress.final} of ${sent.accepted} reached a final status within ${Math.round(deadlineMs / 1000)} s`,
+        incomplete: progress.done
+          ? null
+          : `${progress.final} of ${sent.accepted} reached a final status within ${Math.round(deadlineMs / 1000)} s`,
         costs: { ...window.costs, pgTransactionsPerMessage: null },
         profile: null,
       },
@@ -352,7 +441,11 @@ export class Bench {
     this.redis.disconnect();
   }
 
-  private async drive(service: Service, spec: RequestSpec, limit: { seconds: number } | { amount: number }): Promise<Driven> {
+  private async drive(
+    service: Service,
+    spec: RequestSpec,
+    limit: { seconds: number } | { amount: number },
+  ): Promise<Driven> {
     let accepted = 0;
     let rejected = 0;
     let firstError: string | null = null;
@@ -392,7 +485,12 @@ export class Bench {
   }
 
   /** Polls until `expected` messages created since `since` are delivered or failed. */
-  private async settled(service: Service, since: Date, expected: number, timeoutMs: number): Promise<{ done: boolean; final: number }> {
+  private async settled(
+    service: Service,
+    since: Date,
+    expected: number,
+    timeoutMs: number,
+  ): Promise<{ done: boolean; final: number }> {
     const count = async () => {
       const { rows } = await this.database.query<{ final: string }>(
         `${HARNESS_SQL} SELECT count(*) AS final FROM messages WHERE created_at >= $1 AND status IN ('delivered', 'failed')`,
@@ -424,7 +522,10 @@ export class Bench {
     const machineBefore = machineCpu();
     const harnessBefore = process.cpuUsage();
     const redisBefore = profiling ? await redisCommandStats(this.redis) : null;
-    if (profiling && (this.statements ??= await statementsAvailable(this.database))) await resetStatements(this.database);
+    if (profiling) {
+      this.statements ??= await statementsAvailable(this.database);
+      if (this.statements) await resetStatements(this.database);
+    }
     const backends = profiling ? sampleBackends(this.database, this.databaseName) : null;
     const fromMicros = monotonicMicros();
     const started = Date.now();
@@ -452,7 +553,9 @@ export class Bench {
 
   private environment(prefix: string, port: number): Record<string, string> {
     const inherited = Object.fromEntries(
-      ['PATH', 'HOME', 'TMPDIR', 'LANG'].flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]])),
+      ['PATH', 'HOME', 'TMPDIR', 'LANG'].flatMap((name) =>
+        process.env[name] === undefined ? [] : [[name, process.env[name]!]],
+      ),
     );
     return {
       ...inherited,
@@ -476,7 +579,12 @@ export class Bench {
     };
   }
 
-  private spawn(name: string, args: string[], env: Record<string, string>, profileDir: string | null): ChildHandle {
+  private spawn(
+    name: string,
+    args: string[],
+    env: Record<string, string>,
+    profileDir: string | null,
+  ): ChildHandle {
     const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
     // Node itself, as `npm start` runs it minus npm: one process to measure and signal. The
     // harness's own TypeScript (the baseline, cluster.ts) goes through the tsx loader.
@@ -503,12 +611,18 @@ export class Bench {
       transactionsAtStart,
       pids: () => handles.flatMap((handle) => (handle.child.pid ? processTree(handle.child.pid) : [])),
       assertRunning: () => {
-        const gone = handles.find((handle) => handle.child.exitCode !== null || handle.child.signalCode !== null);
+        const gone = handles.find(
+          (handle) => handle.child.exitCode !== null || handle.child.signalCode !== null,
+        );
         if (gone) throw new Error(`${gone.name} exited during the scenario:\n${gone.transcript()}`);
       },
     };
     this.running.add(service);
-    if (layout.apiProcesses > 1) await handles[0]!.waitForOutput(/(cluster: \d+ processes|tern: \d+ API processes) listening/, READY_TIMEOUT_MS);
+    if (layout.apiProcesses > 1)
+      await handles[0]!.waitForOutput(
+        /(cluster: \d+ processes|tern: \d+ API processes) listening/,
+        READY_TIMEOUT_MS,
+      );
     await pollUntil(
       `${name} to answer /health`,
       async () => {
@@ -516,14 +630,25 @@ export class Bench {
         const response = await fetch(`${url}/health`).catch(() => null);
         return response?.ok ? true : undefined;
       },
-      { timeoutMs: READY_TIMEOUT_MS, intervalMs: 100, describe: () => handles.map((handle) => handle.transcript()).join('\n') },
+      {
+        timeoutMs: READY_TIMEOUT_MS,
+        intervalMs: 100,
+        describe: () => handles.map((handle) => handle.transcript()).join('\n'),
+      },
     );
     return service;
   }
 
+  /** For a scenario that measures without withService: stops the service and its processes. */
+  async stopService(service: Service): Promise<void> {
+    await this.stop(service as RunningService);
+  }
+
   private async stop(service: RunningService): Promise<void> {
     if (!this.running.delete(service)) return;
-    await Promise.all(service.handles.map((handle) => handle.stop('SIGTERM').catch(() => handle.stop('SIGKILL'))));
+    await Promise.all(
+      service.handles.map((handle) => handle.stop('SIGTERM').catch(() => handle.stop('SIGKILL'))),
+    );
     await this.deleteKeys(service.prefix);
     // A backend counts its transactions in pg_stat_database as it exits, a moment after its client has gone.
     // Should one linger, the figure is a little short, which is no reason to fail the run.

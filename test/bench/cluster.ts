@@ -37,7 +37,9 @@ cluster.on('listening', () => {
 cluster.on('exit', (worker, code, signal) => {
   exited += 1;
   if (!stopping) {
-    process.stderr.write(`cluster: process ${worker.process.pid} exited (${code ?? signal}); stopping the others\n`);
+    process.stderr.write(
+      `cluster: process ${worker.process.pid} exited (${code ?? signal}); stopping the others\n`,
+    );
     stop(1);
   } else if (code !== 0) {
     exitCode = 1;

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import type { Redis } from 'ioredis';
@@ -38,7 +38,8 @@ export async function machineFacts(database: pg.Pool, redis: Redis, root: string
 
 function commitOf(root: string): string {
   try {
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     const dirty = git('status', '--porcelain', '--', 'src', 'prisma', 'schema', 'package.json') !== '';
     return `${git('rev-parse', '--short', 'HEAD')}${dirty ? ' with uncommitted changes to the product' : ''}`;
   } catch {

@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
@@ -103,13 +103,19 @@ export function summarizeCpuProfiles(
     [...map]
       .sort((a, b) => b[1] - a[1])
       .slice(0, count)
-      .map(([name, micros]) => ({ name, percent: (100 * micros) / sampledMicros, per: micros / 1000 / perItems }));
+      .map(([name, micros]) => ({
+        name,
+        percent: (100 * micros) / sampledMicros,
+        per: micros / 1000 / perItems,
+      }));
   return { sampledMs: sampledMicros / 1000, areas: top(areas, 14), functions: top(functions, 20) };
 }
 
 export async function redisCommandStats(redis: Redis): Promise<Map<string, { calls: number; usec: number }>> {
   const stats = new Map<string, { calls: number; usec: number }>();
-  for (const match of (await redis.info('commandstats')).matchAll(/^cmdstat_(\S+?):calls=(\d+),usec=(\d+)/gm)) {
+  for (const match of (await redis.info('commandstats')).matchAll(
+    /^cmdstat_(\S+?):calls=(\d+),usec=(\d+)/gm,
+  )) {
     stats.set(match[1]!, { calls: Number(match[2]), usec: Number(match[3]) });
   }
   return stats;
@@ -138,7 +144,11 @@ export function sampleBackends(database: pg.Pool, databaseName: string, interval
   let running = true;
   const loop = (async () => {
     while (running) {
-      const { rows } = await database.query<{ state: string | null; wait_event_type: string | null; wait_event: string | null }>(
+      const { rows } = await database.query<{
+        state: string | null;
+        wait_event_type: string | null;
+        wait_event: string | null;
+      }>(
         `${HARNESS_SQL} SELECT state, wait_event_type, wait_event FROM pg_stat_activity
          WHERE datname = $1 AND backend_type = 'client backend' AND pid <> pg_backend_pid()`,
         [databaseName],
@@ -175,17 +185,24 @@ export function sampleBackends(database: pg.Pool, databaseName: string, interval
 
 /** True when the server preloads pg_stat_statements, the only way it collects anything. */
 export async function statementsAvailable(database: pg.Pool): Promise<boolean> {
-  const { rows } = await database.query<{ setting: string }>(`SELECT setting FROM pg_settings WHERE name = 'shared_preload_libraries'`);
+  const { rows } = await database.query<{ setting: string }>(
+    `SELECT setting FROM pg_settings WHERE name = 'shared_preload_libraries'`,
+  );
   if (!/\bpg_stat_statements\b/.test(rows[0]?.setting ?? '')) return false;
   await database.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
   return true;
 }
 
 export async function resetStatements(database: pg.Pool): Promise<void> {
-  await database.query(`${HARNESS_SQL} SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)`);
+  await database.query(
+    `${HARNESS_SQL} SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)`,
+  );
 }
 
-export async function topStatements(database: pg.Pool, perItems: number): Promise<NonNullable<ProfileSummary['pgStatements']>> {
+export async function topStatements(
+  database: pg.Pool,
+  perItems: number,
+): Promise<NonNullable<ProfileSummary['pgStatements']>> {
   const { rows } = await database.query<{ query: string; calls: string; mean: number; share: number }>(
     `${HARNESS_SQL} SELECT query, calls, mean_exec_time AS mean, 100 * total_exec_time / NULLIF(SUM(total_exec_time) OVER (), 0) AS share
      FROM pg_stat_statements

@@ -1,8 +1,8 @@
-import { CONNECTIONS, LOAD_SECONDS, WARMUP_SECONDS, type Layout } from './bench.js';
+import { CONNECTIONS, type Layout, LOAD_SECONDS, WARMUP_SECONDS } from './bench.js';
 import type { MachineFacts } from './machine.js';
 import type { ProfileSummary } from './profile.js';
 import type { DispatchResult } from './scenarios/campaign-dispatch.js';
-import type { FlowResult, LoadResult, Scenario, ScenarioResult } from './scenarios/scenario.js';
+import type { FlowResult, LoadResult, ReadResult, Scenario, ScenarioResult } from './scenarios/scenario.js';
 
 export interface Outcome {
   scenario: string;
@@ -26,11 +26,16 @@ export interface ReportInput {
   profiled: boolean;
 }
 
-const number = (value: number, digits = 0) => value.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const number = (value: number, digits = 0) =>
+  value.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const DASH = '–';
 
 function table(header: string[], rows: string[][]): string {
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.map((row) => `| ${row.join(' | ')} |`),
+  ].join('\n');
 }
 
 /** The targets of the issue: what they read, and the bar. Judged on the one-process layout. */
@@ -56,6 +61,11 @@ class Results {
     return result?.kind === 'flow' ? result : null;
   }
 
+  reads(scenario: string, layout: Layout): ReadResult | null {
+    const result = this.find(scenario, layout);
+    return result?.kind === 'reads' ? result : null;
+  }
+
   ratio(over: string, under: string, layout: Layout): number | null {
     const a = this.load(over, layout);
     const b = this.load(under, layout);
@@ -63,7 +73,10 @@ class Results {
   }
 
   private find(scenario: string, layout: Layout): ScenarioResult | null {
-    return this.outcomes.find((outcome) => outcome.scenario === scenario && outcome.layout.key === layout.key)?.result ?? null;
+    return (
+      this.outcomes.find((outcome) => outcome.scenario === scenario && outcome.layout.key === layout.key)
+        ?.result ?? null
+    );
   }
 }
 
@@ -80,7 +93,7 @@ const importTime = (scenario: string, bound: number): Target => ({
 const importMemory = (scenario: string): Target => ({
   name: `${scenario} peak memory of a process < 300 MB`,
   limit:
-    'an idle Tern process is already 190–230 MiB (some 130 MiB of Node and libraries, some 60 MiB for Prisma\'s query ' +
+    "an idle Tern process is already 190–230 MiB (some 130 MiB of Node and libraries, some 60 MiB for Prisma's query " +
     'compiler, WebAssembly instantiated at the first query); exceljs adds its code and, for an XLSX, a cache of every ' +
     'distinct string of the workbook (its shared strings): 60–80 MiB at the peak',
   value: (results, layout) => results.flow(scenario, layout)?.memory?.peakRssMiB ?? null,
@@ -141,16 +154,14 @@ const TARGETS: Target[] = [
     met: (value) => value >= 1_000,
   },
   {
-    name: 'webhooks ≥ 500 callbacks/s',
-    value: (results, layout) => {
-      const flow = results.flow('webhooks', layout);
-      return flow && !flow.incomplete ? flow.perSecond : null;
-    },
+    name: 'webhooks ≥ 2,000 callbacks/s, draining a backlog of 20,000',
+    // A drain not through by the deadline still has its rate so far, and missed.
+    value: (results, layout) => results.flow('webhooks', layout)?.perSecond ?? null,
     format: (value) => number(value),
-    met: (value) => value >= 500,
+    met: (value) => value >= 2_000,
   },
   {
-    name: 'webhooks p99 event → callback < 1 s',
+    name: 'webhooks p99 event → callback < 1 s, under a steady 600/s',
     value: (results, layout) => results.flow('webhooks', layout)?.p99Ms ?? null,
     format: (value) => `${number(value)} ms`,
     met: (value) => value < 1_000,
@@ -169,7 +180,9 @@ export function renderReport(input: ReportInput): string {
 
   sections.push(
     `# Tern benchmark\n\n${input.startedAt.toISOString()} · ${number(input.seconds)} s in all · commit ${machine.commit}` +
-      (input.selected.size < runnable.length || layouts.length < 2 ? ' · **partial run** (`--only`/`--layout`)' : ''),
+      (input.selected.size < runnable.length || layouts.length < 2
+        ? ' · **partial run** (`--only`/`--layout`)'
+        : ''),
   );
 
   sections.push(
@@ -185,7 +198,10 @@ export function renderReport(input: ReportInput): string {
           ['PostgreSQL', machine.postgres],
           ['Redis', machine.redis],
           ['Load generator', `autocannon ${machine.autocannon}, in the harness process on the same machine`],
-          ['Load average (1 min), start → end', `${number(machine.loadAverage, 2)} → ${number(input.loadAverageAtEnd, 2)}`],
+          [
+            'Load average (1 min), start → end',
+            `${number(machine.loadAverage, 2)} → ${number(input.loadAverageAtEnd, 2)}`,
+          ],
         ],
       ),
   );
@@ -198,23 +214,33 @@ export function renderReport(input: ReportInput): string {
       `- Load: ${CONNECTIONS} connections, a ${WARMUP_SECONDS} s warm-up, then ${LOAD_SECONDS} s measured; every request has a new destination number (none ending 0001 or 0002, so every message is delivered). Scenarios run one after another, never side by side; before each the message tables are emptied and PostgreSQL takes a checkpoint.`,
       '- **Acceptance scenarios run without workers** (role `api`), for the gateway and the baseline alike, so both do the same work: accept, store, enqueue. The jobs they enqueue are deleted with their prefix. The end-to-end scenario runs the API and the workers together, in one process in the one-process layout.',
       `- Layouts: **${layouts.map((layout) => `${layout.label}**: acceptance on ${layout.describe.acceptance}, baseline on ${layout.describe.baseline}, end-to-end on ${layout.describe.flow}`).join('; **')}. Several API processes are the product's own \`WEB_CONCURRENCY\` (node:cluster, one port); the baseline's copies share a port through \`test/bench/cluster.ts\`, the same way.`,
-      '- Costs: *service CPU* is the user+system CPU of every process under test (from /proc) per request or message, over the measured window; *PG transactions* are the bench database\'s commits and rollbacks per message stored (pg_stat_database); *machine busy* is all cores, PostgreSQL, Redis, the load generator and anything else on this shared machine included.',
+      "- Costs: *service CPU* is the user+system CPU of every process under test (from /proc) per request or message, over the measured window; *PG transactions* are the bench database's commits and rollbacks per message stored (pg_stat_database); *machine busy* is all cores, PostgreSQL, Redis, the load generator and anything else on this shared machine included.",
       '- Targets are read from this report, never asserted in tests.',
     ].join('\n'),
   );
 
-  const loadScenarios = runnable.filter((scenario) => layouts.some((layout) => results.load(scenario.name, layout)));
+  const loadScenarios = runnable.filter((scenario) =>
+    layouts.some((layout) => results.load(scenario.name, layout)),
+  );
   if (loadScenarios.length > 0) {
     sections.push(
       `## Acceptance\n\n` +
         table(
-          ['Scenario', ...layouts.flatMap((layout) => [`${layout.label}: accepted/s`, 'p50', 'p99', 'errors'])],
+          [
+            'Scenario',
+            ...layouts.flatMap((layout) => [`${layout.label}: accepted/s`, 'p50', 'p99', 'errors']),
+          ],
           loadScenarios.map((scenario) => [
             scenario.name,
             ...layouts.flatMap((layout) => {
               const load = results.load(scenario.name, layout);
               return load
-                ? [`**${number(load.acceptedPerSecond)}**`, `${number(load.p50Ms)} ms`, `${number(load.p99Ms)} ms`, number(load.errors)]
+                ? [
+                    `**${number(load.acceptedPerSecond)}**`,
+                    `${number(load.p50Ms)} ms`,
+                    `${number(load.p99Ms)} ms`,
+                    number(load.errors),
+                  ]
                 : [DASH, DASH, DASH, DASH];
             }),
           ]),
@@ -223,47 +249,108 @@ export function renderReport(input: ReportInput): string {
         table(
           ['Gateway against baseline (accepted/s ÷ accepted/s)', ...layouts.map((layout) => layout.label)],
           [
-            ['send-rest / baseline', ...layouts.map((layout) => formatRatio(results.ratio('send-rest', 'baseline', layout)))],
-            ['send-graphql / baseline', ...layouts.map((layout) => formatRatio(results.ratio('send-graphql', 'baseline', layout)))],
-            ['send-graphql / send-rest', ...layouts.map((layout) => formatRatio(results.ratio('send-graphql', 'send-rest', layout)))],
+            [
+              'send-rest / baseline',
+              ...layouts.map((layout) => formatRatio(results.ratio('send-rest', 'baseline', layout))),
+            ],
+            [
+              'send-graphql / baseline',
+              ...layouts.map((layout) => formatRatio(results.ratio('send-graphql', 'baseline', layout))),
+            ],
+            [
+              'send-rest / baseline-batched',
+              ...layouts.map((layout) => formatRatio(results.ratio('send-rest', 'baseline-batched', layout))),
+            ],
+            [
+              'send-graphql / baseline-batched',
+              ...layouts.map((layout) =>
+                formatRatio(results.ratio('send-graphql', 'baseline-batched', layout)),
+              ),
+            ],
+            [
+              'send-graphql / send-rest',
+              ...layouts.map((layout) => formatRatio(results.ratio('send-graphql', 'send-rest', layout))),
+            ],
           ],
         ),
     );
   }
 
-  const flowScenarios = runnable.filter((scenario) => layouts.some((layout) => results.flow(scenario.name, layout)));
+  const flowScenarios = runnable.filter((scenario) =>
+    layouts.some((layout) => results.flow(scenario.name, layout)),
+  );
   for (const scenario of flowScenarios) {
     const flows = layouts.map((layout) => results.flow(scenario.name, layout));
-    const row = (name: string, cell: (flow: FlowResult) => string) => [name, ...flows.map((flow) => (flow ? cell(flow) : DASH))];
+    const row = (name: string, cell: (flow: FlowResult) => string) => [
+      name,
+      ...flows.map((flow) => (flow ? cell(flow) : DASH)),
+    ];
     sections.push(
       `## ${scenario.name}\n\n${scenario.describe}.\n\n` +
         table(
           ['', ...layouts.map((layout) => layout.label)],
           [
-            row('messages accepted / delivered / failed', (flow) => `${number(flow.accepted)} / ${number(flow.completed)} / ${number(flow.failed)}`),
+            row(
+              'messages accepted / delivered / failed',
+              (flow) => `${number(flow.accepted)} / ${number(flow.completed)} / ${number(flow.failed)}`,
+            ),
             row('sends not accepted', (flow) => (flow.errors === undefined ? DASH : number(flow.errors))),
             row('intake while delivering (accepted/s)', (flow) => number(flow.intakePerSecond)),
             row('wall time, first send → last delivered', (flow) => `${number(flow.wallSeconds, 1)} s`),
             row('**messages/s**', (flow) => `**${number(flow.perSecond)}**`),
-            row('acceptance → delivered, p50 / p99', (flow) => `${number(flow.p50Ms)} ms / ${number(flow.p99Ms)} ms`),
+            row(
+              'acceptance → delivered, p50 / p99',
+              (flow) => `${number(flow.p50Ms)} ms / ${number(flow.p99Ms)} ms`,
+            ),
             row('service CPU per message', (flow) => `${number(flow.costs.serviceCpuMsPer, 2)} ms`),
-            row('PG transactions per message', (flow) => formatOptional(flow.costs.pgTransactionsPerMessage, 1)),
+            row('PG transactions per message', (flow) =>
+              formatOptional(flow.costs.pgTransactionsPerMessage, 1),
+            ),
             row('machine busy', (flow) => `${number(flow.costs.machineBusyPercent)} %`),
             row('complete?', (flow) => flow.incomplete ?? 'yes'),
             ...(flows.some((flow) => flow && 'dispatch' in flow)
               ? [
                   row('start → campaign `finished` (every contact has a message)', (flow) => {
                     const seconds = (flow as Partial<DispatchResult>).dispatch?.startToFinishedSeconds;
-                    return seconds === undefined ? DASH : seconds === null ? 'not finished' : `${number(seconds, 1)} s`;
+                    return seconds === undefined
+                      ? DASH
+                      : seconds === null
+                        ? 'not finished'
+                        : `${number(seconds, 1)} s`;
                   }),
                 ]
               : []),
             ...(flows.some((flow) => flow?.memory)
-              ? [row('resident memory, before → peak', (flow) => (flow.memory ? `${number(flow.memory.idleRssMiB)} → ${number(flow.memory.peakRssMiB)} MiB` : DASH))]
+              ? [
+                  row('resident memory, before → peak', (flow) =>
+                    flow.memory
+                      ? `${number(flow.memory.idleRssMiB)} → ${number(flow.memory.peakRssMiB)} MiB`
+                      : DASH,
+                  ),
+                ]
               : []),
           ],
         ),
     );
+  }
+
+  for (const scenario of runnable) {
+    for (const layout of layouts) {
+      const reads = results.reads(scenario.name, layout);
+      if (!reads) continue;
+      sections.push(
+        `## ${scenario.name} (${layout.label})\n\n${scenario.describe}; against ${reads.data}, one request at a time.\n\n` +
+          table(
+            ['Read', 'requests', 'p50', 'p99'],
+            reads.reads.map((read) => [
+              read.name,
+              number(read.requests),
+              `**${number(read.p50Ms, 1)} ms**`,
+              `${number(read.p99Ms, 1)} ms`,
+            ]),
+          ),
+      );
+    }
   }
 
   const costRows = outcomes.flatMap((outcome) =>
@@ -283,7 +370,17 @@ export function renderReport(input: ReportInput): string {
   if (costRows.length > 0) {
     sections.push(
       `## Costs of acceptance\n\n` +
-        table(['Scenario', 'Layout', 'service CPU per request', 'PG transactions per message', 'machine busy (all cores)', 'load generator (of one core)'], costRows),
+        table(
+          [
+            'Scenario',
+            'Layout',
+            'service CPU per request',
+            'PG transactions per message',
+            'machine busy (all cores)',
+            'load generator (of one core)',
+          ],
+          costRows,
+        ),
     );
   }
 
@@ -295,7 +392,9 @@ export function renderReport(input: ReportInput): string {
           target.name,
           ...layouts.map((layout) => {
             const value = target.value(results, layout);
-            return value === null ? 'not measured' : `${target.format(value)} ${target.met(value) ? '✅' : '❌'}`;
+            return value === null
+              ? 'not measured'
+              : `${target.format(value)} ${target.met(value) ? '✅' : '❌'}`;
           }),
         ]),
       ),
@@ -323,21 +422,35 @@ export function renderReport(input: ReportInput): string {
         input.scenarios.map((scenario) => [
           scenario.name,
           scenario.describe,
-          'pending' in scenario ? scenario.pending : !input.selected.has(scenario.name) ? 'not selected in this run' : stateOf(scenario.name, outcomes),
+          'pending' in scenario
+            ? scenario.pending
+            : !input.selected.has(scenario.name)
+              ? 'not selected in this run'
+              : stateOf(scenario.name, outcomes),
         ]),
       ),
   );
 
   const errorSamples = outcomes.flatMap((outcome) =>
-    outcome.result?.firstError ? [`- ${outcome.scenario}, ${outcome.layout.label}: \`${outcome.result.firstError.replaceAll('`', "'")}\``] : [],
+    outcome.result?.firstError
+      ? [
+          `- ${outcome.scenario}, ${outcome.layout.label}: \`${outcome.result.firstError.replaceAll('`', "'")}\``,
+        ]
+      : [],
   );
-  if (errorSamples.length > 0) sections.push(`## First error of each scenario that had errors\n\n${errorSamples.join('\n')}`);
+  if (errorSamples.length > 0)
+    sections.push(`## First error of each scenario that had errors\n\n${errorSamples.join('\n')}`);
 
   const failures = outcomes.filter((outcome) => outcome.error);
   if (failures.length > 0) {
     sections.push(
       `## Failures\n\n` +
-        failures.map((outcome) => `### ${outcome.scenario}, ${outcome.layout.label}\n\n\`\`\`\n${outcome.error}\n\`\`\``).join('\n\n'),
+        failures
+          .map(
+            (outcome) =>
+              `### ${outcome.scenario}, ${outcome.layout.label}\n\n\`\`\`\n${outcome.error}\n\`\`\``,
+          )
+          .join('\n\n'),
     );
   }
 
@@ -346,7 +459,9 @@ export function renderReport(input: ReportInput): string {
       `## Profiles\n\nCPU is V8's sampling profiler (\`--cpu-prof\`) on every process under test, cut to the measured window: self time by package or source file, and the costliest functions; "per" is per request (per message for flows). Redis figures are the whole server's (\`INFO commandstats\`), other clients included. PostgreSQL activity samples the bench database's backends every 50 ms.\n\n` +
         outcomes
           .filter((outcome) => outcome.result?.profile)
-          .map((outcome) => renderProfile(`${outcome.scenario}, ${outcome.layout.label}`, outcome.result!.profile!))
+          .map((outcome) =>
+            renderProfile(`${outcome.scenario}, ${outcome.layout.label}`, outcome.result!.profile!),
+          )
           .join('\n\n'),
     );
   }
@@ -389,7 +504,9 @@ function renderProfile(title: string, profile: ProfileSummary): string {
     parts.push(
       table(
         ['Redis command', 'calls per', 'µs per call'],
-        profile.redis.slice(0, 10).map((row) => [row.command, number(row.per, 2), number(row.usecPerCall, 1)]),
+        profile.redis
+          .slice(0, 10)
+          .map((row) => [row.command, number(row.per, 2), number(row.usecPerCall, 1)]),
       ),
     );
   }
@@ -397,14 +514,23 @@ function renderProfile(title: string, profile: ProfileSummary): string {
     `PostgreSQL backends of the bench database: ${number(profile.pgActivity.averageBackends, 1)} on average.\n\n` +
       table(
         ['Backend state', '% of samples', 'backends on average'],
-        profile.pgActivity.states.map((state) => [state.name, number(state.percent, 1), number(state.per, 1)]),
+        profile.pgActivity.states.map((state) => [
+          state.name,
+          number(state.percent, 1),
+          number(state.per, 1),
+        ]),
       ),
   );
   if (profile.pgStatements) {
     parts.push(
       table(
         ['Statement (pg_stat_statements)', 'calls per', 'mean ms', '% of time'],
-        profile.pgStatements.map((row) => [`\`${row.query.replaceAll('|', '\\|')}\``, number(row.per, 2), number(row.meanMs, 3), number(row.percent, 1)]),
+        profile.pgStatements.map((row) => [
+          `\`${row.query.replaceAll('|', '\\|')}\``,
+          number(row.per, 2),
+          number(row.meanMs, 3),
+          number(row.percent, 1),
+        ]),
       ),
     );
   }

@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { ROOT } from '../support/tern-processes.js';
 import { Bench, LAYOUTS } from './bench.js';
 import { machineFacts } from './machine.js';
-import { renderReport, type Outcome } from './report.js';
+import { type Outcome, renderReport } from './report.js';
 import { SCENARIOS } from './scenarios/index.js';
 
 // `npm run bench [-- --only send-rest,baseline] [--layout one|all] [--profile]`: the report goes
@@ -26,14 +26,19 @@ function fail(message: string): never {
 
 let values: { only?: string; layout?: string; profile?: boolean };
 try {
-  ({ values } = parseArgs({ options: { only: { type: 'string' }, layout: { type: 'string' }, profile: { type: 'boolean' } } }));
+  ({ values } = parseArgs({
+    options: { only: { type: 'string' }, layout: { type: 'string' }, profile: { type: 'boolean' } },
+  }));
 } catch (error) {
   fail(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
 }
 const runnable = SCENARIOS.filter((scenario) => 'run' in scenario);
-const selected = new Set(values.only ? values.only.split(',').map((name) => name.trim()) : runnable.map((scenario) => scenario.name));
+const selected = new Set(
+  values.only ? values.only.split(',').map((name) => name.trim()) : runnable.map((scenario) => scenario.name),
+);
 for (const name of selected) {
-  if (!runnable.some((scenario) => scenario.name === name)) fail(`no runnable scenario "${name}"; there are ${runnable.map((s) => s.name).join(', ')}`);
+  if (!runnable.some((scenario) => scenario.name === name))
+    fail(`no runnable scenario "${name}"; there are ${runnable.map((s) => s.name).join(', ')}`);
 }
 const layouts = values.layout ? LAYOUTS.filter((layout) => layout.key === values.layout) : LAYOUTS;
 if (layouts.length === 0) fail(`unknown layout "${values.layout}"\n${USAGE}`);
@@ -66,7 +71,10 @@ const abandon = (reason: string) => {
 };
 process.once('SIGINT', () => abandon('interrupted'));
 process.once('SIGTERM', () => abandon('terminated'));
-const deadline = setTimeout(() => abandon(`still running after ${RUN_DEADLINE_MS / 60_000} minutes`), RUN_DEADLINE_MS);
+const deadline = setTimeout(
+  () => abandon(`still running after ${RUN_DEADLINE_MS / 60_000} minutes`),
+  RUN_DEADLINE_MS,
+);
 
 const outcomes: Outcome[] = [];
 let report: string;
@@ -76,7 +84,13 @@ try {
     for (const scenario of runnable) {
       if (!selected.has(scenario.name)) continue;
       if (Date.now() - startedAt.getTime() > BUDGET_MS) {
-        outcomes.push({ scenario: scenario.name, layout, result: null, error: null, skipped: `not started: the run had used its ${BUDGET_MS / 60_000} minutes` });
+        outcomes.push({
+          scenario: scenario.name,
+          layout,
+          result: null,
+          error: null,
+          skipped: `not started: the run had used its ${BUDGET_MS / 60_000} minutes`,
+        });
         progress(`${layout.label} · ${scenario.name}: skipped, out of time`);
         continue;
       }
@@ -88,7 +102,9 @@ try {
         progress(
           result.kind === 'load'
             ? `  ${Math.round(result.acceptedPerSecond)} accepted/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ${result.errors} errors`
-            : `  ${result.completed} delivered in ${result.wallSeconds.toFixed(1)} s: ${Math.round(result.perSecond)} messages/s, p99 ${Math.round(result.p99Ms)} ms${result.incomplete ? ` (${result.incomplete})` : ''}`,
+            : result.kind === 'reads'
+              ? `  ${result.reads.map((read) => `${read.name}: p50 ${read.p50Ms.toFixed(1)} ms`).join('; ')}`
+              : `  ${result.completed} delivered in ${result.wallSeconds.toFixed(1)} s: ${Math.round(result.perSecond)} messages/s, p99 ${Math.round(result.p99Ms)} ms${result.incomplete ? ` (${result.incomplete})` : ''}`,
         );
       } catch (error) {
         const message = error instanceof Error ? (error.stack ?? error.message) : String(error);

@@ -40,7 +40,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     url: withDatabase(SERVER_URL, name),
     name,
-    drop: () => admin(async (client) => void (await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))),
+    drop: () =>
+      admin(async (client) => void (await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))),
   };
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
@@ -16,8 +16,8 @@ declare module 'vitest' {
 /** A name that changes whenever a migration does, so a stale template is never reused. */
 function templateName(): string {
   const hash = createHash('sha256');
-  for (const entry of readdirSync(DEFAULT_MIGRATIONS_DIR, { recursive: true, withFileTypes: true }).sort((a, b) =>
-    join(a.parentPath, a.name).localeCompare(join(b.parentPath, b.name)),
+  for (const entry of readdirSync(DEFAULT_MIGRATIONS_DIR, { recursive: true, withFileTypes: true }).sort(
+    (a, b) => join(a.parentPath, a.name).localeCompare(join(b.parentPath, b.name)),
   )) {
     if (!entry.isFile()) continue;
     hash.update(entry.name).update(readFileSync(join(entry.parentPath, entry.name)));
@@ -34,7 +34,9 @@ export async function setup(project: TestProject) {
   const admin = new pg.Client({ connectionString: withDatabase(SERVER_URL, 'postgres') });
   await admin.connect();
   try {
-    const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1 AND datistemplate', [name]);
+    const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1 AND datistemplate', [
+      name,
+    ]);
     if (!rowCount) {
       await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       await migrateDatabase(withDatabase(SERVER_URL, name));

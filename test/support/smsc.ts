@@ -32,7 +32,11 @@ export interface AcceptedSubmit {
 }
 
 /** How the SMSC answers the n-th submit_sm it receives (1-based): a status, or no answer at all. */
-export type SubmitBehaviour = (n: number, submit: RawSubmit, session: Session) => { status: number } | 'ok' | 'silent' | Promise<{ status: number } | 'ok' | 'silent'>;
+export type SubmitBehaviour = (
+  n: number,
+  submit: RawSubmit,
+  session: Session,
+) => { status: number } | 'ok' | 'silent' | Promise<{ status: number } | 'ok' | 'silent'>;
 
 export const MESSAGE_PAYLOAD_TAG = 0x0424;
 
@@ -77,12 +81,16 @@ export class LoopbackSmsc {
   }
 
   get boundSessions(): Session[] {
-    return (this.server?.sessions ?? []).filter((session) => (session as Session & { bound?: boolean }).bound);
+    return (this.server?.sessions ?? []).filter(
+      (session) => (session as Session & { bound?: boolean }).bound,
+    );
   }
 
   /** The submit_sm PDUs received, bound or not, in order. */
   submitsReceived(): RawSubmit[] {
-    return this.received.filter((entry) => entry.command === 'submit_sm').map((entry) => parseSubmitSm(entry.raw));
+    return this.received
+      .filter((entry) => entry.command === 'submit_sm')
+      .map((entry) => parseSubmitSm(entry.raw));
   }
 
   /** Closes every connection at once, answering nothing more. */
@@ -120,7 +128,11 @@ export class LoopbackSmsc {
   }
 
   /** A mobile's message to the ESME; `udh` makes it one part of a concatenated message. */
-  deliverMessage(from: string, text: string, options: { to?: string; dataCoding?: number; udh?: Buffer } = {}): Promise<number> {
+  deliverMessage(
+    from: string,
+    text: string,
+    options: { to?: string; dataCoding?: number; udh?: Buffer } = {},
+  ): Promise<number> {
     return this.deliver({
       source_addr_ton: 1,
       source_addr_npi: 1,
@@ -133,7 +145,11 @@ export class LoopbackSmsc {
   }
 
   /** A delivery receipt for an SMSC id: in TLVs (receipted_message_id, message_state) or in the standard text. */
-  deliverReceipt(messageId: string, format: 'tlv' | 'text', stat: 'DELIVRD' | 'UNDELIV' | 'ENROUTE' = 'DELIVRD'): Promise<number> {
+  deliverReceipt(
+    messageId: string,
+    format: 'tlv' | 'text',
+    stat: 'DELIVRD' | 'UNDELIV' | 'ENROUTE' = 'DELIVRD',
+  ): Promise<number> {
     return this.deliver(receiptFields(messageId, format, stat));
   }
 
@@ -168,7 +184,12 @@ export class LoopbackSmsc {
     });
     session.on('bind_transceiver', (pdu) => {
       if (pdu.system_id !== this.systemId || pdu.password !== this.password) {
-        session.send(pdu.response({ command_status: pdu.system_id !== this.systemId ? smpp.errors.ESME_RINVSYSID! : smpp.errors.ESME_RINVPASWD! }));
+        session.send(
+          pdu.response({
+            command_status:
+              pdu.system_id !== this.systemId ? smpp.errors.ESME_RINVSYSID! : smpp.errors.ESME_RINVPASWD!,
+          }),
+        );
         return;
       }
       (session as Session & { bound?: boolean }).bound = true;
@@ -195,14 +216,31 @@ export class LoopbackSmsc {
     this.accepted.push({ messageId, submit, session });
     session.send(pdu.response({ message_id: messageId }));
     const format = this.autoReceipt;
-    if (format) setTimeout(() => void this.deliverUntilAcknowledged(receiptFields(messageId, format, 'DELIVRD')).catch(() => undefined), 20);
+    if (format)
+      setTimeout(
+        () =>
+          void this.deliverUntilAcknowledged(receiptFields(messageId, format, 'DELIVRD')).catch(
+            () => undefined,
+          ),
+        20,
+      );
   }
 }
 
-function receiptFields(messageId: string, format: 'tlv' | 'text', stat: 'DELIVRD' | 'UNDELIV' | 'ENROUTE'): PduFields {
+function receiptFields(
+  messageId: string,
+  format: 'tlv' | 'text',
+  stat: 'DELIVRD' | 'UNDELIV' | 'ENROUTE',
+): PduFields {
   const states = { ENROUTE: 1, DELIVRD: 2, UNDELIV: 5 } as const;
   if (format === 'tlv') {
-    return { esm_class: 0x04, data_coding: 0, short_message: '', receipted_message_id: messageId, message_state: states[stat] };
+    return {
+      esm_class: 0x04,
+      data_coding: 0,
+      short_message: '',
+      receipted_message_id: messageId,
+      message_state: states[stat],
+    };
   }
   const text = `id:${messageId} sub:001 dlvrd:${stat === 'DELIVRD' ? '001' : '000'} submit date:2611210800 done date:2611210801 stat:${stat} err:${stat === 'UNDELIV' ? '001' : '000'} text:Hello`;
   return { esm_class: 0x04, data_coding: 0, short_message: text };
@@ -244,5 +282,17 @@ export function parseSubmitSm(raw: Buffer): RawSubmit {
     tlvs.set(tag, raw.subarray(offset + 4, offset + 4 + size));
     offset += 4 + size;
   }
-  return { sourceTon, sourceNpi, source, destTon, destNpi, destination, esmClass, registeredDelivery, dataCoding, shortMessage, tlvs };
+  return {
+    sourceTon,
+    sourceNpi,
+    source,
+    destTon,
+    destNpi,
+    destination,
+    esmClass,
+    registeredDelivery,
+    dataCoding,
+    shortMessage,
+    tlvs,
+  };
 }

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
@@ -107,8 +107,19 @@ export function transcripts(maxChars = 3_000): string {
  * `group`: the child leads a process group of its own, as a service manager starts a service;
  * its signals (and the clean-up's SIGKILL) then go to the whole group.
  */
-export function spawnChild(name: string, command: string, args: string[], env: Record<string, string>, options: { group?: boolean } = {}): ChildHandle {
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.group ?? false });
+export function spawnChild(
+  name: string,
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  options: { group?: boolean } = {},
+): ChildHandle {
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.group ?? false,
+  });
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -141,9 +152,13 @@ export function spawnChild(name: string, command: string, args: string[], env: R
         // Registered after the listeners that append to `output`, so it is current here.
         const check = () => {
           if (pattern.test(output)) settle(resolve);
-          else if (isClosed) settle(() => reject(new Error(`exited before printing ${pattern}:\n${transcript()}`)));
+          else if (isClosed)
+            settle(() => reject(new Error(`exited before printing ${pattern}:\n${transcript()}`)));
         };
-        const timer = setTimeout(() => settle(() => reject(new Error(`no ${pattern} within ${timeoutMs} ms:\n${transcript()}`))), timeoutMs);
+        const timer = setTimeout(
+          () => settle(() => reject(new Error(`no ${pattern} within ${timeoutMs} ms:\n${transcript()}`))),
+          timeoutMs,
+        );
         child.stdout!.on('data', check);
         child.stderr!.on('data', check);
         child.once('close', check);
@@ -170,7 +185,13 @@ export function spawnChild(name: string, command: string, args: string[], env: R
 function baseEnv(): Record<string, string> {
   // Tests poll the API as fast as they like; the rate limit has tests of its own.
   // Metrics on any free port: several test files start Tern processes at once.
-  const env: Record<string, string> = { NODE_ENV: 'test', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_SEND_MESSAGE_MAX: '0', RATE_LIMIT_LOGIN_MAX: '0', METRICS_PORT: '0' };
+  const env: Record<string, string> = {
+    NODE_ENV: 'test',
+    RATE_LIMIT_MAX: '1000000',
+    RATE_LIMIT_SEND_MESSAGE_MAX: '0',
+    RATE_LIMIT_LOGIN_MAX: '0',
+    METRICS_PORT: '0',
+  };
   for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) {
     const value = process.env[name];
     if (value !== undefined) env[name] = value;
@@ -182,18 +203,31 @@ function baseEnv(): Record<string, string> {
 export const NPM_START_HEAP_FLAGS = ['--max-old-space-size=160', '--max-semi-space-size=8'];
 
 /** One Tern process of the given role, resolved once it has logged that it started. */
-export async function startTernProcess(role: Role, env: Record<string, string>, nodeFlags: string[] = []): Promise<ChildHandle> {
+export async function startTernProcess(
+  role: Role,
+  env: Record<string, string>,
+  nodeFlags: string[] = [],
+): Promise<ChildHandle> {
   // Node with the tsx loader, not `npx tsx`: one process to signal, and no npm start-up cost.
-  const handle = spawnChild(`tern ${role}`, process.execPath, [...nodeFlags, '--import', 'tsx', 'src/main.ts', role], { ...baseEnv(), LOG_LEVEL: 'info', ...env });
+  const handle = spawnChild(
+    `tern ${role}`,
+    process.execPath,
+    [...nodeFlags, '--import', 'tsx', 'src/main.ts', role],
+    { ...baseEnv(), LOG_LEVEL: 'info', ...env },
+  );
   await handle.waitForOutput(/"msg":"tern started"/);
   return handle;
 }
 
 /** `src/cli.ts` with the given arguments; its JSON line on success. */
 export async function runCli(args: string[], env: Record<string, string>): Promise<any> {
-  const handle = spawnChild('tern cli', process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { ...baseEnv(), ...env });
+  const handle = spawnChild('tern cli', process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    ...baseEnv(),
+    ...env,
+  });
   const exit = await withDeadline(handle.closed, START_TIMEOUT_MS, `the CLI: ${handle.transcript()}`);
-  if (exit.code !== 0) throw new Error(`the CLI exited with ${exit.code ?? exit.signal}:\n${handle.transcript()}`);
+  if (exit.code !== 0)
+    throw new Error(`the CLI exited with ${exit.code ?? exit.signal}:\n${handle.transcript()}`);
   const line = handle
     .transcript()
     .split('\n')
@@ -212,8 +246,16 @@ export interface CliRun {
  * `src/cli.ts` as an operator runs it: its exit code and what it wrote to each stream. `stdin`
  * is written to its input, which is then closed (at once when there is none: not a terminal).
  */
-export async function runCliCommand(args: string[], env: Record<string, string>, stdin?: string): Promise<CliRun> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, env: { ...baseEnv(), ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+export async function runCliCommand(
+  args: string[],
+  env: Record<string, string>,
+  stdin?: string,
+): Promise<CliRun> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    cwd: ROOT,
+    env: { ...baseEnv(), ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -226,7 +268,9 @@ export async function runCliCommand(args: string[], env: Record<string, string>,
     return { code, stdout, stderr };
   } catch (error) {
     child.kill('SIGKILL');
-    throw new Error(`${error instanceof Error ? error.message : String(error)}\nstdout: ${stdout}\nstderr: ${stderr}`);
+    throw new Error(
+      `${error instanceof Error ? error.message : String(error)}\nstdout: ${stdout}\nstderr: ${stderr}`,
+    );
   }
 }
 
@@ -242,7 +286,12 @@ export interface RedisServer {
  */
 export async function startRedisServer(port: number): Promise<RedisServer> {
   const dir = await mkdtemp(join(tmpdir(), 'tern-redis-'));
-  const handle = spawnChild(`redis-server :${port}`, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], baseEnv());
+  const handle = spawnChild(
+    `redis-server :${port}`,
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    baseEnv(),
+  );
   void handle.closed.then(() => rm(dir, { recursive: true, force: true }));
   await handle.waitForOutput(/Ready to accept connections/, 10_000);
   return { port, url: `redis://127.0.0.1:${port}`, handle };
@@ -254,12 +303,21 @@ export interface ApiResult {
 }
 
 /** One /v1 call to a Tern process; a connection failure shows what the children printed. */
-export async function apiRequest(baseUrl: string, method: string, path: string, body?: unknown, token?: string): Promise<ApiResult> {
+export async function apiRequest(
+  baseUrl: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  token?: string,
+): Promise<ApiResult> {
   let response: Response;
   try {
     response = await fetch(`${baseUrl}${path}`, {
       method,
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      headers: {
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(10_000),
     });
@@ -278,7 +336,9 @@ export async function apiRequest(baseUrl: string, method: string, path: string, 
 }
 
 /** An operator-created account, through the CLI as docs/authentication.md says; needs no API process. */
-export async function createAccountWithCli(env: Record<string, string>): Promise<{ account: string; email: string; password: string }> {
+export async function createAccountWithCli(
+  env: Record<string, string>,
+): Promise<{ account: string; email: string; password: string }> {
   const email = `processes-${randomBytes(4).toString('hex')}@example.com`;
   const password = 'a long test password';
   const created = await runCli(['accounts', 'create', '--email', email, '--password', password], env);
@@ -286,8 +346,14 @@ export async function createAccountWithCli(env: Record<string, string>): Promise
 }
 
 /** A bearer token from /v1/auth/login. */
-export async function logIn(baseUrl: string, credentials: { email: string; password: string }): Promise<string> {
-  const login = await apiRequest(baseUrl, 'POST', '/v1/auth/login', { email: credentials.email, password: credentials.password });
+export async function logIn(
+  baseUrl: string,
+  credentials: { email: string; password: string },
+): Promise<string> {
+  const login = await apiRequest(baseUrl, 'POST', '/v1/auth/login', {
+    email: credentials.email,
+    password: credentials.password,
+  });
   if (login.status !== 200) throw new Error(`login answered ${login.status}: ${JSON.stringify(login.body)}`);
   return login.body.token as string;
 }

@@ -5,6 +5,7 @@ import { createTern, type Tern } from '../../src/app.js';
 import { loadConfig, type Role } from '../../src/config.js';
 import { createDependencies } from '../../src/deps.js';
 import { ManualClock } from './clock.js';
+import { contractMismatch } from './contract.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { REDIS_URL } from './server-url.js';
 
@@ -69,7 +70,10 @@ export async function startTern(
     ...options.env,
   });
   const clock = new ManualClock();
-  const tern = createTern(createDependencies(config, { clock, logger: options.logger ?? pino({ level: config.logLevel }) }), options.role ?? 'all');
+  const tern = createTern(
+    createDependencies(config, { clock, logger: options.logger ?? pino({ level: config.logLevel }) }),
+    options.role ?? 'all',
+  );
   const url = (await tern.start()) ?? '';
 
   const request = async (method: string, path: string, opts: RequestOptions = {}) => {
@@ -88,6 +92,15 @@ export async function startTern(
     } catch {
       // Not JSON: the raw text is what the test gets to look at.
     }
+    const broken = contractMismatch(
+      config.webhookAllowInsecure,
+      method,
+      path,
+      opts.rawBody === undefined ? opts.body : undefined,
+      response.status,
+      parsed,
+    );
+    if (broken) throw new Error(`The /v1 contract is broken: ${broken}`);
     return { status: response.status, headers: response.headers, body: parsed as any };
   };
 
@@ -99,12 +112,17 @@ export async function startTern(
     redisPrefix,
     request,
     graphql: (query, variables, token) => request('POST', '/graphql', { body: { query, variables }, token }),
-    async createAccount(email = `user-${randomBytes(4).toString('hex')}@example.com`, password = 'correct horse battery') {
+    async createAccount(
+      email = `user-${randomBytes(4).toString('hex')}@example.com`,
+      password = 'correct horse battery',
+    ) {
       const { account } = await tern.services.accounts.create({ email, password });
       return harness.login({ account, email, password, token: '' });
     },
     async login(account) {
-      const response = await request('POST', '/v1/auth/login', { body: { email: account.email, password: account.password } });
+      const response = await request('POST', '/v1/auth/login', {
+        body: { email: account.email, password: account.password },
+      });
       return { ...account, token: response.body.token };
     },
     async stop() {

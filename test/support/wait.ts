@@ -1,5 +1,9 @@
 /** Polls until `probe` returns something other than null/undefined, or fails after `timeoutMs`. */
-export async function waitFor<T>(probe: () => Promise<T | null | undefined>, timeoutMs = 10_000, intervalMs = 50): Promise<T> {
+export async function waitFor<T>(
+  probe: () => Promise<T | null | undefined>,
+  timeoutMs = 10_000,
+  intervalMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -9,7 +13,8 @@ export async function waitFor<T>(probe: () => Promise<T | null | undefined>, tim
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

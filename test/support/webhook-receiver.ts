@@ -11,7 +11,10 @@ export interface ReceivedCallback {
 }
 
 /** How a path answers its n-th callback (1-based); it may do work (call the API) before answering. */
-export type Behaviour = (n: number, callback: ReceivedCallback) => Promise<{ status: number; delayMs?: number }> | { status: number; delayMs?: number };
+export type Behaviour = (
+  n: number,
+  callback: ReceivedCallback,
+) => Promise<{ status: number; delayMs?: number }> | { status: number; delayMs?: number };
 
 /** A webhook receiver on loopback: records every callback and answers as each path is told (200 by default). */
 export class WebhookReceiver {
@@ -34,6 +37,12 @@ export class WebhookReceiver {
     return this;
   }
 
+  /** Sets how `path` answers and gives the URL that reaches it. */
+  answerAt(path: string, behaviour: Behaviour): string {
+    this.on(path, behaviour);
+    return `${this.url}${path}`;
+  }
+
   /** The callbacks `path` got, in order of arrival. */
   at(path: string): ReceivedCallback[] {
     return this.received.filter((callback) => callback.path === path);
@@ -50,7 +59,12 @@ export class WebhookReceiver {
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', async () => {
         const path = request.url ?? '/';
-        const callback: ReceivedCallback = { path, headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+        const callback: ReceivedCallback = {
+          path,
+          headers: request.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          at: Date.now(),
+        };
         this.received.push(callback);
         const n = (this.counts.get(path) ?? 0) + 1;
         this.counts.set(path, n);

@@ -1,10 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { CAMPAIGN_ACTIONS, CAMPAIGN_TRANSITIONS, describeTransition, transitionOf } from '../../src/modules/campaigns/campaign-transitions.js';
+import {
+  CAMPAIGN_ACTIONS,
+  CAMPAIGN_TRANSITIONS,
+  describeTransition,
+  transitionOf,
+} from '../../src/modules/campaigns/campaign-transitions.js';
 import { routes } from '../../src/rest/route-table.js';
 
 describe('the campaign transition table', () => {
   it('describes each action as the API documents it', () => {
-    expect(Object.fromEntries(CAMPAIGN_ACTIONS.map((action) => [action, describeTransition(action)]))).toEqual({
+    expect(
+      Object.fromEntries(CAMPAIGN_ACTIONS.map((action) => [action, describeTransition(action)])),
+    ).toEqual({
       start: 'scheduled → running',
       pause: 'running → paused',
       resume: 'paused → running',
@@ -22,7 +29,9 @@ describe('the campaign transition table', () => {
   });
 
   it('tells the webhook of starts, pauses and cancellations, not of scheduling', () => {
-    expect(Object.fromEntries(CAMPAIGN_ACTIONS.map((action) => [action, transitionOf(action).event ?? null]))).toEqual({
+    expect(
+      Object.fromEntries(CAMPAIGN_ACTIONS.map((action) => [action, transitionOf(action).event ?? null])),
+    ).toEqual({
       start: 'campaign.started',
       pause: 'campaign.paused',
       resume: 'campaign.started',
@@ -34,7 +43,9 @@ describe('the campaign transition table', () => {
 
   it('gives every action a /v1 route that runs its mutation and documents its transition', () => {
     for (const action of CAMPAIGN_ACTIONS) {
-      const route = routes.find((candidate) => candidate.method === 'POST' && candidate.path === `/v1/campaigns/:campaign/${action}`);
+      const route = routes.find(
+        (candidate) => candidate.method === 'POST' && candidate.path === `/v1/campaigns/:campaign/${action}`,
+      );
       expect(route, action).toMatchObject({
         operation: `${action[0]!.toUpperCase()}${action.slice(1)}Campaign`,
         status: 200,

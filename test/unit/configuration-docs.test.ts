@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { environmentSchema } from '../../src/config.js';
+import { environmentSchema } from '../../src/config/environment.js';
 
 const CONFIGURATION_DOC = new URL('../../docs/configuration.md', import.meta.url);
 

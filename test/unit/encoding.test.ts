@@ -26,7 +26,9 @@ describe('encoding and segments', () => {
     expect(analyzeText('Voilà, ça va? 😀')).toMatchObject({ encoding: 'UCS-2', ucs2Characters: ['ç', '😀'] });
     expect(analyzeText('😀'.repeat(35))).toMatchObject({ encoding: 'UCS-2', segments: 1, characters: 35 });
     expect(analyzeText('😀'.repeat(36))).toMatchObject({ encoding: 'UCS-2', segments: 2 });
-    const parts = submitBodies(`x${'😀'.repeat(40)}`, 'UCS-2', 'udh', 9).map((body) => withoutUdh(body.shortMessage));
+    const parts = submitBodies(`x${'😀'.repeat(40)}`, 'UCS-2', 'udh', 9).map((body) =>
+      withoutUdh(body.shortMessage),
+    );
     // 67 units a part: the x and 33 emoji (67), then 7 emoji; no surrogate pair cut in two.
     expect(parts.map((part) => part.length / 2)).toEqual([67, 14]);
   });
@@ -36,7 +38,9 @@ describe('encoding and segments', () => {
       for (let repeat = 1; repeat <= 400; repeat += 7) {
         const text = unit.repeat(repeat);
         const { encoding, segments } = analyzeText(text);
-        expect(submitBodies(text, encoding, 'udh', 1), `${encoding} ${repeat}×${unit}`).toHaveLength(segments);
+        expect(submitBodies(text, encoding, 'udh', 1), `${encoding} ${repeat}×${unit}`).toHaveLength(
+          segments,
+        );
       }
     }
   });
@@ -65,8 +69,16 @@ describe('encoding and segments', () => {
   });
 
   it('reads the concatenation element of a received UDH, 8-bit or 16-bit reference', () => {
-    expect(readConcatenation([concatenationUdh(7, 3, 2).subarray(1)])).toEqual({ reference: 7, parts: 3, part: 2 });
-    expect(readConcatenation([Buffer.from([0x08, 0x04, 0x01, 0x2c, 2, 1])])).toEqual({ reference: 300, parts: 2, part: 1 });
+    expect(readConcatenation([concatenationUdh(7, 3, 2).subarray(1)])).toEqual({
+      reference: 7,
+      parts: 3,
+      part: 2,
+    });
+    expect(readConcatenation([Buffer.from([0x08, 0x04, 0x01, 0x2c, 2, 1])])).toEqual({
+      reference: 300,
+      parts: 2,
+      part: 1,
+    });
     expect(readConcatenation([Buffer.from([0x24, 0x01, 0x00])])).toBeNull();
   });
 });

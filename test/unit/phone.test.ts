@@ -14,9 +14,18 @@ function issueOf(schema: typeof e164 | typeof normalizedPhone, value: unknown) {
 }
 
 describe('phone rules', () => {
-  it('takes E.164 digits without the plus: 7 to 15 digits, the first not 0', () => {
-    for (const valid of ['1234567', '5511999998888', '123456789012345']) expect(issueOf(e164, valid), valid).toBeNull();
-    for (const invalid of ['123456', '1234567890123456', '0511999998888', '+5511999998888', '55 11 99999 8888', '55119999a8888', '']) {
+  it('takes E.164 digits with or without the plus: 7 to 15 digits, the first not 0', () => {
+    for (const valid of ['1234567', '5511999998888', '+5511999998888', '123456789012345'])
+      expect(issueOf(e164, valid), valid).toBeNull();
+    for (const invalid of [
+      '123456',
+      '1234567890123456',
+      '0511999998888',
+      '++5511999998888',
+      '55 11 99999 8888',
+      '55119999a8888',
+      '',
+    ]) {
       expect(issueOf(e164, invalid), invalid).toBe('invalid_e164');
     }
   });

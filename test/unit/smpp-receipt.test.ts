@@ -8,21 +8,46 @@ const receiptText = (stat: string, err = '000') =>
 
 describe('SMPP receipt parsing', () => {
   it('reads the id and outcome of the de-facto receipt text', () => {
-    expect(parseReceipt(pdu({ esm_class: 0x04, short_message: receiptText('DELIVRD') }))).toEqual({ smscMessageId: 'A1B2C3', outcome: { delivered: true } });
-    expect(parseReceipt(pdu({ esm_class: 0x04, short_message: Buffer.from(receiptText('UNDELIV', '012'), 'latin1') }))).toEqual({
+    expect(parseReceipt(pdu({ esm_class: 0x04, short_message: receiptText('DELIVRD') }))).toEqual({
       smscMessageId: 'A1B2C3',
-      outcome: { delivered: false, code: 'undeliverable', message: 'The SMSC reported UNDELIV: the message could not be delivered (err 012)' },
+      outcome: { delivered: true },
+    });
+    expect(
+      parseReceipt(
+        pdu({ esm_class: 0x04, short_message: Buffer.from(receiptText('UNDELIV', '012'), 'latin1') }),
+      ),
+    ).toEqual({
+      smscMessageId: 'A1B2C3',
+      outcome: {
+        delivered: false,
+        code: 'undeliverable',
+        message: 'The SMSC reported UNDELIV: the message could not be delivered (err 012)',
+      },
     });
   });
 
   it('prefers the receipted_message_id and message_state TLVs to the text', () => {
-    const fields = { esm_class: 0x04, receipted_message_id: 'tlv-id', message_state: 8, short_message: receiptText('DELIVRD') };
-    expect(parseReceipt(pdu(fields))).toMatchObject({ smscMessageId: 'tlv-id', outcome: { delivered: false, code: 'rejected' } });
+    const fields = {
+      esm_class: 0x04,
+      receipted_message_id: 'tlv-id',
+      message_state: 8,
+      short_message: receiptText('DELIVRD'),
+    };
+    expect(parseReceipt(pdu(fields))).toMatchObject({
+      smscMessageId: 'tlv-id',
+      outcome: { delivered: false, code: 'rejected' },
+    });
   });
 
   it('has no outcome for a state that is not final, and no receipt for text it cannot read', () => {
-    expect(parseReceipt(pdu({ esm_class: 0x04, short_message: receiptText('ENROUTE') }))).toEqual({ smscMessageId: 'A1B2C3', outcome: null });
-    expect(parseReceipt(pdu({ esm_class: 0x04, receipted_message_id: 'x', message_state: 6 }))).toEqual({ smscMessageId: 'x', outcome: null });
+    expect(parseReceipt(pdu({ esm_class: 0x04, short_message: receiptText('ENROUTE') }))).toEqual({
+      smscMessageId: 'A1B2C3',
+      outcome: null,
+    });
+    expect(parseReceipt(pdu({ esm_class: 0x04, receipted_message_id: 'x', message_state: 6 }))).toEqual({
+      smscMessageId: 'x',
+      outcome: null,
+    });
     expect(parseReceipt(pdu({ esm_class: 0x04, short_message: 'delivered, thanks' }))).toBeNull();
   });
 

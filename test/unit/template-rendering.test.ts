@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { hasStrayDoubleBraces, placeholderNames, renderTemplate } from '../../src/modules/templates/render-template.js';
+import {
+  hasStrayDoubleBraces,
+  placeholderNames,
+  renderTemplate,
+} from '../../src/modules/templates/render-template.js';
 
-const contact = { name: 'Ana', phone: '5511999990000', email: 'ana@example.com', document: '123', tags: ['vip', 'sp'] };
+const contact = {
+  name: 'Ana',
+  phone: '5511999990000',
+  email: 'ana@example.com',
+  document: '123',
+  tags: ['vip', 'sp'],
+};
 
 describe('template rendering', () => {
   it('fills the five contact placeholders, spaces inside the braces allowed', () => {
@@ -12,7 +22,9 @@ describe('template rendering', () => {
 
   it('leaves a placeholder empty when the contact lacks the field, and an unknown one as written', () => {
     const bare = { name: null, phone: '5511999990000', email: null, document: null, tags: [] };
-    expect(renderTemplate('Hi {{name}}!{{email}}{{tags}} {{coupon}} {{ coupon }}', bare)).toBe('Hi ! {{coupon}} {{ coupon }}');
+    expect(renderTemplate('Hi {{name}}!{{email}}{{tags}} {{coupon}} {{ coupon }}', bare)).toBe(
+      'Hi ! {{coupon}} {{ coupon }}',
+    );
   });
 
   it('lists the distinct placeholder names in order of first appearance', () => {

@@ -4,20 +4,23 @@ import type { Builder } from '../builder.js';
 
 export function addAccountTypes(builder: Builder) {
   const token = builder.objectRef<IssuedToken>('Token').implement({
+    description: 'A login token: send it as `Authorization: Bearer <token>`',
     fields: (t) => ({
-      token: t.exposeString('token'),
-      tokenType: t.exposeString('tokenType'),
+      token: t.exposeString('token', { description: 'A signed JWT' }),
+      tokenType: t.exposeString('tokenType', { description: 'Always `Bearer`' }),
       expiresIn: t.exposeInt('expiresIn', { description: 'Seconds of validity' }),
-      accountId: t.exposeID('accountId'),
+      accountId: t.exposeID('accountId', { description: 'The account it acts for' }),
     }),
   });
 
   const loginInput = builder.inputType('LoginInput', {
+    description: "An account's credentials",
     fields: (t) => ({
-      email: t.string(),
-      password: t.string(),
+      email: t.string({ required: true, description: 'The email the account was created with' }),
+      password: t.string({ required: true, description: "The account's password" }),
       otp: t.string({
-        description: 'With two-factor login on: the 6-digit code of the authenticator app, or a recovery code. Each is accepted once',
+        description:
+          'With two-factor login on: the 6-digit code of the authenticator app, or a recovery code. Each is accepted once',
       }),
     }),
   });
@@ -25,9 +28,16 @@ export function addAccountTypes(builder: Builder) {
   builder.mutationField('login', (t) =>
     t.field({
       type: token,
+      description: 'A login token for an email and password; the only field that needs no token',
       skipTypeScopes: true,
       errors: { types: [ValidationError, InvalidCredentialsError, OtpRequiredError] },
-      args: { input: t.arg({ type: loginInput, required: true }) },
+      args: {
+        input: t.arg({
+          description: 'The fields, each described on its input type',
+          type: loginInput,
+          required: true,
+        }),
+      },
       resolve: async (_root, args, context, info) => {
         await context.fieldRateLimits.login({ args, context, info });
         return context.services.accounts.login(args.input, context.clientAddress);

@@ -1,8 +1,9 @@
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import type { CreatedApiKey, DeletedApiKey } from '../../modules/api-keys/api-keys.service.js';
-import { parsePage, type PageRequest } from '../../pagination.js';
+import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
-import { addPageType } from './page.js';
+import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
+import { cursorArgs } from './page-info.js';
 
 interface ApiKeyPageShape {
   accountId: string;
@@ -19,50 +20,82 @@ export function addApiKeyTypes(builder: Builder) {
   builder.prismaObject('ApiKey', {
     description: 'A long-lived credential for server-to-server calls: `Authorization: Bearer tern_live_…`',
     fields: (t) => ({
-      id: t.exposeID('id'),
-      name: t.exposeString('name'),
+      id: t.exposeID('id', { description: 'Its id, prefixed by its kind' }),
+      name: t.exposeString('name', { description: 'Its name, as given' }),
       prefix: t.exposeString('prefix', { description: keyFields.prefix }),
-      createdAt: t.expose('createdAt', { type: 'DateTime' }),
-      expiresAt: t.expose('expiresAt', { type: 'DateTime', nullable: true, description: keyFields.expiresAt }),
-      lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true, description: keyFields.lastUsedAt }),
+      createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created' }),
+      expiresAt: t.expose('expiresAt', {
+        type: 'DateTime',
+        nullable: true,
+        description: keyFields.expiresAt,
+      }),
+      lastUsedAt: t.expose('lastUsedAt', {
+        type: 'DateTime',
+        nullable: true,
+        description: keyFields.lastUsedAt,
+      }),
     }),
   });
 
   const created = builder.objectRef<CreatedApiKey>('CreatedApiKey').implement({
     description: 'A new API key, with the key itself: this is the only time it is shown',
     fields: (t) => ({
-      id: t.exposeID('id'),
-      name: t.exposeString('name'),
-      key: t.exposeString('key', { description: '`tern_live_` and 40 random letters and digits; only a hash of it is stored' }),
+      id: t.exposeID('id', { description: 'Its id, prefixed by its kind' }),
+      name: t.exposeString('name', { description: 'Its name, as given' }),
+      key: t.exposeString('key', {
+        description: '`tern_live_` and 40 random letters and digits; only a hash of it is stored',
+      }),
       prefix: t.exposeString('prefix', { description: keyFields.prefix }),
-      createdAt: t.field({ type: 'DateTime', resolve: (key) => key.createdAt }),
-      expiresAt: t.field({ type: 'DateTime', nullable: true, description: keyFields.expiresAt, resolve: (key) => key.expiresAt }),
-      lastUsedAt: t.field({ type: 'DateTime', nullable: true, description: keyFields.lastUsedAt, resolve: (key) => key.lastUsedAt }),
+      createdAt: t.field({
+        type: 'DateTime',
+        description: 'When it was created',
+        resolve: (key) => key.createdAt,
+      }),
+      expiresAt: t.field({
+        type: 'DateTime',
+        nullable: true,
+        description: keyFields.expiresAt,
+        resolve: (key) => key.expiresAt,
+      }),
+      lastUsedAt: t.field({
+        type: 'DateTime',
+        nullable: true,
+        description: keyFields.lastUsedAt,
+        resolve: (key) => key.lastUsedAt,
+      }),
     }),
   });
 
   const deleted = builder.objectRef<DeletedApiKey>('DeletedApiKey').implement({
-    fields: (t) => ({ id: t.exposeID('id'), deleted: t.exposeBoolean('deleted') }),
+    description: 'A revoked API key',
+    fields: (t) => ({
+      id: t.exposeID('id', { description: 'Its id, prefixed by its kind' }),
+      deleted: t.exposeBoolean('deleted', { description: 'Always true' }),
+    }),
   });
 
   const apiKeyPage = addPageType(builder, 'ApiKeyPage', 'ApiKey', 'Newest first', {
-    nodes: (query, shape: ApiKeyPageShape, { services }) => services.apiKeys.list(shape.accountId, shape.page, query),
+    nodes: (query, shape: ApiKeyPageShape, { services }) =>
+      services.apiKeys.list(shape.accountId, shape.page, query),
     total: (shape, { services }) => services.apiKeys.count(shape.accountId),
   });
 
   const createInput = builder.inputType('CreateApiKeyInput', {
+    description: 'A new API key',
     fields: (t) => ({
-      name: t.string({ description: '1..80 characters, to tell keys apart' }),
-      expiresAt: t.string({ description: 'ISO 8601 time in the future after which the key is refused; absent or null: never' }),
+      name: t.string({ required: true, description: '1..80 characters, to tell keys apart' }),
+      expiresAt: t.string({
+        description: 'ISO 8601 time in the future after which the key is refused; absent or null: never',
+      }),
     }),
   });
 
   builder.queryField('apiKeys', (t) =>
     t.withAuth({ account: true }).field({
       type: apiKeyPage,
-      description: 'The account\'s API keys (never the keys themselves)',
+      description: "The account's API keys (never the keys themselves)",
       errors: { types: [ValidationError] },
-      args: { page: t.arg.int(), perPage: t.arg.int() },
+      args: { page: t.arg.int(PAGE_ARG), perPage: t.arg.int(PER_PAGE_ARG), ...cursorArgs(t) },
       resolve: (_root, args, { accountId }) => ({ accountId, page: parsePage(args) }),
     }),
   );
@@ -72,18 +105,27 @@ export function addApiKeyTypes(builder: Builder) {
       type: created,
       description: 'A new API key; only with a login token (an API key gets 403 forbidden)',
       errors: { types: [ValidationError, ConflictError] },
-      args: { input: t.arg({ type: createInput, required: true }) },
-      resolve: (_root, { input }, { accountId, credential, services }) => services.apiKeys.create(accountId, input, credential),
+      args: {
+        input: t.arg({
+          description: 'The fields, each described on its input type',
+          type: createInput,
+          required: true,
+        }),
+      },
+      resolve: (_root, { input }, { accountId, credential, services }) =>
+        services.apiKeys.create(accountId, input, credential),
     }),
   );
 
   builder.mutationField('revokeApiKey', (t) =>
     t.withAuth({ account: true }).field({
       type: deleted,
-      description: 'Deletes an API key: every process refuses it from the next request on. Only with a login token',
+      description:
+        'Deletes an API key: every process refuses it from the next request on. Only with a login token',
       errors: { types: [NotFoundError] },
-      args: { id: t.arg.id({ required: true }) },
-      resolve: (_root, { id }, { accountId, credential, services }) => services.apiKeys.revoke(accountId, id, credential),
+      args: { id: t.arg.id({ required: true, description: 'Its id' }) },
+      resolve: (_root, { id }, { accountId, credential, services }) =>
+        services.apiKeys.revoke(accountId, id, credential),
     }),
   );
 }

@@ -1,14 +1,15 @@
-import { ConflictError, InvalidStateError, NotFoundError, ValidationError } from '../../errors.js';
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { InvalidStateError, NotFoundError, ValidationError } from '../../errors.js';
 import { CampaignStatus } from '../../generated/prisma/enums.js';
 import type { CampaignFilter } from '../../modules/campaigns/campaign-records.js';
 import type { CampaignStats } from '../../modules/campaigns/campaign-stats.js';
 import { CAMPAIGN_ACTIONS, describeTransition } from '../../modules/campaigns/campaign-transitions.js';
-import type { ContactFilter } from '../../modules/contacts/contacts.service.js';
-import { queryFromInfo } from '@pothos/plugin-prisma';
-import { parsePage, type PageRequest } from '../../pagination.js';
+import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
-import { addPageType } from './page.js';
+import type { ContactTypeRefs } from './contacts.js';
 import type { MessageTypeRefs } from './messages.js';
+import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
+import { cursorArgs } from './page-info.js';
 
 interface CampaignPageShape {
   accountId: string;
@@ -16,61 +17,69 @@ interface CampaignPageShape {
   page: PageRequest;
 }
 
-interface ContactPageShape {
-  accountId: string;
-  campaignId: string;
-  filter: ContactFilter;
-  page: PageRequest;
-}
-
-export function addCampaignTypes(builder: Builder, { messageStatus, message }: MessageTypeRefs) {
-  const campaignStatus = builder.enumType(CampaignStatus, { name: 'CampaignStatus' });
+export function addCampaignTypes(
+  builder: Builder,
+  { messageStatus, message }: MessageTypeRefs,
+  { contactRef }: ContactTypeRefs,
+) {
+  const campaignStatus = builder.enumType('CampaignStatus', {
+    description: 'Where a campaign is in its life; its mutations say which status each one leaves from',
+    values: {
+      [CampaignStatus.draft]: { description: 'Being prepared; sends nothing' },
+      [CampaignStatus.scheduled]: { description: 'Starts by itself at `sendAt`' },
+      [CampaignStatus.running]: { description: 'Sending its contacts in batches' },
+      [CampaignStatus.paused]: { description: 'Stopped between batches until resumed' },
+      [CampaignStatus.finished]: { description: 'Every contact was sent to' },
+      [CampaignStatus.cancelled]: { description: 'Stopped for good; what was sent stays sent' },
+    } as const,
+  });
 
   const stats = builder.objectRef<CampaignStats>('CampaignStats').implement({
     description:
-      'contacts: the campaign\'s contacts; queued … failed: its messages by current status; replied: its messages with a reply; optedOut: its contacts whose number opted out (read now; dispatch skips them)',
+      "contacts: the campaign's contacts; queued … failed: its messages by current status; replied: its messages with a reply; optedOut: its contacts whose number opted out (read now; dispatch skips them)",
     fields: (t) => ({
-      contacts: t.exposeInt('contacts'),
-      queued: t.exposeInt('queued'),
-      sent: t.exposeInt('sent'),
-      delivered: t.exposeInt('delivered'),
-      failed: t.exposeInt('failed'),
-      replied: t.exposeInt('replied'),
-      optedOut: t.exposeInt('optedOut'),
-    }),
-  });
-
-  const contactRef = builder.prismaObject('Contact', {
-    fields: (t) => ({
-      id: t.exposeID('id'),
-      campaignId: t.exposeID('campaignId'),
-      phone: t.exposeString('phone'),
-      name: t.exposeString('name', { nullable: true }),
-      email: t.exposeString('email', { nullable: true }),
-      document: t.exposeString('document', { nullable: true }),
-      tags: t.exposeStringList('tags'),
-      createdAt: t.expose('createdAt', { type: 'DateTime' }),
-      // One message per contact and campaign (a unique index), so the list holds one at most.
-      messages: t.relation('messages', { description: 'The campaign message sent to this contact, once dispatched', complexity: { field: 1, multiplier: 1 } }),
+      contacts: t.exposeInt('contacts', { description: "The campaign's contacts" }),
+      queued: t.exposeInt('queued', { description: 'Its messages now queued' }),
+      sent: t.exposeInt('sent', { description: 'Its messages now sent (not yet reported)' }),
+      delivered: t.exposeInt('delivered', { description: 'Its messages delivered' }),
+      failed: t.exposeInt('failed', { description: 'Its messages failed' }),
+      replied: t.exposeInt('replied', { description: 'Its messages with a reply' }),
+      optedOut: t.exposeInt('optedOut', { description: 'Its contacts whose number opted out' }),
     }),
   });
 
   builder.prismaObject('Campaign', {
+    description: 'A template sent to a list of contacts, in batches',
     fields: (t) => ({
-      id: t.exposeID('id'),
-      name: t.exposeString('name'),
-      description: t.exposeString('description'),
-      webhook: t.exposeString('webhook', { nullable: true }),
+      id: t.exposeID('id', { description: 'Its id, prefixed by its kind' }),
+      name: t.exposeString('name', { description: 'Its name, as given' }),
+      description: t.exposeString('description', { description: 'Free text; empty when not given' }),
+      webhook: t.exposeString('webhook', {
+        nullable: true,
+        description: "A URL that receives this campaign's events, beside the account's webhooks",
+      }),
       delay: t.exposeFloat('delay', { description: 'Seconds between batches' }),
-      templateId: t.exposeID('templateId', { nullable: true }),
-      template: t.relation('template', { nullable: true }),
-      batchSize: t.exposeInt('batchSize'),
-      sendAt: t.expose('sendAt', { type: 'DateTime', nullable: true }),
-      status: t.expose('status', { type: campaignStatus }),
-      createdAt: t.expose('createdAt', { type: 'DateTime' }),
-      updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-      startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
-      finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
+      templateId: t.exposeID('templateId', { nullable: true, description: 'The template it sends' }),
+      template: t.relation('template', { nullable: true, description: 'The template it sends' }),
+      batchSize: t.exposeInt('batchSize', { description: 'Messages per batch' }),
+      sendAt: t.expose('sendAt', {
+        type: 'DateTime',
+        nullable: true,
+        description: 'When a scheduled campaign starts',
+      }),
+      status: t.expose('status', { type: campaignStatus, description: 'Where it is in its life' }),
+      createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created' }),
+      updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When it last changed' }),
+      startedAt: t.expose('startedAt', {
+        type: 'DateTime',
+        nullable: true,
+        description: 'When it first ran',
+      }),
+      finishedAt: t.expose('finishedAt', {
+        type: 'DateTime',
+        nullable: true,
+        description: 'When it finished or was cancelled',
+      }),
       stats: t.loadable({
         type: stats,
         description: 'Counted for every campaign of a list at once',
@@ -81,7 +90,11 @@ export function addCampaignTypes(builder: Builder, { messageStatus, message }: M
       contacts: t.withAuth({ account: true }).loadableList({
         type: contactRef,
         description: 'In the order they were added; a page of at most 100',
-        args: { tag: t.arg.string(), page: t.arg.int(), perPage: t.arg.int() },
+        args: {
+          tag: t.arg.string({ description: 'Only contacts with this tag' }),
+          page: t.arg.int(PAGE_ARG),
+          perPage: t.arg.int(PER_PAGE_ARG),
+        },
         byPath: true,
         resolve: (campaign) => campaign.id,
         load: (campaignIds: string[], context, args, info) =>
@@ -96,7 +109,11 @@ export function addCampaignTypes(builder: Builder, { messageStatus, message }: M
       messages: t.withAuth({ account: true }).loadableList({
         type: message,
         description: 'Newest first; a page of at most 100',
-        args: { status: t.arg({ type: messageStatus }), page: t.arg.int(), perPage: t.arg.int() },
+        args: {
+          status: t.arg({ type: messageStatus, description: 'Only messages in this status' }),
+          page: t.arg.int(PAGE_ARG),
+          perPage: t.arg.int(PER_PAGE_ARG),
+        },
         byPath: true,
         resolve: (campaign) => campaign.id,
         load: (campaignIds: string[], context, args, info) =>
@@ -112,108 +129,106 @@ export function addCampaignTypes(builder: Builder, { messageStatus, message }: M
   });
 
   const campaignPage = addPageType(builder, 'CampaignPage', 'Campaign', 'Newest first', {
-    nodes: (query, shape: CampaignPageShape, { services }) => services.campaigns.list(shape.accountId, shape.filter, shape.page, query),
+    nodes: (query, shape: CampaignPageShape, { services }) =>
+      services.campaigns.list(shape.accountId, shape.filter, shape.page, query),
     total: (shape, { services }) => services.campaigns.count(shape.accountId, shape.filter),
   });
 
-  const contactPage = addPageType(builder, 'ContactPage', 'Contact', 'In the order they were added', {
-    nodes: (query, shape: ContactPageShape, { services }) => services.contacts.list(shape.accountId, shape.campaignId, shape.filter, shape.page, query),
-    total: (shape, { services }) => services.contacts.count(shape.accountId, shape.campaignId, shape.filter),
-  });
-
   const deleted = builder.objectRef<{ id: string; deleted: true }>('DeletedCampaign').implement({
-    fields: (t) => ({ id: t.exposeID('id'), deleted: t.exposeBoolean('deleted') }),
+    description: 'A deleted campaign',
+    fields: (t) => ({
+      id: t.exposeID('id', { description: 'Its id, prefixed by its kind' }),
+      deleted: t.exposeBoolean('deleted', { description: 'Always true' }),
+    }),
   });
 
-  const campaignInput = (name: string, description: string) =>
+  // Only a new campaign must have a name; a change names the fields it changes.
+  const campaignInput = (name: string, description: string, nameRequired: boolean) =>
     builder.inputType(name, {
       description,
       fields: (t) => ({
-        name: t.string({ description: '1..120 characters' }),
+        name: t.string({ required: nameRequired, description: '1..120 characters' }),
         description: t.string({ description: 'Up to 2000 characters' }),
-        webhook: t.string({ description: 'An https URL that receives this campaign\'s events' }),
+        webhook: t.string({ description: "An https URL that receives this campaign's events" }),
         delay: t.float({ description: 'Seconds between batches, 0..86400' }),
         template: t.id({ description: 'A template of the account' }),
         batchSize: t.int({ description: 'Messages per batch, 1..10000' }),
         sendAt: t.string({ description: 'ISO 8601 time at which a scheduled campaign starts' }),
       }),
     });
-  const createInput = campaignInput('CreateCampaignInput', 'A new campaign; `name` is required');
-  const updateInput = campaignInput('UpdateCampaignInput', 'Any subset of the campaign\'s fields');
-
-  const contactInput = builder.inputType('AddContactInput', {
-    fields: (t) => ({
-      phone: t.string({ description: 'Digits; spaces, dashes, dots, parentheses and a leading + are removed' }),
-      name: t.string(),
-      email: t.string(),
-      document: t.string(),
-      tags: t.stringList(),
-    }),
-  });
+  const createInput = campaignInput('CreateCampaignInput', 'A new campaign', true);
+  const updateInput = campaignInput('UpdateCampaignInput', "Any subset of the campaign's fields", false);
 
   builder.queryField('campaign', (t) =>
     t.withAuth({ account: true }).prismaField({
       type: 'Campaign',
+      description: 'One campaign of the account',
       errors: { types: [NotFoundError] },
-      args: { id: t.arg.id({ required: true }) },
-      resolve: (query, _root, { id }, { accountId, services }) => services.campaigns.get(accountId, id, query),
+      args: { id: t.arg.id({ required: true, description: 'Its id' }) },
+      resolve: (query, _root, { id }, { accountId, services }) =>
+        services.campaigns.get(accountId, id, query),
     }),
   );
 
   builder.queryField('campaigns', (t) =>
     t.withAuth({ account: true }).field({
       type: campaignPage,
+      description: "The account's campaigns",
       errors: { types: [ValidationError] },
-      args: { status: t.arg({ type: campaignStatus }), page: t.arg.int(), perPage: t.arg.int() },
-      resolve: (_root, args, { accountId, services }) => ({ accountId, ...services.campaigns.parseListArgs(args) }),
-    }),
-  );
-
-  builder.queryField('contacts', (t) =>
-    t.withAuth({ account: true }).field({
-      type: contactPage,
-      errors: { types: [ValidationError, NotFoundError] },
-      args: { campaign: t.arg.id({ required: true }), tag: t.arg.string(), page: t.arg.int(), perPage: t.arg.int() },
-      resolve: async (_root, args, { accountId, services }) => ({
+      args: {
+        status: t.arg({ type: campaignStatus, description: 'Only campaigns in this status' }),
+        page: t.arg.int(PAGE_ARG),
+        perPage: t.arg.int(PER_PAGE_ARG),
+        ...cursorArgs(t),
+      },
+      resolve: (_root, args, { accountId, services }) => ({
         accountId,
-        campaignId: args.campaign,
-        ...(await services.contacts.parseListArgs(accountId, args.campaign, args)),
+        ...services.campaigns.parseListArgs(args),
       }),
-    }),
-  );
-
-  builder.queryField('contact', (t) =>
-    t.withAuth({ account: true }).prismaField({
-      type: 'Contact',
-      errors: { types: [NotFoundError] },
-      args: { campaign: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
-      resolve: (query, _root, args, { accountId, services }) => services.contacts.get(accountId, args.campaign, args.id, query),
     }),
   );
 
   builder.mutationField('createCampaign', (t) =>
     t.withAuth({ account: true }).prismaField({
       type: 'Campaign',
+      description: 'A new campaign, in draft',
       errors: { types: [ValidationError] },
-      args: { input: t.arg({ type: createInput, required: true }) },
-      resolve: (query, _root, { input }, { accountId, services }) => services.campaigns.create(accountId, input, query),
+      args: {
+        input: t.arg({
+          description: 'The fields, each described on its input type',
+          type: createInput,
+          required: true,
+        }),
+      },
+      resolve: (query, _root, { input }, { accountId, services }) =>
+        services.campaigns.create(accountId, input, query),
     }),
   );
 
   builder.mutationField('updateCampaign', (t) =>
     t.withAuth({ account: true }).prismaField({
       type: 'Campaign',
+      description: "Changes a campaign's fields",
       errors: { types: [ValidationError, NotFoundError] },
-      args: { id: t.arg.id({ required: true }), input: t.arg({ type: updateInput, required: true }) },
-      resolve: (query, _root, { id, input }, { accountId, services }) => services.campaigns.update(accountId, id, input, query),
+      args: {
+        id: t.arg.id({ required: true, description: 'Its id' }),
+        input: t.arg({
+          description: 'The fields, each described on its input type',
+          type: updateInput,
+          required: true,
+        }),
+      },
+      resolve: (query, _root, { id, input }, { accountId, services }) =>
+        services.campaigns.update(accountId, id, input, query),
     }),
   );
 
   builder.mutationField('deleteCampaign', (t) =>
     t.withAuth({ account: true }).field({
       type: deleted,
+      description: 'Deletes a campaign: it is read as not found from then on; its messages stay',
       errors: { types: [NotFoundError] },
-      args: { id: t.arg.id({ required: true }) },
+      args: { id: t.arg.id({ required: true, description: 'Its id' }) },
       resolve: (_root, { id }, { accountId, services }) => services.campaigns.delete(accountId, id),
     }),
   );
@@ -224,7 +239,7 @@ export function addCampaignTypes(builder: Builder, { messageStatus, message }: M
         type: 'Campaign',
         description: describeTransition(action),
         errors: { types: [NotFoundError, InvalidStateError, ValidationError] },
-        args: { id: t.arg.id({ required: true }) },
+        args: { id: t.arg.id({ required: true, description: 'Its id' }) },
         resolve: async (query, _root, { id }, { accountId, services }) => {
           await services.campaignLifecycle.act(accountId, id, action);
           return services.campaigns.get(accountId, id, query);
@@ -232,13 +247,4 @@ export function addCampaignTypes(builder: Builder, { messageStatus, message }: M
       }),
     );
   }
-
-  builder.mutationField('addContact', (t) =>
-    t.withAuth({ account: true }).prismaField({
-      type: 'Contact',
-      errors: { types: [ValidationError, NotFoundError, ConflictError] },
-      args: { campaign: t.arg.id({ required: true }), input: t.arg({ type: contactInput, required: true }) },
-      resolve: (query, _root, args, { accountId, services }) => services.contacts.add(accountId, args.campaign, args.input, query),
-    }),
-  );
 }

@@ -1,39 +1,79 @@
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { ImportStatus } from '../../generated/prisma/enums.js';
 import type { RowError } from '../../modules/imports/contact-rows.js';
-import { FILE_FORMATS, IMPORT_MAX_ROW_ERRORS, type FileFormat } from '../../modules/imports/import-options.js';
+import {
+  FILE_FORMATS,
+  type FileFormat,
+  IMPORT_MAX_ROW_ERRORS,
+} from '../../modules/imports/import-options.js';
 import type { Builder } from '../builder.js';
 
 export function addImportTypes(builder: Builder) {
-  const importStatus = builder.enumType(ImportStatus, {
-    name: 'ImportStatus',
+  const importStatus = builder.enumType('ImportStatus', {
     description: 'processing (accepted, or being read) → completed or failed',
+    values: {
+      [ImportStatus.processing]: { description: 'Accepted, or being read' },
+      [ImportStatus.completed]: { description: 'Read to the end: the counts are final' },
+      [ImportStatus.failed]: { description: 'The whole file was refused: `error` says why' },
+    } as const,
   });
 
-  const fileFormat = builder.enumType('ImportFileFormat', { values: FILE_FORMATS });
+  const formatDescriptions: Record<FileFormat, string> = {
+    csv: 'Comma- (or ;, |, tab-) separated text',
+    xlsx: 'An Excel workbook; its first sheet is read',
+  };
+  const fileFormat = builder.enumType('ImportFileFormat', {
+    description: 'The kinds of file an import reads',
+    values: Object.fromEntries(
+      FILE_FORMATS.map((format) => [format, { description: formatDescriptions[format] }]),
+    ) as Record<FileFormat, { description: string }>,
+  });
 
   const rowError = builder.objectRef<RowError>('ImportRowError').implement({
-    description: 'A field of a row that was skipped; `row` is the row number a spreadsheet shows (the header is row 1)',
-    fields: (t) => ({ row: t.exposeInt('row'), field: t.exposeString('field'), issue: t.exposeString('issue') }),
+    description:
+      'A field of a row that was skipped; `row` is the row number a spreadsheet shows (the header is row 1)',
+    fields: (t) => ({
+      row: t.exposeInt('row', { description: 'The row number a spreadsheet shows' }),
+      field: t.exposeString('field', {
+        description: 'The contact field: phone, name, email, document or tags',
+      }),
+      issue: t.exposeString('issue', { description: 'What is wrong, as in a ValidationError detail' }),
+    }),
   });
 
   const failure = builder.objectRef<{ code: string; message: string }>('ImportFailure').implement({
-    description: 'Why a whole file was refused: too_many_rows, unreadable_file, missing_column, row_too_large (its message names the row), or internal_error',
-    fields: (t) => ({ code: t.exposeString('code'), message: t.exposeString('message') }),
+    description:
+      'Why a whole file was refused: too_many_rows, unreadable_file, missing_column, row_too_large (its message names the row), or internal_error',
+    fields: (t) => ({
+      code: t.exposeString('code', { description: 'One of the codes above' }),
+      message: t.exposeString('message', { description: 'For people' }),
+    }),
   });
 
   builder.prismaObject('ImportJob', {
+    description: 'An uploaded file of contacts and how its import went',
     fields: (t) => ({
-      id: t.exposeID('id'),
-      campaignId: t.exposeID('campaignId'),
-      status: t.expose('status', { type: importStatus }),
+      id: t.exposeID('id', { description: 'Its id, prefixed by its kind' }),
+      campaignId: t.exposeID('campaignId', { description: 'The campaign the contacts go to' }),
+      status: t.expose('status', { type: importStatus, description: 'Where the import is' }),
       receivedFile: t.exposeString('receivedFile', { description: 'The name of the uploaded file' }),
-      fileFormat: t.field({ type: fileFormat, select: { fileFormat: true }, resolve: (job) => job.fileFormat as FileFormat }),
-      processed: t.exposeInt('processed', { description: 'Data rows read so far; moves while the job is processing' }),
-      totalRows: t.exposeInt('totalRows', { description: 'Data rows of the file (not the header, not empty rows), once completed' }),
-      imported: t.exposeInt('imported'),
-      duplicates: t.exposeInt('duplicates', { description: 'Rows whose phone was already in the campaign or earlier in the file' }),
-      invalid: t.exposeInt('invalid'),
+      fileFormat: t.field({
+        type: fileFormat,
+        description: 'How the file was read',
+        select: { fileFormat: true },
+        resolve: (job) => job.fileFormat as FileFormat,
+      }),
+      processed: t.exposeInt('processed', {
+        description: 'Data rows read so far; moves while the job is processing',
+      }),
+      totalRows: t.exposeInt('totalRows', {
+        description: 'Data rows of the file (not the header, not empty rows), once completed',
+      }),
+      imported: t.exposeInt('imported', { description: 'Rows added to the campaign as contacts' }),
+      duplicates: t.exposeInt('duplicates', {
+        description: 'Rows whose phone was already in the campaign or earlier in the file',
+      }),
+      invalid: t.exposeInt('invalid', { description: 'Rows skipped for a bad field (see `errors`)' }),
       errors: t.field({
         type: [rowError],
         description: 'The first 100 problems of the invalid rows',
@@ -44,19 +84,29 @@ export function addImportTypes(builder: Builder) {
       error: t.field({
         type: failure,
         nullable: true,
+        description: 'Why the whole file was refused; null unless `failed`',
         select: { errorCode: true, errorMessage: true },
         resolve: (job) => (job.errorCode ? { code: job.errorCode, message: job.errorMessage ?? '' } : null),
       }),
-      createdAt: t.expose('createdAt', { type: 'DateTime' }),
-      finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
+      createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created' }),
+      finishedAt: t.expose('finishedAt', {
+        type: 'DateTime',
+        nullable: true,
+        description: 'When it completed or failed',
+      }),
     }),
   });
 
   const importInput = builder.inputType('ImportContactsInput', {
     description: 'How to read the file (the form fields of POST /v1/campaigns/{campaign}/contacts/import)',
     fields: (t) => ({
-      fileFormat: t.field({ type: fileFormat, description: 'Defaults from the file name (.csv, .txt, .xlsx)' }),
-      phoneColumn: t.string({ description: 'Required when the file has a header; without one, a 1-based column number (default 1)' }),
+      fileFormat: t.field({
+        type: fileFormat,
+        description: 'Defaults from the file name (.csv, .txt, .xlsx)',
+      }),
+      phoneColumn: t.string({
+        description: 'Required when the file has a header; without one, a 1-based column number (default 1)',
+      }),
       nameColumn: t.string({ description: 'A header name, or a 1-based column number without a header' }),
       emailColumn: t.string({ description: 'A header name, or a 1-based column number without a header' }),
       documentColumn: t.string({ description: 'A header name, or a 1-based column number without a header' }),
@@ -69,23 +119,38 @@ export function addImportTypes(builder: Builder) {
   builder.mutationField('importContacts', (t) =>
     t.withAuth({ account: true }).prismaField({
       type: 'ImportJob',
-      description: 'Upload a CSV or XLSX of contacts (at most 10 MB, 100,000 rows); they are imported by a job',
+      description:
+        'Upload a CSV or XLSX of contacts (at most 10 MB, 100,000 rows); they are imported by a job',
       errors: { types: [ValidationError, NotFoundError] },
       args: {
-        campaign: t.arg.id({ required: true }),
-        file: t.arg({ type: 'Upload', required: true }),
-        input: t.arg({ type: importInput, required: true }),
+        campaign: t.arg.id({ required: true, description: 'The campaign it belongs to' }),
+        file: t.arg({
+          type: 'Upload',
+          required: true,
+          description: 'The file, as a part of a multipart request (graphql-multipart-request-spec)',
+        }),
+        input: t.arg({
+          description: 'The fields, each described on its input type',
+          type: importInput,
+          required: true,
+        }),
       },
-      resolve: (query, _root, args, { accountId, services }) => services.imports.start(accountId, args.campaign, args.file, args.input, query),
+      resolve: (query, _root, args, { accountId, services }) =>
+        services.imports.start(accountId, args.campaign, args.file, args.input, query),
     }),
   );
 
   builder.queryField('importJob', (t) =>
     t.withAuth({ account: true }).prismaField({
       type: 'ImportJob',
+      description: 'One import of a campaign: poll it to follow the progress',
       errors: { types: [NotFoundError] },
-      args: { campaign: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
-      resolve: (query, _root, args, { accountId, services }) => services.imports.get(accountId, args.campaign, args.id, query),
+      args: {
+        campaign: t.arg.id({ required: true, description: 'The campaign it belongs to' }),
+        id: t.arg.id({ required: true, description: 'Its id' }),
+      },
+      resolve: (query, _root, args, { accountId, services }) =>
+        services.imports.get(accountId, args.campaign, args.id, query),
     }),
   );
 }

@@ -1,12 +1,13 @@
-import { NotFoundError, ValidationError } from '../../errors.js';
 import { queryFromInfo } from '@pothos/plugin-prisma';
+import { NotFoundError, ValidationError } from '../../errors.js';
 import { MessageStatus } from '../../generated/prisma/enums.js';
+import { encodingOf, type TextAnalysis } from '../../modules/messages/encoding.js';
 import type { MessageFilter } from '../../modules/messages/message-queries.js';
 import type { MessageAcceptance } from '../../modules/messages/message-sending.js';
-import { encodingOf, type TextAnalysis } from '../../modules/messages/encoding.js';
-import { parsePage, type PageRequest } from '../../pagination.js';
+import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
-import { addPageType } from './page.js';
+import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
+import { cursorArgs } from './page-info.js';
 
 interface MessagePageShape {
   accountId: string;
@@ -17,34 +18,50 @@ interface MessagePageShape {
 export type MessageTypeRefs = ReturnType<typeof addMessageTypes>;
 
 export function addMessageTypes(builder: Builder) {
-  const messageStatus = builder.enumType(MessageStatus, {
-    name: 'MessageStatus',
+  const messageStatus = builder.enumType('MessageStatus', {
     description: 'queued → sent (taken by the carrier) → delivered or failed',
+    values: {
+      [MessageStatus.queued]: { description: 'Accepted and waiting for the carrier' },
+      [MessageStatus.sent]: { description: 'Taken by the carrier; no delivery report yet' },
+      [MessageStatus.delivered]: { description: 'The carrier reported it delivered to the handset' },
+      [MessageStatus.failed]: { description: 'Not delivered: `error` says why' },
+    } as const,
   });
 
   const messageError = builder.objectRef<{ code: string; message: string }>('MessageError').implement({
-    fields: (t) => ({ code: t.exposeString('code'), message: t.exposeString('message') }),
+    description: 'Why a message failed',
+    fields: (t) => ({
+      code: t.exposeString('code', { description: "The carrier's or Tern's error code" }),
+      message: t.exposeString('message', { description: 'For people' }),
+    }),
   });
 
   const reply = builder.prismaObject('InboundMessage', {
     description: 'A message received from a recipient: a reply.',
     fields: (t) => ({
-      id: t.exposeID('id'),
-      from: t.exposeString('from'),
-      text: t.exposeString('text'),
-      messageId: t.exposeID('messageId', { nullable: true, description: 'The outbound message it replies to' }),
-      receivedAt: t.expose('receivedAt', { type: 'DateTime' }),
+      id: t.exposeID('id', { description: 'Its id, prefixed by its kind' }),
+      from: t.exposeString('from', { description: 'The sender: E.164 digits without the plus sign' }),
+      text: t.exposeString('text', { description: 'The text as received' }),
+      messageId: t.exposeID('messageId', {
+        nullable: true,
+        description: 'The outbound message it replies to',
+      }),
+      receivedAt: t.expose('receivedAt', { type: 'DateTime', description: 'When the carrier passed it on' }),
     }),
   });
 
   const message = builder.prismaObject('Message', {
+    description: 'An outbound SMS and where it is on its way',
     fields: (t) => ({
-      id: t.exposeID('id'),
-      to: t.exposeString('to'),
-      text: t.exposeString('text'),
-      status: t.expose('status', { type: messageStatus }),
-      campaignId: t.exposeID('campaignId', { nullable: true }),
-      segments: t.exposeInt('segments'),
+      id: t.exposeID('id', { description: 'Its id, prefixed by its kind' }),
+      to: t.exposeString('to', { description: 'The recipient: E.164 digits without the plus sign' }),
+      text: t.exposeString('text', { description: 'The text as sent' }),
+      status: t.expose('status', { type: messageStatus, description: 'Where it is on its way' }),
+      campaignId: t.exposeID('campaignId', {
+        nullable: true,
+        description: 'The campaign it was sent for, if any',
+      }),
+      segments: t.exposeInt('segments', { description: 'SMS parts the text takes (each billed)' }),
       encoding: t.string({
         description: '`GSM-7` or `UCS-2`',
         select: { encoding: true },
@@ -53,72 +70,103 @@ export function addMessageTypes(builder: Builder) {
       error: t.field({
         type: messageError,
         nullable: true,
+        description: 'Why it failed; null unless `failed`',
         select: { errorCode: true, errorMessage: true },
-        resolve: (message) => (message.errorCode ? { code: message.errorCode, message: message.errorMessage ?? '' } : null),
+        resolve: (message) =>
+          message.errorCode ? { code: message.errorCode, message: message.errorMessage ?? '' } : null,
       }),
-      createdAt: t.expose('createdAt', { type: 'DateTime' }),
-      sentAt: t.expose('sentAt', { type: 'DateTime', nullable: true }),
-      deliveredAt: t.expose('deliveredAt', { type: 'DateTime', nullable: true }),
-      failedAt: t.expose('failedAt', { type: 'DateTime', nullable: true }),
+      createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created' }),
+      sentAt: t.expose('sentAt', {
+        type: 'DateTime',
+        nullable: true,
+        description: 'When the carrier took it',
+      }),
+      deliveredAt: t.expose('deliveredAt', {
+        type: 'DateTime',
+        nullable: true,
+        description: 'When it was reported delivered',
+      }),
+      failedAt: t.expose('failedAt', { type: 'DateTime', nullable: true, description: 'When it failed' }),
       // Replies of every message of a list at once, each message's page read in SQL.
       replies: t.withAuth({ account: true }).loadableList({
         type: reply,
         description: 'Oldest first; a page of at most 100',
-        args: { page: t.arg.int(), perPage: t.arg.int() },
+        args: { page: t.arg.int(PAGE_ARG), perPage: t.arg.int(PER_PAGE_ARG) },
         byPath: true,
         resolve: (sent) => sent.id,
         load: (messageIds: string[], context, args, info) =>
-          context.services.messagePages.repliesByMessage(context.accountId, messageIds, parsePage(args), queryFromInfo({ context, info })),
+          context.services.messagePages.repliesByMessage(
+            context.accountId,
+            messageIds,
+            parsePage(args),
+            queryFromInfo({ context, info }),
+          ),
       }),
     }),
   });
 
   const acceptance = builder.objectRef<MessageAcceptance>('MessageAcceptance').implement({
-    description: 'A message as accepted for sending; an idempotent replay answers the first acceptance again.',
+    description:
+      'A message as accepted for sending; an idempotent replay answers the first acceptance again.',
     fields: (t) => ({
-      id: t.exposeID('id'),
-      status: t.field({ type: messageStatus, resolve: (accepted) => accepted.status }),
-      to: t.exposeString('to'),
-      campaignId: t.exposeID('campaignId', { nullable: true }),
-      replayed: t.exposeBoolean('replayed', { description: 'True when this answers an earlier request with the same Idempotency-Key' }),
+      id: t.exposeID('id', { description: 'Its id, prefixed by its kind' }),
+      status: t.field({
+        type: messageStatus,
+        description: 'Its status when accepted (later ones: read `message`)',
+        resolve: (accepted) => accepted.status,
+      }),
+      to: t.exposeString('to', { description: 'The recipient, normalized' }),
+      campaignId: t.exposeID('campaignId', { nullable: true, description: 'The linked campaign, if any' }),
+      replayed: t.exposeBoolean('replayed', {
+        description: 'True when this answers an earlier request with the same Idempotency-Key',
+      }),
       message: t.withAuth({ account: true }).prismaField({
         type: 'Message',
-        resolve: (query, accepted, _args, { accountId, services }) => services.messages.get(accountId, accepted.id, query),
+        description: 'The message as it is now',
+        resolve: (query, accepted, _args, { accountId, services }) =>
+          services.messages.get(accountId, accepted.id, query),
       }),
     }),
   });
 
   const page = addPageType(builder, 'MessagePage', 'Message', 'Newest first', {
-    nodes: (query, shape: MessagePageShape, { services }) => services.messages.list(shape.accountId, shape.filter, shape.page, query),
+    nodes: (query, shape: MessagePageShape, { services }) =>
+      services.messages.list(shape.accountId, shape.filter, shape.page, query),
     total: (shape, { services }) => services.messages.count(shape.accountId, shape.filter),
   });
 
   const preview = builder.objectRef<TextAnalysis>('TextPreview').implement({
+    description: 'How a text would be sent',
     fields: (t) => ({
       encoding: t.exposeString('encoding', { description: '`GSM-7` or `UCS-2`' }),
-      segments: t.exposeInt('segments'),
-      characters: t.exposeInt('characters'),
-      ucs2Characters: t.exposeStringList('ucs2Characters', { description: 'The characters that force UCS-2' }),
+      segments: t.exposeInt('segments', { description: 'SMS parts it would take' }),
+      characters: t.exposeInt('characters', { description: 'Its length in characters' }),
+      ucs2Characters: t.exposeStringList('ucs2Characters', {
+        description: 'The characters that force UCS-2',
+      }),
     }),
   });
 
   const sendInput = builder.inputType('SendMessageInput', {
+    description: 'One SMS to send',
     fields: (t) => ({
-      to: t.string({ description: 'E.164 digits without the plus sign' }),
-      message: t.string({ description: '1..1600 characters' }),
+      to: t.string({ required: true, description: 'E.164 digits without the plus sign' }),
+      message: t.string({ required: true, description: '1..1600 characters' }),
       campaign: t.id({ description: 'A campaign of the account to link the message to' }),
     }),
   });
 
   const previewInput = builder.inputType('PreviewMessageInput', {
-    fields: (t) => ({ message: t.string() }),
+    description: 'A text to measure',
+    fields: (t) => ({ message: t.string({ required: true, description: '1..1600 characters' }) }),
   });
 
   builder.queryField('message', (t) =>
     t.withAuth({ account: true }).prismaField({
       type: 'Message',
+      description: 'One message of the account',
       errors: { types: [NotFoundError] },
-      args: { id: t.arg.id({ required: true }) },
+      args: { id: t.arg.id({ required: true, description: 'Its id' }) },
       resolve: (query, _root, { id }, { accountId, services }) => services.messages.get(accountId, id, query),
     }),
   );
@@ -126,15 +174,20 @@ export function addMessageTypes(builder: Builder) {
   builder.queryField('messages', (t) =>
     t.withAuth({ account: true }).field({
       type: page,
+      description: "The account's messages",
       errors: { types: [ValidationError] },
       args: {
-        status: t.arg({ type: messageStatus }),
-        campaign: t.arg.id(),
-        to: t.arg.string(),
-        page: t.arg.int(),
-        perPage: t.arg.int(),
+        status: t.arg({ type: messageStatus, description: 'Only messages in this status' }),
+        campaign: t.arg.id({ description: 'Only messages of this campaign' }),
+        to: t.arg.string({ description: 'Only messages to this number (E.164 digits)' }),
+        page: t.arg.int(PAGE_ARG),
+        perPage: t.arg.int(PER_PAGE_ARG),
+        ...cursorArgs(t),
       },
-      resolve: (_root, args, { accountId, services }) => ({ accountId, ...services.messages.parseListArgs(args) }),
+      resolve: (_root, args, { accountId, services }) => ({
+        accountId,
+        ...services.messages.parseListArgs(args),
+      }),
     }),
   );
 
@@ -143,7 +196,13 @@ export function addMessageTypes(builder: Builder) {
       type: preview,
       description: 'Encoding and segments a text would take; sends nothing.',
       errors: { types: [ValidationError] },
-      args: { input: t.arg({ type: previewInput, required: true }) },
+      args: {
+        input: t.arg({
+          description: 'The fields, each described on its input type',
+          type: previewInput,
+          required: true,
+        }),
+      },
       resolve: (_root, { input }, { services }) => services.messages.preview(input),
     }),
   );
@@ -151,10 +210,17 @@ export function addMessageTypes(builder: Builder) {
   builder.mutationField('sendMessage', (t) =>
     t.withAuth({ account: true }).field({
       type: acceptance,
+      description: 'Sends one SMS: stores it as queued and hands it to a worker',
       errors: { types: [ValidationError] },
       args: {
-        input: t.arg({ type: sendInput, required: true }),
-        idempotencyKey: t.arg.string({ description: 'The same key within 24 h answers the first acceptance again and sends nothing' }),
+        input: t.arg({
+          description: 'The fields, each described on its input type',
+          type: sendInput,
+          required: true,
+        }),
+        idempotencyKey: t.arg.string({
+          description: 'The same key within 24 h answers the first acceptance again and sends nothing',
+        }),
       },
       resolve: async (_root, args, context, info) => {
         await context.fieldRateLimits.sendMessage({ args, context, info });

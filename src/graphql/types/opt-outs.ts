@@ -1,7 +1,7 @@
 import { ValidationError } from '../../errors.js';
-import { parsePage, type PageRequest } from '../../pagination.js';
+import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
-import { addPageType } from './page.js';
+import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
 
 interface OptOutPageShape {
   accountId: string;
@@ -10,23 +10,26 @@ interface OptOutPageShape {
 
 export function addOptOutTypes(builder: Builder) {
   builder.prismaObject('OptOut', {
-    description: 'A number that replied STOP (or a synonym) to the account and gets no messages from it until it replies START.',
+    description:
+      'A number that replied STOP (or a synonym) to the account and gets no messages from it until it replies START.',
     fields: (t) => ({
-      phone: t.exposeString('phone'),
-      createdAt: t.expose('createdAt', { type: 'DateTime' }),
+      phone: t.exposeString('phone', { description: 'E.164 digits without the plus sign' }),
+      createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created' }),
     }),
   });
 
   const page = addPageType(builder, 'OptOutPage', 'OptOut', 'Newest first', {
-    nodes: (query, shape: OptOutPageShape, { services }) => services.optOuts.list(shape.accountId, shape.page, query),
+    nodes: (query, shape: OptOutPageShape, { services }) =>
+      services.optOuts.list(shape.accountId, shape.page, query),
     total: (shape, { services }) => services.optOuts.count(shape.accountId),
   });
 
   builder.queryField('optOuts', (t) =>
     t.withAuth({ account: true }).field({
       type: page,
+      description: 'The numbers that opted out of the account’s messages',
       errors: { types: [ValidationError] },
-      args: { page: t.arg.int(), perPage: t.arg.int() },
+      args: { page: t.arg.int(PAGE_ARG), perPage: t.arg.int(PER_PAGE_ARG) },
       resolve: (_root, args, { accountId }) => ({ accountId, page: parsePage(args) }),
     }),
   );

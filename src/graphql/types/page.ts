@@ -1,13 +1,23 @@
 import type PrismaTypes from '../../generated/pothos-prisma-types.js';
-import type { PageRequest } from '../../pagination.js';
+import { DEFAULT_PER_PAGE, encodeCursor, MAX_PER_PAGE, type PageRequest } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import type { Context } from '../context.js';
+import type { PageInfo } from './page-info.js';
 
 type Model = keyof PrismaTypes & string;
 
+export const PAGE_ARG = { description: 'The page to read, from 1; 1 when left out' };
+export const PER_PAGE_ARG = {
+  description: `Items per page, 1..${MAX_PER_PAGE}; ${DEFAULT_PER_PAGE} when left out`,
+};
+
 export interface PageSource<Shape, Name extends Model> {
   /** The page's rows, with the selection Pothos computed spread into the query. */
-  nodes(query: { select?: never; include?: never }, shape: Shape, context: Context): Promise<PrismaTypes[Name]['Shape'][]>;
+  nodes(
+    query: { select?: never; include?: never },
+    shape: Shape,
+    context: Context,
+  ): Promise<PrismaTypes[Name]['Shape'][]>;
   total(shape: Shape, context: Context): Promise<number>;
 }
 
@@ -23,6 +33,7 @@ export function addPageType<Shape extends { page: PageRequest }, Name extends Mo
   source: PageSource<Shape, Name>,
 ) {
   return builder.objectRef<Shape>(name).implement({
+    description: `One page of a list of ${model} items`,
     fields: (t) => ({
       nodes: t.prismaField({
         type: [model] as [Model],
@@ -31,9 +42,52 @@ export function addPageType<Shape extends { page: PageRequest }, Name extends Mo
         complexity: { field: 1, multiplier: 1 },
         resolve: (query, shape, _args, context) => source.nodes(query as never, shape, context) as never,
       }),
-      page: t.int({ resolve: (shape) => shape.page.page }),
-      perPage: t.int({ resolve: (shape) => shape.page.perPage }),
-      total: t.int({ resolve: (shape, _args, context) => source.total(shape, context) }),
+      page: t.int({ description: 'The number of this page, from 1', resolve: (shape) => shape.page.page }),
+      perPage: t.int({ description: 'Items per page', resolve: (shape) => shape.page.perPage }),
+      total: t.int({
+        description: 'Items in the whole list, every page together',
+        resolve: (shape, _args, context) => source.total(shape, context),
+      }),
+      pageInfo: t.field({
+        type: pageInfoRef(builder),
+        description: 'Where this page ends, for reading on by cursor (`after: endCursor`)',
+        resolve: async (shape, _args, context): Promise<PageInfo> => {
+          // One row beyond the page tells whether there is a next one; only the keys are read.
+          const { perPage } = shape.page;
+          const keys = (await source.nodes(
+            { select: { id: true, createdAt: true } } as never,
+            { ...shape, page: { ...shape.page, lookahead: 1 } },
+            context,
+          )) as unknown as { id: string; createdAt: Date }[];
+          const last = keys.slice(0, perPage).at(-1);
+          return { endCursor: last ? encodeCursor(last) : null, hasNextPage: keys.length > perPage };
+        },
+      }),
     }),
   });
+}
+
+const pageInfoRefs = new WeakMap<Builder, ReturnType<typeof definePageInfo>>();
+
+function definePageInfo(builder: Builder) {
+  return builder.objectRef<PageInfo>('PageInfo').implement({
+    description: 'The end of a page of a list, for paging by cursor',
+    fields: (t) => ({
+      endCursor: t.exposeString('endCursor', {
+        nullable: true,
+        description: 'The cursor of the page’s last row, to pass as `after`; null when the page is empty',
+      }),
+      hasNextPage: t.exposeBoolean('hasNextPage', { description: 'Whether rows follow this page' }),
+    }),
+  });
+}
+
+/** One PageInfo type per schema, shared by every page type. */
+function pageInfoRef(builder: Builder) {
+  let ref = pageInfoRefs.get(builder);
+  if (!ref) {
+    ref = definePageInfo(builder);
+    pageInfoRefs.set(builder, ref);
+  }
+  return ref;
 }

@@ -6,16 +6,21 @@ import { EXPECTED_ERRORS } from './common.js';
 export function addSettingsTypes(builder: Builder) {
   builder.prismaObject('AccountSettings', {
     name: 'Settings',
+    description: "The account's settings",
     fields: (t) => ({
-      accountId: t.exposeID('accountId'),
+      accountId: t.exposeID('accountId', { description: 'The account' }),
       timezone: t.exposeString('timezone', { description: 'IANA time zone name' }),
-      defaultSender: t.exposeString('defaultSender', { nullable: true }),
-      twoFactorEnabled: t.exposeBoolean('twoFactorEnabled'),
-      updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+      defaultSender: t.exposeString('defaultSender', {
+        nullable: true,
+        description: 'The sender id of messages that name none; null: the carrier decides',
+      }),
+      twoFactorEnabled: t.exposeBoolean('twoFactorEnabled', { description: 'Whether login asks for a code' }),
+      updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When it last changed' }),
     }),
   });
 
   const updateSettingsInput = builder.inputType('UpdateSettingsInput', {
+    description: 'The settings to change; a field left out keeps its value',
     fields: (t) => ({
       timezone: t.string({ description: 'An IANA time zone name, e.g. Europe/Lisbon' }),
       defaultSender: t.string({ description: '3..11 letters and digits, or 3..15 digits; null clears it' }),
@@ -26,31 +31,56 @@ export function addSettingsTypes(builder: Builder) {
     description: 'A new TOTP secret (SHA-1, 6 digits, 30 s), not in force until a code of it is confirmed',
     fields: (t) => ({
       secret: t.exposeString('secret', { description: 'Base32, for typing into an authenticator app' }),
-      otpauthUrl: t.exposeString('otpauthUrl', { description: 'The same as an otpauth:// URI, for a QR code' }),
+      otpauthUrl: t.exposeString('otpauthUrl', {
+        description: 'The same as an otpauth:// URI, for a QR code',
+      }),
     }),
   });
 
   const twoFactorActivation = builder.objectRef<TwoFactorActivation>('TwoFactorActivation').implement({
-    description: 'The settings with two-factor login on, and the recovery codes: this is the only time they are shown',
+    description:
+      'The settings with two-factor login on, and the recovery codes: this is the only time they are shown',
     fields: (t) => ({
-      accountId: t.id({ resolve: ({ settings: row }) => row.accountId }),
-      timezone: t.string({ resolve: ({ settings: row }) => row.timezone }),
-      defaultSender: t.string({ nullable: true, resolve: ({ settings: row }) => row.defaultSender }),
-      twoFactorEnabled: t.boolean({ resolve: ({ settings: row }) => row.twoFactorEnabled }),
-      updatedAt: t.field({ type: 'DateTime', resolve: ({ settings: row }) => row.updatedAt }),
-      recoveryCodes: t.exposeStringList('recoveryCodes', { description: 'Each logs in (as `otp`) or turns two-factor login off once' }),
+      accountId: t.id({ description: 'The account', resolve: ({ settings: row }) => row.accountId }),
+      timezone: t.string({
+        description: 'IANA time zone name',
+        resolve: ({ settings: row }) => row.timezone,
+      }),
+      defaultSender: t.string({
+        nullable: true,
+        description: 'The sender id of messages that name none',
+        resolve: ({ settings: row }) => row.defaultSender,
+      }),
+      twoFactorEnabled: t.boolean({
+        description: 'Always true here',
+        resolve: ({ settings: row }) => row.twoFactorEnabled,
+      }),
+      updatedAt: t.field({
+        type: 'DateTime',
+        description: 'When it last changed',
+        resolve: ({ settings: row }) => row.updatedAt,
+      }),
+      recoveryCodes: t.exposeStringList('recoveryCodes', {
+        description: 'Each logs in (as `otp`) or turns two-factor login off once',
+      }),
     }),
   });
 
   const codeInput = builder.inputType('TwoFactorCodeInput', {
+    description: 'A code that proves the authenticator app (or a recovery code) is at hand',
     fields: (t) => ({
-      code: t.string({ description: 'The 6-digit code of the authenticator app (or, to turn two-factor login off, a recovery code)' }),
+      code: t.string({
+        required: true,
+        description:
+          'The 6-digit code of the authenticator app (or, to turn two-factor login off, a recovery code)',
+      }),
     }),
   });
 
   builder.queryField('settings', (t) =>
     t.withAuth({ account: true }).prismaField({
       type: 'AccountSettings',
+      description: "The account's settings",
       resolve: (query, _root, _args, { accountId, services }) => services.settings.get(accountId, query),
     }),
   );
@@ -58,16 +88,25 @@ export function addSettingsTypes(builder: Builder) {
   builder.mutationField('updateSettings', (t) =>
     t.withAuth({ account: true }).prismaField({
       type: 'AccountSettings',
+      description: 'Changes the time zone or the default sender',
       errors: { types: EXPECTED_ERRORS },
-      args: { input: t.arg({ type: updateSettingsInput, required: true }) },
-      resolve: (query, _root, { input }, { accountId, services }) => services.settings.update(accountId, input, query),
+      args: {
+        input: t.arg({
+          description: 'The fields, each described on its input type',
+          type: updateSettingsInput,
+          required: true,
+        }),
+      },
+      resolve: (query, _root, { input }, { accountId, services }) =>
+        services.settings.update(accountId, input, query),
     }),
   );
 
   builder.mutationField('setUpTwoFactor', (t) =>
     t.withAuth({ account: true }).field({
       type: twoFactorSetup,
-      description: 'A new TOTP secret for two-factor login; confirmTwoFactor with a code of it turns two-factor login on',
+      description:
+        'A new TOTP secret for two-factor login; confirmTwoFactor with a code of it turns two-factor login on',
       errors: { types: [InvalidStateError] },
       resolve: (_root, _args, { accountId, services }) => services.twoFactor.setUp(accountId),
     }),
@@ -76,9 +115,16 @@ export function addSettingsTypes(builder: Builder) {
   builder.mutationField('confirmTwoFactor', (t) =>
     t.withAuth({ account: true }).field({
       type: twoFactorActivation,
-      description: 'Turns two-factor login on with a code of the secret of setUpTwoFactor; a wrong code is a ValidationError on code',
+      description:
+        'Turns two-factor login on with a code of the secret of setUpTwoFactor; a wrong code is a ValidationError on code',
       errors: { types: [ValidationError, InvalidStateError] },
-      args: { input: t.arg({ type: codeInput, required: true }) },
+      args: {
+        input: t.arg({
+          description: 'The fields, each described on its input type',
+          type: codeInput,
+          required: true,
+        }),
+      },
       resolve: (_root, { input }, { accountId, services }) => services.twoFactor.confirm(accountId, input),
     }),
   );
@@ -88,8 +134,15 @@ export function addSettingsTypes(builder: Builder) {
       type: 'AccountSettings',
       description: 'Turns two-factor login off with a code of the authenticator app or a recovery code',
       errors: { types: [ValidationError, InvalidStateError] },
-      args: { input: t.arg({ type: codeInput, required: true }) },
-      resolve: (query, _root, { input }, { accountId, services }) => services.twoFactor.disable(accountId, input, query),
+      args: {
+        input: t.arg({
+          description: 'The fields, each described on its input type',
+          type: codeInput,
+          required: true,
+        }),
+      },
+      resolve: (query, _root, { input }, { accountId, services }) =>
+        services.twoFactor.disable(accountId, input, query),
     }),
   );
 }

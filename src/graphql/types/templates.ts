@@ -1,9 +1,10 @@
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { placeholderNames } from '../../modules/templates/render-template.js';
 import type { DeletedTemplate } from '../../modules/templates/templates.service.js';
-import { parsePage, type PageRequest } from '../../pagination.js';
+import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
-import { addPageType } from './page.js';
+import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
+import { cursorArgs } from './page-info.js';
 
 interface TemplatePageShape {
   accountId: string;
@@ -12,61 +13,72 @@ interface TemplatePageShape {
 
 export function addTemplateTypes(builder: Builder) {
   builder.prismaObject('Template', {
-    description: 'A message text for campaigns, with `{{name}}`, `{{phone}}`, `{{email}}`, `{{document}}` or `{{tags}}` filled per contact.',
+    description:
+      'A message text for campaigns, with `{{name}}`, `{{phone}}`, `{{email}}`, `{{document}}` or `{{tags}}` filled per contact.',
     fields: (t) => ({
-      id: t.exposeID('id'),
-      name: t.exposeString('name'),
-      content: t.exposeString('content'),
+      id: t.exposeID('id', { description: 'Its id, prefixed by its kind' }),
+      name: t.exposeString('name', { description: 'Its name, as given' }),
+      content: t.exposeString('content', { description: 'The text, placeholders as written' }),
       placeholders: t.stringList({
         description: 'The distinct placeholder names of the content, in order of first appearance',
         select: { content: true },
         resolve: (template) => placeholderNames(template.content),
       }),
-      createdAt: t.expose('createdAt', { type: 'DateTime' }),
-      updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+      createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created' }),
+      updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When it last changed' }),
     }),
   });
 
   const page = addPageType(builder, 'TemplatePage', 'Template', 'Newest first', {
-    nodes: (query, shape: TemplatePageShape, { services }) => services.templates.list(shape.accountId, shape.page, query),
+    nodes: (query, shape: TemplatePageShape, { services }) =>
+      services.templates.list(shape.accountId, shape.page, query),
     total: (shape, { services }) => services.templates.count(shape.accountId),
   });
 
   const deleted = builder.objectRef<DeletedTemplate>('DeletedTemplate').implement({
+    description: 'A deleted template',
     fields: (t) => ({
-      id: t.exposeID('id'),
-      deleted: t.exposeBoolean('deleted'),
+      id: t.exposeID('id', { description: 'Its id, prefixed by its kind' }),
+      deleted: t.exposeBoolean('deleted', { description: 'Always true' }),
     }),
   });
 
   const createInput = builder.inputType('CreateTemplateInput', {
+    description: 'A new template',
     fields: (t) => ({
-      name: t.string({ description: '3..80 characters' }),
-      content: t.string({ description: '1..1600 characters; placeholders are written {{name}}' }),
+      name: t.string({ required: true, description: '3..80 characters' }),
+      content: t.string({
+        required: true,
+        description: '1..1600 characters; placeholders are written {{name}}',
+      }),
     }),
   });
 
   const updateInput = builder.inputType('UpdateTemplateInput', {
+    description: "A template's new text, and name if given",
     fields: (t) => ({
       name: t.string({ description: '3..80 characters; unchanged when left out' }),
-      content: t.string({ description: '1..1600 characters; required' }),
+      content: t.string({ required: true, description: '1..1600 characters' }),
     }),
   });
 
   builder.queryField('template', (t) =>
     t.withAuth({ account: true }).prismaField({
       type: 'Template',
+      description: 'One template of the account',
       errors: { types: [NotFoundError] },
-      args: { id: t.arg.id({ required: true }) },
-      resolve: (query, _root, { id }, { accountId, services }) => services.templates.get(accountId, id, query),
+      args: { id: t.arg.id({ required: true, description: 'Its id' }) },
+      resolve: (query, _root, { id }, { accountId, services }) =>
+        services.templates.get(accountId, id, query),
     }),
   );
 
   builder.queryField('templates', (t) =>
     t.withAuth({ account: true }).field({
       type: page,
+      description: "The account's templates",
       errors: { types: [ValidationError] },
-      args: { page: t.arg.int(), perPage: t.arg.int() },
+      args: { page: t.arg.int(PAGE_ARG), perPage: t.arg.int(PER_PAGE_ARG), ...cursorArgs(t) },
       resolve: (_root, args, { accountId }) => ({ accountId, page: parsePage(args) }),
     }),
   );
@@ -74,18 +86,36 @@ export function addTemplateTypes(builder: Builder) {
   builder.mutationField('createTemplate', (t) =>
     t.withAuth({ account: true }).prismaField({
       type: 'Template',
+      description: 'A new template',
       errors: { types: [ValidationError] },
-      args: { input: t.arg({ type: createInput, required: true }) },
-      resolve: (query, _root, { input }, { accountId, services }) => services.templates.create(accountId, input, query),
+      args: {
+        input: t.arg({
+          description: 'The fields, each described on its input type',
+          type: createInput,
+          required: true,
+        }),
+      },
+      resolve: (query, _root, { input }, { accountId, services }) =>
+        services.templates.create(accountId, input, query),
     }),
   );
 
   builder.mutationField('updateTemplate', (t) =>
     t.withAuth({ account: true }).prismaField({
       type: 'Template',
+      description:
+        "Changes a template's text (and name); campaigns that use it send the new text from then on",
       errors: { types: [ValidationError, NotFoundError] },
-      args: { id: t.arg.id({ required: true }), input: t.arg({ type: updateInput, required: true }) },
-      resolve: (query, _root, { id, input }, { accountId, services }) => services.templates.update(accountId, id, input, query),
+      args: {
+        id: t.arg.id({ required: true, description: 'Its id' }),
+        input: t.arg({
+          description: 'The fields, each described on its input type',
+          type: updateInput,
+          required: true,
+        }),
+      },
+      resolve: (query, _root, { id, input }, { accountId, services }) =>
+        services.templates.update(accountId, id, input, query),
     }),
   );
 
@@ -94,7 +124,7 @@ export function addTemplateTypes(builder: Builder) {
       type: deleted,
       description: 'Refused with ConflictError while a campaign uses the template',
       errors: { types: [NotFoundError, ConflictError] },
-      args: { id: t.arg.id({ required: true }) },
+      args: { id: t.arg.id({ required: true, description: 'Its id' }) },
       resolve: (_root, { id }, { accountId, services }) => services.templates.delete(accountId, id),
     }),
   );

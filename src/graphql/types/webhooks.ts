@@ -1,10 +1,15 @@
+import { queryFromInfo } from '@pothos/plugin-prisma';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { SUBSCRIBABLE_EVENTS } from '../../modules/webhooks/webhook-events.js';
-import type { DeletedWebhook, RegisteredWebhook, ReplayOutcome } from '../../modules/webhooks/webhooks.service.js';
-import { queryFromInfo } from '@pothos/plugin-prisma';
-import { parsePage, type PageRequest } from '../../pagination.js';
+import type {
+  DeletedWebhook,
+  RegisteredWebhook,
+  ReplayOutcome,
+} from '../../modules/webhooks/webhooks.service.js';
+import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
-import { addPageType } from './page.js';
+import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
+import { cursorArgs } from './page-info.js';
 
 interface WebhookPageShape {
   accountId: string;
@@ -16,99 +21,165 @@ interface DeliveryPageShape {
   page: PageRequest;
 }
 
+const EVENT_KIND_MEANING: Record<(typeof SUBSCRIBABLE_EVENTS)[number], string> = {
+  'message.delivered': 'a message was reported delivered',
+  'message.failed': 'a message failed',
+  'message.replied': 'a recipient replied to a message',
+};
+
 const KINDS = SUBSCRIBABLE_EVENTS.map((kind) => `\`${kind}\``).join(', ');
 
 export function addWebhookTypes(builder: Builder) {
+  const eventKind = builder.enumType('WebhookEventKind', {
+    description:
+      'A kind of event a webhook can subscribe to; the callback body and /v1 write it with a dot (`message_delivered` is `message.delivered`)',
+    values: Object.fromEntries(
+      SUBSCRIBABLE_EVENTS.map((kind) => [
+        kind.replace('.', '_'),
+        { value: kind, description: `\`${kind}\`: ${EVENT_KIND_MEANING[kind]}` },
+      ]),
+    ),
+    // The /v1 layer takes the dotted names: it reads these fields as text and leaves them to the domain's check.
+    extensions: { restAsText: true },
+  });
+
   const delivery = builder.prismaObject('WebhookDelivery', {
     description: 'One attempt to deliver an event to a webhook',
     fields: (t) => ({
-      id: t.exposeID('id'),
-      eventId: t.exposeID('eventId'),
-      eventType: t.string({ select: { event: { select: { type: true } } }, resolve: (delivery) => delivery.event.type }),
+      id: t.exposeID('id', { description: 'Its id, prefixed by its kind' }),
+      eventId: t.exposeID('eventId', { description: 'The event delivered: the `id` of the callback body' }),
+      eventType: t.string({
+        description: `The event's kind: one of ${KINDS} or \`webhook.ping\``,
+        select: { event: { select: { type: true } } },
+        resolve: (delivery) => delivery.event.type,
+      }),
       url: t.exposeString('url', { description: 'Where the attempt went' }),
       attempt: t.exposeInt('attempt', { description: '1-based; at most 5 per delivery' }),
-      statusCode: t.exposeInt('statusCode', { nullable: true, description: 'The receiver\'s HTTP status; null when it gave none' }),
-      durationMs: t.exposeInt('durationMs', { nullable: true }),
-      error: t.exposeString('error', { nullable: true, description: 'Why the attempt failed; null when it succeeded' }),
+      statusCode: t.exposeInt('statusCode', {
+        nullable: true,
+        description: "The receiver's HTTP status; null when it gave none",
+      }),
+      durationMs: t.exposeInt('durationMs', {
+        nullable: true,
+        description: 'How long the receiver took; null when the attempt did not finish',
+      }),
+      error: t.exposeString('error', {
+        nullable: true,
+        description: 'Why the attempt failed; null when it succeeded',
+      }),
       createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the attempt started' }),
     }),
   });
 
   builder.prismaObject('Webhook', {
+    description: 'A URL that receives signed callbacks for the kinds of event it subscribes to',
     fields: (t) => ({
-      id: t.exposeID('id'),
-      url: t.exposeString('url'),
+      id: t.exposeID('id', { description: 'Its id, prefixed by its kind' }),
+      url: t.exposeString('url', { description: 'Where callbacks are POSTed' }),
       events: t.exposeStringList('events', { description: `Subscribed kinds: any of ${KINDS}` }),
-      createdAt: t.expose('createdAt', { type: 'DateTime' }),
-      updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+      createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created' }),
+      updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When it last changed' }),
       // The logs of every webhook of a list at once, each page read in SQL.
       deliveries: t.withAuth({ account: true }).loadableList({
         type: delivery,
         description: 'The delivery log, newest first',
-        args: { page: t.arg.int(), perPage: t.arg.int() },
+        args: { page: t.arg.int(PAGE_ARG), perPage: t.arg.int(PER_PAGE_ARG) },
         byPath: true,
         resolve: (webhook) => webhook.id,
         load: (webhookIds: string[], context, args, info) =>
-          context.services.webhooks.deliveryPagesByWebhook(context.accountId, webhookIds, parsePage(args), queryFromInfo({ context, info })),
+          context.services.webhooks.deliveryPagesByWebhook(
+            context.accountId,
+            webhookIds,
+            parsePage(args),
+            queryFromInfo({ context, info }),
+          ),
       }),
     }),
   });
 
   const registration = builder.objectRef<RegisteredWebhook>('WebhookRegistration').implement({
-    description: 'A webhook as registered, with the account\'s signing secret',
+    description: "A webhook as registered, with the account's signing secret",
     fields: (t) => ({
-      id: t.exposeID('id'),
-      url: t.exposeString('url'),
-      events: t.exposeStringList('events'),
-      secret: t.exposeString('secret', { description: 'The HMAC key of every callback of the account (the whole string, as UTF-8)' }),
-      createdAt: t.field({ type: 'DateTime', resolve: (webhook) => webhook.createdAt }),
-      updatedAt: t.field({ type: 'DateTime', resolve: (webhook) => webhook.updatedAt }),
+      id: t.exposeID('id', { description: 'Its id, prefixed by its kind' }),
+      url: t.exposeString('url', { description: 'Where callbacks are POSTed' }),
+      events: t.exposeStringList('events', { description: `Subscribed kinds: any of ${KINDS}` }),
+      secret: t.exposeString('secret', {
+        description: 'The HMAC key of every callback of the account (the whole string, as UTF-8)',
+      }),
+      createdAt: t.field({
+        type: 'DateTime',
+        description: 'When it was created',
+        resolve: (webhook) => webhook.createdAt,
+      }),
+      updatedAt: t.field({
+        type: 'DateTime',
+        description: 'When it last changed',
+        resolve: (webhook) => webhook.updatedAt,
+      }),
     }),
   });
 
   const secret = builder.objectRef<{ secret: string }>('WebhookSecret').implement({
-    fields: (t) => ({ secret: t.exposeString('secret') }),
+    description: "The account's new webhook signing secret",
+    fields: (t) => ({
+      secret: t.exposeString('secret', { description: 'The HMAC key of every callback from now on' }),
+    }),
   });
 
   const replay = builder.objectRef<ReplayOutcome>('WebhookReplay').implement({
+    description: 'What a replay queued',
     fields: (t) => ({
-      webhookId: t.exposeID('webhookId'),
+      webhookId: t.exposeID('webhookId', { description: 'The webhook the events go to' }),
       events: t.exposeInt('events', { description: 'Events queued for delivery again' }),
     }),
   });
 
   const deleted = builder.objectRef<DeletedWebhook>('DeletedWebhook').implement({
-    fields: (t) => ({ id: t.exposeID('id'), deleted: t.exposeBoolean('deleted') }),
+    description: 'A deleted webhook',
+    fields: (t) => ({
+      id: t.exposeID('id', { description: 'Its id, prefixed by its kind' }),
+      deleted: t.exposeBoolean('deleted', { description: 'Always true' }),
+    }),
   });
 
   const webhookPage = addPageType(builder, 'WebhookPage', 'Webhook', 'Newest first', {
-    nodes: (query, shape: WebhookPageShape, { services }) => services.webhooks.list(shape.accountId, shape.page, query),
+    nodes: (query, shape: WebhookPageShape, { services }) =>
+      services.webhooks.list(shape.accountId, shape.page, query),
     total: (shape, { services }) => services.webhooks.count(shape.accountId),
   });
 
   const deliveryPage = addPageType(builder, 'WebhookDeliveryPage', 'WebhookDelivery', 'Newest first', {
-    nodes: (query, shape: DeliveryPageShape, { services }) => services.webhooks.listDeliveries(shape.webhookId, shape.page, query),
+    nodes: (query, shape: DeliveryPageShape, { services }) =>
+      services.webhooks.listDeliveries(shape.webhookId, shape.page, query),
     total: (shape, { services }) => services.webhooks.countDeliveries(shape.webhookId),
   });
 
   const registerInput = builder.inputType('RegisterWebhookInput', {
+    description: 'A new webhook',
     fields: (t) => ({
-      url: t.string({ description: 'An https URL (http only with WEBHOOK_ALLOW_INSECURE); it must answer a signed webhook.ping with a 2xx' }),
-      events: t.stringList({ description: `At least one of ${KINDS}` }),
+      url: t.string({
+        required: true,
+        description:
+          'An https URL (http only with WEBHOOK_ALLOW_INSECURE); it must answer a signed webhook.ping with a 2xx',
+      }),
+      events: t.field({ type: [eventKind], required: true, description: 'At least one kind' }),
     }),
   });
 
   const updateInput = builder.inputType('UpdateWebhookInput', {
+    description: "A webhook's new URL or kinds; a field left out keeps its value",
     fields: (t) => ({
       url: t.string({ description: 'A new URL is pinged as at registration' }),
-      events: t.stringList(),
+      events: t.field({ type: [eventKind], description: 'At least one kind' }),
     }),
   });
 
   const replayInput = builder.inputType('ReplayWebhookInput', {
     description: 'Exactly one of `since` and `event`',
     fields: (t) => ({
-      since: t.string({ description: 'ISO 8601 time, at most 7 days back: every subscribed event since then' }),
+      since: t.string({
+        description: 'ISO 8601 time, at most 7 days back: every subscribed event since then',
+      }),
       event: t.id({ description: 'One event of the account' }),
     }),
   });
@@ -116,8 +187,9 @@ export function addWebhookTypes(builder: Builder) {
   builder.queryField('webhook', (t) =>
     t.withAuth({ account: true }).prismaField({
       type: 'Webhook',
+      description: 'One webhook of the account',
       errors: { types: [NotFoundError] },
-      args: { id: t.arg.id({ required: true }) },
+      args: { id: t.arg.id({ required: true, description: 'Its id' }) },
       resolve: (query, _root, { id }, { accountId, services }) => services.webhooks.get(accountId, id, query),
     }),
   );
@@ -125,8 +197,9 @@ export function addWebhookTypes(builder: Builder) {
   builder.queryField('webhooks', (t) =>
     t.withAuth({ account: true }).field({
       type: webhookPage,
+      description: "The account's webhooks",
       errors: { types: [ValidationError] },
-      args: { page: t.arg.int(), perPage: t.arg.int() },
+      args: { page: t.arg.int(PAGE_ARG), perPage: t.arg.int(PER_PAGE_ARG), ...cursorArgs(t) },
       resolve: (_root, args, { accountId }) => ({ accountId, page: parsePage(args) }),
     }),
   );
@@ -136,17 +209,30 @@ export function addWebhookTypes(builder: Builder) {
       type: deliveryPage,
       description: 'The delivery log of a webhook, newest first',
       errors: { types: [ValidationError, NotFoundError] },
-      args: { webhook: t.arg.id({ required: true }), page: t.arg.int(), perPage: t.arg.int() },
-      resolve: (_root, args, { accountId, services }) => services.webhooks.parseDeliveryArgs(accountId, args.webhook, args),
+      args: {
+        webhook: t.arg.id({ required: true, description: 'The webhook' }),
+        page: t.arg.int(PAGE_ARG),
+        perPage: t.arg.int(PER_PAGE_ARG),
+        ...cursorArgs(t),
+      },
+      resolve: (_root, args, { accountId, services }) =>
+        services.webhooks.parseDeliveryArgs(accountId, args.webhook, args),
     }),
   );
 
   builder.mutationField('registerWebhook', (t) =>
     t.withAuth({ account: true }).field({
       type: registration,
-      description: 'Pings the URL with a signed webhook.ping and registers it if it answers 2xx (else ValidationError url unreachable)',
+      description:
+        'Pings the URL with a signed webhook.ping and registers it if it answers 2xx (else ValidationError url unreachable)',
       errors: { types: [ValidationError] },
-      args: { input: t.arg({ type: registerInput, required: true }) },
+      args: {
+        input: t.arg({
+          description: 'The fields, each described on its input type',
+          type: registerInput,
+          required: true,
+        }),
+      },
       resolve: (_root, { input }, { accountId, services }) => services.webhooks.register(accountId, input),
     }),
   );
@@ -154,9 +240,18 @@ export function addWebhookTypes(builder: Builder) {
   builder.mutationField('updateWebhook', (t) =>
     t.withAuth({ account: true }).prismaField({
       type: 'Webhook',
+      description: 'Changes the URL or the kinds of event of a webhook',
       errors: { types: [ValidationError, NotFoundError] },
-      args: { id: t.arg.id({ required: true }), input: t.arg({ type: updateInput, required: true }) },
-      resolve: (query, _root, { id, input }, { accountId, services }) => services.webhooks.update(accountId, id, input, query),
+      args: {
+        id: t.arg.id({ required: true, description: 'Its id' }),
+        input: t.arg({
+          description: 'The fields, each described on its input type',
+          type: updateInput,
+          required: true,
+        }),
+      },
+      resolve: (query, _root, { id, input }, { accountId, services }) =>
+        services.webhooks.update(accountId, id, input, query),
     }),
   );
 
@@ -165,7 +260,7 @@ export function addWebhookTypes(builder: Builder) {
       type: deleted,
       description: 'Stops every delivery to the webhook, pending retries included',
       errors: { types: [NotFoundError] },
-      args: { id: t.arg.id({ required: true }) },
+      args: { id: t.arg.id({ required: true, description: 'Its id' }) },
       resolve: (_root, { id }, { accountId, services }) => services.webhooks.delete(accountId, id),
     }),
   );
@@ -173,8 +268,11 @@ export function addWebhookTypes(builder: Builder) {
   builder.mutationField('rotateWebhookSecret', (t) =>
     t.withAuth({ account: true }).field({
       type: secret,
-      description: 'A new signing secret for the account; the next attempt of every delivery is signed with it',
-      resolve: async (_root, _args, { accountId, services }) => ({ secret: await services.webhooks.rotateSecret(accountId) }),
+      description:
+        'A new signing secret for the account; the next attempt of every delivery is signed with it',
+      resolve: async (_root, _args, { accountId, services }) => ({
+        secret: await services.webhooks.rotateSecret(accountId),
+      }),
     }),
   );
 
@@ -183,8 +281,16 @@ export function addWebhookTypes(builder: Builder) {
       type: replay,
       description: 'Delivers past events to the webhook again, with their original id and body, newly signed',
       errors: { types: [ValidationError, NotFoundError] },
-      args: { id: t.arg.id({ required: true }), input: t.arg({ type: replayInput, required: true }) },
-      resolve: (_root, { id, input }, { accountId, services }) => services.webhooks.replay(accountId, id, input),
+      args: {
+        id: t.arg.id({ required: true, description: 'Its id' }),
+        input: t.arg({
+          description: 'The fields, each described on its input type',
+          type: replayInput,
+          required: true,
+        }),
+      },
+      resolve: (_root, { id, input }, { accountId, services }) =>
+        services.webhooks.replay(accountId, id, input),
     }),
   );
 }

@@ -6,8 +6,8 @@ import { ConflictError, InvalidCredentialsError, NotFoundError, OtpRequiredError
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
 import { parseInput } from '../../validation.js';
-import { decoyPasswordHash, hashPassword, verifyPassword } from './password.js';
 import type { LoginGuard } from './login-guard.js';
+import { decoyPasswordHash, hashPassword, verifyPassword } from './password.js';
 import type { IssuedToken, TokenService } from './tokens.js';
 import type { TwoFactorService } from './two-factor.js';
 
@@ -22,7 +22,7 @@ const password = z.string().min(8).max(1024);
 
 const createAccountInput = z.object({ email, password });
 
-const loginInput = z.object({
+export const loginInput = z.object({
   email: z.string().min(1).max(254),
   password: z.string().min(1).max(1024),
   otp: z.string().min(1).max(64).nullish(),
@@ -55,7 +55,10 @@ export class AccountService {
     const data = parseInput(createAccountInput, input);
     const passwordHash = await hashPassword(data.password);
     const id = newId('acc');
-    const existing = await this.prisma.account.findUnique({ where: { email: data.email }, select: { id: true } });
+    const existing = await this.prisma.account.findUnique({
+      where: { email: data.email },
+      select: { id: true },
+    });
     if (existing) throw new ConflictError('An account with this e-mail already exists');
     try {
       await this.prisma.account.create({
@@ -90,13 +93,22 @@ export class AccountService {
    * OtpRequiredError, given only once the password is right; a wrong `otp` is a failed attempt
    * for the login lock like a wrong password.
    */
-  async login(input: { email?: unknown; password?: unknown; otp?: unknown }, clientAddress: string): Promise<IssuedToken> {
+  async login(
+    input: { email?: unknown; password?: unknown; otp?: unknown },
+    clientAddress: string,
+  ): Promise<IssuedToken> {
     const data = parseInput(loginInput, input);
     const email = data.email.trim().toLowerCase();
     await this.guard.beforeAttempt(email, clientAddress);
     const account = await this.prisma.account.findUnique({
       where: { email },
-      select: { id: true, passwordHash: true, disabledAt: true, tokenVersion: true, settings: { select: { twoFactorEnabled: true } } },
+      select: {
+        id: true,
+        passwordHash: true,
+        disabledAt: true,
+        tokenVersion: true,
+        settings: { select: { twoFactorEnabled: true } },
+      },
     });
     const valid = await verifyPassword(data.password, account?.passwordHash ?? (await decoyPasswordHash));
     if (!account || !valid) {
@@ -117,7 +129,10 @@ export class AccountService {
 
   /** The account of an e-mail, compared as login compares it; NotFoundError otherwise. */
   async idByEmail(emailAddress: string): Promise<string> {
-    const account = await this.prisma.account.findUnique({ where: { email: emailAddress.trim().toLowerCase() }, select: { id: true } });
+    const account = await this.prisma.account.findUnique({
+      where: { email: emailAddress.trim().toLowerCase() },
+      select: { id: true },
+    });
     if (!account) throw new NotFoundError('Account');
     return account.id;
   }
@@ -130,7 +145,13 @@ export class AccountService {
         ...(after ? { where: { id: { gt: after } } } : {}),
         orderBy: { id: 'asc' },
         take: pageSize,
-        select: { id: true, email: true, disabledAt: true, createdAt: true, settings: { select: { twoFactorEnabled: true } } },
+        select: {
+          id: true,
+          email: true,
+          disabledAt: true,
+          createdAt: true,
+          settings: { select: { twoFactorEnabled: true } },
+        },
       });
       for (const account of page) {
         yield {
@@ -152,14 +173,18 @@ export class AccountService {
       where: { id: accountId, disabledAt: disabled ? null : { not: null } },
       data: { disabledAt: disabled ? this.clock.now() : null },
     });
-    if (count === 0 && !(await this.prisma.account.count({ where: { id: accountId } }))) throw new NotFoundError('Account');
+    if (count === 0 && !(await this.prisma.account.count({ where: { id: accountId } })))
+      throw new NotFoundError('Account');
   }
 
   /** A new password; every login token issued before it stops working (API keys are not touched). */
   async resetPassword(accountId: string, newPassword: unknown): Promise<void> {
     const data = parseInput(z.object({ password }), { password: newPassword });
     const passwordHash = await hashPassword(data.password);
-    const { count } = await this.prisma.account.updateMany({ where: { id: accountId }, data: { passwordHash, tokenVersion: { increment: 1 } } });
+    const { count } = await this.prisma.account.updateMany({
+      where: { id: accountId },
+      data: { passwordHash, tokenVersion: { increment: 1 } },
+    });
     if (count === 0) throw new NotFoundError('Account');
   }
 }

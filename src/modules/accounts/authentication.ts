@@ -41,15 +41,18 @@ export class Authenticator {
   async fromHeader(header: string | undefined): Promise<Caller | null> {
     if (header === undefined) return null;
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match?.[1]) throw new UnauthorizedError('The Authorization header must be "Bearer <token or API key>"');
+    if (!match?.[1])
+      throw new UnauthorizedError('The Authorization header must be "Bearer <token or API key>"');
     const credential = match[1];
-    if (isApiKeyLike(credential)) return { accountId: await this.apiKeys.authenticate(credential), credential: 'api_key' };
+    if (isApiKeyLike(credential))
+      return { accountId: await this.apiKeys.authenticate(credential), credential: 'api_key' };
 
     const claims = this.tokens.verify(credential);
     const account = await this.accounts.add(claims.accountId);
     if (!account) throw new UnauthorizedError('The account of this token no longer exists');
     if (account.disabled_at) throw new UnauthorizedError('The account of this token is disabled');
-    if (account.token_version !== claims.tokenVersion) throw new UnauthorizedError('The token was ended by a password reset: log in again');
+    if (account.token_version !== claims.tokenVersion)
+      throw new UnauthorizedError('The token was ended by a password reset: log in again');
     return { accountId: account.id, credential: 'login_token' };
   }
 

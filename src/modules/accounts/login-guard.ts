@@ -53,7 +53,9 @@ export class LoginGuard {
     await this.count(this.byEmail, email);
     const failures = (pair?.consumedPoints ?? 1) - 1;
     if (failures >= FAILURES_BEFORE_SLOWDOWN) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(MAX_SLOWDOWN_MS, 250 * 2 ** (failures - FAILURES_BEFORE_SLOWDOWN))));
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(MAX_SLOWDOWN_MS, 250 * 2 ** (failures - FAILURES_BEFORE_SLOWDOWN))),
+      );
     }
   }
 
@@ -61,11 +63,15 @@ export class LoginGuard {
   async failed(email: string, address: string): Promise<void> {
     const pairKey = `${email}|${address}`;
     const pair = await this.byEmailAndAddress.get(pairKey).catch(() => null);
-    if (pair && pair.consumedPoints >= FAILURES_BEFORE_LOCK) await this.byEmailAndAddress.block(pairKey, LOCK_SECONDS).catch(() => undefined);
+    if (pair && pair.consumedPoints >= FAILURES_BEFORE_LOCK)
+      await this.byEmailAndAddress.block(pairKey, LOCK_SECONDS).catch(() => undefined);
   }
 
   async succeeded(email: string, address: string): Promise<void> {
-    await Promise.all([this.byEmailAndAddress.delete(`${email}|${address}`), this.byEmail.reward(email, 1)]).catch(() => undefined);
+    await Promise.all([
+      this.byEmailAndAddress.delete(`${email}|${address}`),
+      this.byEmail.reward(email, 1),
+    ]).catch(() => undefined);
   }
 
   /** One more attempt on `key`; RateLimitedError past the limiter's points or while it is blocked. */
@@ -73,7 +79,8 @@ export class LoginGuard {
     try {
       return await limiter.consume(key);
     } catch (outcome) {
-      if (outcome instanceof RateLimiterRes) throw new RateLimitedError(Math.max(1, Math.ceil(outcome.msBeforeNext / 1000)));
+      if (outcome instanceof RateLimiterRes)
+        throw new RateLimitedError(Math.max(1, Math.ceil(outcome.msBeforeNext / 1000)));
       return undefined;
     }
   }

@@ -27,7 +27,7 @@ const recoveryCharacters = customAlphabet(RECOVERY_ALPHABET, RECOVERY_CODE_CHARA
 export const CODE_ATTEMPTS = 10;
 export const CODE_ATTEMPTS_WINDOW_SECONDS = 15 * 60;
 
-const codeInput = z.strictObject({ code: z.string().trim().min(1).max(64) });
+export const codeInput = z.strictObject({ code: z.string().trim().min(1).max(64) });
 
 export interface TwoFactorSetup {
   /** The TOTP secret in base32, for typing into an authenticator app. */
@@ -79,7 +79,8 @@ export class TwoFactorService {
       select: { email: true, settings: { select: { twoFactorEnabled: true } } },
     });
     if (!account) throw new NotFoundError('Account');
-    if (account.settings?.twoFactorEnabled) throw new InvalidStateError('Two-factor login is already on: turn it off before setting it up again');
+    if (account.settings?.twoFactorEnabled)
+      throw new InvalidStateError('Two-factor login is already on: turn it off before setting it up again');
     const secret = new Secret({ size: 20 });
     const secretSealed = this.box.seal(accountId, secret.base32);
     // Only while two-factor login is off: a set-up racing a confirmation must not replace the secret in force.
@@ -88,7 +89,8 @@ export class TwoFactorService {
       SELECT ${accountId}, ${secretSealed}, NULL, ${this.clock.now()}
       FROM account_settings WHERE account_id = ${accountId} AND NOT two_factor_enabled
       ON CONFLICT (account_id) DO UPDATE SET secret_sealed = EXCLUDED.secret_sealed, last_used_step = NULL, created_at = EXCLUDED.created_at`;
-    if (replaced === 0) throw new InvalidStateError('Two-factor login is already on: turn it off before setting it up again');
+    if (replaced === 0)
+      throw new InvalidStateError('Two-factor login is already on: turn it off before setting it up again');
     const totp = new TOTP({ ...TOTP_PARAMETERS, issuer: ISSUER, label: account.email, secret });
     return { secret: secret.base32, otpauthUrl: totp.toString() };
   }
@@ -97,17 +99,23 @@ export class TwoFactorService {
   async confirm(accountId: string, input: unknown): Promise<TwoFactorActivation> {
     const { code } = parseInput(codeInput, input);
     if (await this.isEnabled(accountId)) throw new InvalidStateError('Two-factor login is already on');
-    if (!(await this.hasSecret(accountId))) throw new InvalidStateError('Two-factor login has not been set up: set it up first');
+    if (!(await this.hasSecret(accountId)))
+      throw new InvalidStateError('Two-factor login has not been set up: set it up first');
     await this.countAttempt(accountId);
     if (!(await this.acceptTotp(accountId, code))) throw wrongCode();
     await this.forgetAttempts(accountId);
 
     const recoveryCodes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
     const settings = await this.prisma.$transaction(async (tx) => {
-      const { count } = await tx.accountSettings.updateMany({ where: { accountId, twoFactorEnabled: false }, data: { twoFactorEnabled: true } });
+      const { count } = await tx.accountSettings.updateMany({
+        where: { accountId, twoFactorEnabled: false },
+        data: { twoFactorEnabled: true },
+      });
       if (count === 0) throw new InvalidStateError('Two-factor login is already on');
       await tx.recoveryCode.deleteMany({ where: { accountId } });
-      await tx.recoveryCode.createMany({ data: recoveryCodes.map((recoveryCode) => ({ accountId, codeHash: hashRecoveryCode(recoveryCode) })) });
+      await tx.recoveryCode.createMany({
+        data: recoveryCodes.map((recoveryCode) => ({ accountId, codeHash: hashRecoveryCode(recoveryCode) })),
+      });
       return tx.accountSettings.findUniqueOrThrow({ where: { accountId } });
     });
     return { settings, recoveryCodes };
@@ -128,7 +136,11 @@ export class TwoFactorService {
     const [, , settings] = await this.prisma.$transaction([
       this.prisma.twoFactorSecret.deleteMany({ where: { accountId } }),
       this.prisma.recoveryCode.deleteMany({ where: { accountId } }),
-      this.prisma.accountSettings.update({ ...query, where: { accountId }, data: { twoFactorEnabled: false } }),
+      this.prisma.accountSettings.update({
+        ...query,
+        where: { accountId },
+        data: { twoFactorEnabled: false },
+      }),
     ]);
     return settings;
   }
@@ -137,12 +149,17 @@ export class TwoFactorService {
   async acceptCode(accountId: string, code: string): Promise<boolean> {
     const text = code.trim();
     if (/^\d{6}$/.test(text)) return this.acceptTotp(accountId, text);
-    const { count } = await this.prisma.recoveryCode.deleteMany({ where: { accountId, codeHash: hashRecoveryCode(text) } });
+    const { count } = await this.prisma.recoveryCode.deleteMany({
+      where: { accountId, codeHash: hashRecoveryCode(text) },
+    });
     return count === 1;
   }
 
   private async isEnabled(accountId: string): Promise<boolean> {
-    const settings = await this.prisma.accountSettings.findUnique({ where: { accountId }, select: { twoFactorEnabled: true } });
+    const settings = await this.prisma.accountSettings.findUnique({
+      where: { accountId },
+      select: { twoFactorEnabled: true },
+    });
     if (!settings) throw new NotFoundError('Settings');
     return settings.twoFactorEnabled;
   }
@@ -157,7 +174,10 @@ export class TwoFactorService {
    * read, in one statement: two processes given the same code cannot both accept it.
    */
   private async acceptTotp(accountId: string, code: string): Promise<boolean> {
-    const row = await this.prisma.twoFactorSecret.findUnique({ where: { accountId }, select: { secretSealed: true } });
+    const row = await this.prisma.twoFactorSecret.findUnique({
+      where: { accountId },
+      select: { secretSealed: true },
+    });
     if (!row || !/^\d{6}$/.test(code)) return false;
     const secret = Secret.fromBase32(this.box.unseal(accountId, row.secretSealed));
     const timestamp = this.clock.now().getTime();
@@ -165,7 +185,11 @@ export class TwoFactorService {
     if (delta === null) return false;
     const step = TOTP.counter({ period: TOTP_PARAMETERS.period, timestamp }) + delta;
     const { count } = await this.prisma.twoFactorSecret.updateMany({
-      where: { accountId, secretSealed: row.secretSealed, OR: [{ lastUsedStep: null }, { lastUsedStep: { lt: step } }] },
+      where: {
+        accountId,
+        secretSealed: row.secretSealed,
+        OR: [{ lastUsedStep: null }, { lastUsedStep: { lt: step } }],
+      },
       data: { lastUsedStep: step },
     });
     return count === 1;
@@ -180,7 +204,8 @@ export class TwoFactorService {
     try {
       await this.attempts.consume(accountId);
     } catch (outcome) {
-      if (outcome instanceof RateLimiterRes) throw new RateLimitedError(Math.max(1, Math.ceil(outcome.msBeforeNext / 1000)));
+      if (outcome instanceof RateLimiterRes)
+        throw new RateLimitedError(Math.max(1, Math.ceil(outcome.msBeforeNext / 1000)));
       this.logger.warn({ err: outcome }, 'two-factor code attempt not counted: Redis unavailable');
     }
   }
@@ -191,7 +216,10 @@ export class TwoFactorService {
 }
 
 function wrongCode(): ValidationError {
-  return new ValidationError([{ field: 'code', issue: 'invalid_value' }], 'The code is wrong, expired or was already used');
+  return new ValidationError(
+    [{ field: 'code', issue: 'invalid_value' }],
+    'The code is wrong, expired or was already used',
+  );
 }
 
 /** `abcd-efgh-jkmn-pqrs`: grouped to be copied by hand. */

@@ -6,7 +6,7 @@ import type { Clock } from '../../clock.js';
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../errors.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
-import { pageWindow, type PageRequest } from '../../pagination.js';
+import { newestFirst, type PageRequest } from '../../pagination.js';
 import { issue, parseInput } from '../../validation.js';
 import type { Credential } from '../accounts/authentication.js';
 import { generateApiKeySecret, hashApiKey, isWellFormedApiKey } from './api-key-secret.js';
@@ -32,6 +32,22 @@ export interface CreatedApiKey {
 export interface DeletedApiKey {
   id: string;
   deleted: true;
+}
+
+/** The body of a new key: its name and, optionally, when it stops working (in the future). */
+export function apiKeyCreateInput(clock: Clock) {
+  return z.strictObject({
+    name: z.string().trim().min(1).max(80),
+    expiresAt: z.iso
+      .datetime({ offset: true })
+      .transform((value) => new Date(value))
+      .refine((at) => at.getTime() > clock.now().getTime(), {
+        ...issue('invalid_value'),
+        message: 'expires_at must be in the future',
+      })
+      .nullable()
+      .optional(),
+  });
 }
 
 /** Who manages keys: the owner with a login token, or an operator through the CLI. */
@@ -62,15 +78,7 @@ export class ApiKeyService {
     private readonly clock: Clock,
     private readonly logger: Logger,
   ) {
-    this.createInput = z.strictObject({
-      name: z.string().trim().min(1).max(80),
-      expiresAt: z.iso
-        .datetime({ offset: true })
-        .transform((value) => new Date(value))
-        .refine((at) => at.getTime() > this.clock.now().getTime(), { ...issue('invalid_value'), message: 'expires_at must be in the future' })
-        .nullable()
-        .optional(),
-    });
+    this.createInput = apiKeyCreateInput(clock);
   }
 
   /**
@@ -93,18 +101,33 @@ export class ApiKeyService {
     await this.prisma.$transaction(async (tx) => {
       // NO KEY UPDATE: it queues key creations without holding up the account's other rows,
       // whose foreign-key checks take KEY SHARE locks on it.
-      const locked = await tx.$queryRaw<unknown[]>`SELECT 1 FROM accounts WHERE id = ${accountId} FOR NO KEY UPDATE`;
+      const locked = await tx.$queryRaw<
+        unknown[]
+      >`SELECT 1 FROM accounts WHERE id = ${accountId} FOR NO KEY UPDATE`;
       if (locked.length === 0) throw new NotFoundError('Account');
       if ((await tx.apiKey.count({ where: { accountId } })) >= MAX_API_KEYS_PER_ACCOUNT) {
-        throw new ConflictError(`An account can hold at most ${MAX_API_KEYS_PER_ACCOUNT} API keys, expired ones included: delete one first`);
+        throw new ConflictError(
+          `An account can hold at most ${MAX_API_KEYS_PER_ACCOUNT} API keys, expired ones included: delete one first`,
+        );
       }
       await tx.apiKey.create({ data: row, select: { id: true } });
     });
-    return { id: row.id, name: row.name, key: secret.key, prefix: row.prefix, createdAt: row.createdAt, expiresAt: row.expiresAt, lastUsedAt: null };
+    return {
+      id: row.id,
+      name: row.name,
+      key: secret.key,
+      prefix: row.prefix,
+      createdAt: row.createdAt,
+      expiresAt: row.expiresAt,
+      lastUsedAt: null,
+    };
   }
 
   list(accountId: string, page: PageRequest, query: ApiKeyQuery = {}) {
-    return this.prisma.apiKey.findMany({ ...query, where: { accountId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], ...pageWindow(page) });
+    return this.prisma.apiKey.findMany({
+      ...query,
+      ...newestFirst({ accountId }, page),
+    });
   }
 
   count(accountId: string): Promise<number> {
@@ -129,9 +152,11 @@ export class ApiKeyService {
     const row = await this.lookups.add(hashApiKey(key));
     const now = this.clock.now();
     if (!row) throw new UnauthorizedError('The API key is not valid (unknown or revoked)');
-    if (row.expires_at && row.expires_at.getTime() <= now.getTime()) throw new UnauthorizedError('The API key has expired');
+    if (row.expires_at && row.expires_at.getTime() <= now.getTime())
+      throw new UnauthorizedError('The API key has expired');
     if (row.account_disabled_at) throw new UnauthorizedError('The account of this API key is disabled');
-    if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() >= LAST_USED_PRECISION_MS) this.touch(row.id, now);
+    if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() >= LAST_USED_PRECISION_MS)
+      this.touch(row.id, now);
     return row.account_id;
   }
 
@@ -153,13 +178,19 @@ export class ApiKeyService {
     this.touching.add(id);
     const stale = new Date(now.getTime() - LAST_USED_PRECISION_MS);
     this.prisma.apiKey
-      .updateMany({ where: { id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lte: stale } }] }, data: { lastUsedAt: now } })
-      .catch((error: unknown) => this.logger.warn({ err: error, apiKey: id }, 'last_used_at of an API key not written'))
+      .updateMany({
+        where: { id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lte: stale } }] },
+        data: { lastUsedAt: now },
+      })
+      .catch((error: unknown) =>
+        this.logger.warn({ err: error, apiKey: id }, 'last_used_at of an API key not written'),
+      )
       .finally(() => this.touching.delete(id));
   }
 }
 
 /** Keys are managed with a login token (or by an operator): a leaked key cannot mint or remove keys. */
 function assertMayManageKeys(by: KeyManager): void {
-  if (by === 'api_key') throw new ForbiddenError('API keys cannot create or delete API keys: use a login token');
+  if (by === 'api_key')
+    throw new ForbiddenError('API keys cannot create or delete API keys: use a login token');
 }

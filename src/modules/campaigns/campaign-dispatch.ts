@@ -4,10 +4,11 @@ import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
 import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
+import type { LivePublisher } from '../live/live-events.js';
 import { analyzeText, STORED_ENCODING } from '../messages/encoding.js';
 import { contactOptedOut } from '../opt-outs/opt-outs.service.js';
 import { renderTemplate } from '../templates/render-template.js';
-import { lockCampaign, writeCampaignEvent, type LockedCampaign } from './campaign-rows.js';
+import { type LockedCampaign, lockCampaign, writeCampaignEvent } from './campaign-rows.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -38,6 +39,7 @@ export class CampaignDispatch {
     private readonly clock: Clock,
     private readonly dispatchJobs: CampaignDispatchJobs,
     private readonly sendJobs: MessageSendJobs,
+    private readonly live: LivePublisher,
     private readonly logger: Logger,
   ) {}
 
@@ -49,22 +51,31 @@ export class CampaignDispatch {
    */
   async dispatchBatch(campaignId: string): Promise<DispatchOutcome> {
     const now = this.clock.now();
+    let dispatched: { accountId: string; messages: { id: string; to: string }[] } | null = null;
     const outcome = await this.prisma.$transaction(
       async (tx): Promise<DispatchOutcome> => {
         const campaign = await lockCampaign(tx, campaignId);
-        if (!campaign || campaign.deleted_at || campaign.status !== 'running') return { messageIds: [], next: null };
+        if (!campaign || campaign.deleted_at || campaign.status !== 'running')
+          return { messageIds: [], next: null };
         const template = campaign.template_id
           ? await tx.template.findUnique({ where: { id: campaign.template_id }, select: { content: true } })
           : null;
         if (!template) {
-          this.logger.warn({ campaign: campaignId }, 'running campaign without a template; nothing dispatched');
+          this.logger.warn(
+            { campaign: campaignId },
+            'running campaign without a template; nothing dispatched',
+          );
           return { messageIds: [], next: null };
         }
         // Read on from the last batch; a short read means the end, where a read from the start
         // also finds contacts that committed late with an earlier created_at (an import's rows).
         let contacts = await this.pendingContacts(tx, campaign, campaign.batch_size);
         if (contacts.length < campaign.batch_size && campaign.dispatched_through_id) {
-          contacts = await this.pendingContacts(tx, { ...campaign, dispatched_through_at: null, dispatched_through_id: null }, campaign.batch_size);
+          contacts = await this.pendingContacts(
+            tx,
+            { ...campaign, dispatched_through_at: null, dispatched_through_id: null },
+            campaign.batch_size,
+          );
         }
         const created = contacts.length
           ? await tx.message.createManyAndReturn({
@@ -84,14 +95,21 @@ export class CampaignDispatch {
                 };
               }),
               skipDuplicates: true,
-              select: { id: true },
+              select: { id: true, to: true },
             })
           : [];
+        dispatched = { accountId: campaign.account_id, messages: created };
         // A short batch was the last: every contact the campaign had has its message now.
         if (contacts.length < campaign.batch_size) {
           await tx.campaign.update({
             where: { id: campaignId },
-            data: { status: 'finished', finishedAt: now, nextBatchAt: null, updatedAt: now, dispatchedBatches: { increment: created.length ? 1 : 0 } },
+            data: {
+              status: 'finished',
+              finishedAt: now,
+              nextBatchAt: null,
+              updatedAt: now,
+              dispatchedBatches: { increment: created.length ? 1 : 0 },
+            },
           });
           await writeCampaignEvent(tx, campaign, 'campaign.finished', 'finished', now);
           return { messageIds: created.map((m) => m.id), next: null };
@@ -106,12 +124,17 @@ export class CampaignDispatch {
             dispatchedThroughId: contacts.at(-1)!.id,
           },
         });
-        return { messageIds: created.map((m) => m.id), next: { batch: campaign.dispatched_batches + 2, delayMs } };
+        return {
+          messageIds: created.map((m) => m.id),
+          next: { batch: campaign.dispatched_batches + 2, delayMs },
+        };
       },
       { timeout: 60_000 },
     );
+    if (dispatched) this.publish(campaignId, dispatched);
     await this.sendJobs.enqueue(outcome.messageIds);
-    if (outcome.next) await this.dispatchJobs.enqueueBatch(campaignId, outcome.next.batch, outcome.next.delayMs);
+    if (outcome.next)
+      await this.dispatchJobs.enqueueBatch(campaignId, outcome.next.batch, outcome.next.delayMs);
     return outcome;
   }
 
@@ -134,9 +157,17 @@ export class CampaignDispatch {
         take: RECOVERY_LIMIT,
       }),
     ]);
-    for (const campaign of running) await this.dispatchJobs.enqueueBatch(campaign.id, campaign.dispatchedBatches + 1, 0);
+    for (const campaign of running)
+      await this.dispatchJobs.enqueueBatch(campaign.id, campaign.dispatchedBatches + 1, 0);
     for (const campaign of scheduled) await this.dispatchJobs.scheduleStart(campaign.id, campaign.sendAt!);
     return running.length + scheduled.length;
+  }
+
+  /** The batch's new messages (queued), and the campaign whose counts (and perhaps status) moved. */
+  private publish(campaignId: string, batch: { accountId: string; messages: { id: string; to: string }[] }) {
+    const { accountId, messages } = batch;
+    this.live.messages(messages.map(({ id, to }) => ({ accountId, id, to, campaignId, status: 'queued' })));
+    this.live.campaign(accountId, campaignId);
   }
 
   /** Contacts still to be sent: no message yet, and not opted out of the account. */

@@ -1,5 +1,5 @@
 import { Worker } from 'bullmq';
-import { campaignDispatchQueue, type CampaignDispatchJob } from '../../jobs/campaign-dispatch.job.js';
+import { type CampaignDispatchJob, campaignDispatchQueue } from '../../jobs/campaign-dispatch.job.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
 import type { WorkerContext } from '../../jobs/workers.js';
 
@@ -12,7 +12,8 @@ export function createCampaignDispatchWorker({ deps, services }: WorkerContext):
   const worker = new Worker<CampaignDispatchJob>(
     campaignDispatchQueue.name,
     async (job) => {
-      if (job.data.kind === 'start') await services.campaignLifecycle.startScheduled(job.data.campaignId, new Date(job.data.sendAt));
+      if (job.data.kind === 'start')
+        await services.campaignLifecycle.startScheduled(job.data.campaignId, new Date(job.data.sendAt));
       else await services.campaignDispatch.dispatchBatch(job.data.campaignId);
     },
     {
@@ -27,7 +28,9 @@ export function createCampaignDispatchWorker({ deps, services }: WorkerContext):
       maxStalledCount: 10,
     },
   );
-  worker.on('failed', (job, error) => deps.logger.warn({ campaign: job?.data.campaignId, err: error }, 'campaign job failed'));
+  worker.on('failed', (job, error) =>
+    deps.logger.warn({ campaign: job?.data.campaignId, err: error }, 'campaign job failed'),
+  );
   worker.on('closed', () => void connection.quit());
   return worker;
 }

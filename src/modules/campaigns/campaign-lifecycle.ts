@@ -3,8 +3,9 @@ import type { Clock } from '../../clock.js';
 import { InvalidStateError, NotFoundError, ValidationError } from '../../errors.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
+import type { LivePublisher } from '../live/live-events.js';
 import { lockCampaign, writeCampaignEvent } from './campaign-rows.js';
-import { transitionOf, type CampaignAction } from './campaign-transitions.js';
+import { type CampaignAction, transitionOf } from './campaign-transitions.js';
 
 /** A campaign's status changes, by the transition table: a client's actions, and the start at send_at. */
 export class CampaignLifecycle {
@@ -12,6 +13,7 @@ export class CampaignLifecycle {
     private readonly prisma: PrismaClient,
     private readonly clock: Clock,
     private readonly dispatchJobs: CampaignDispatchJobs,
+    private readonly live: LivePublisher,
     private readonly logger: Logger,
   ) {}
 
@@ -21,11 +23,15 @@ export class CampaignLifecycle {
     const now = this.clock.now();
     const moved = await this.prisma.$transaction(async (tx) => {
       const campaign = await lockCampaign(tx, id);
-      if (!campaign || campaign.account_id !== accountId || campaign.deleted_at) throw new NotFoundError('Campaign');
+      if (!campaign || campaign.account_id !== accountId || campaign.deleted_at)
+        throw new NotFoundError('Campaign');
       if (!rule.from.includes(campaign.status)) {
-        throw new InvalidStateError(`A ${campaign.status} campaign cannot ${action}; allowed from: ${rule.from.join(', ')}`);
+        throw new InvalidStateError(
+          `A ${campaign.status} campaign cannot ${action}; allowed from: ${rule.from.join(', ')}`,
+        );
       }
-      if (rule.to === 'running' && !campaign.template_id) throw new ValidationError([{ field: 'template', issue: 'required' }]);
+      if (rule.to === 'running' && !campaign.template_id)
+        throw new ValidationError([{ field: 'template', issue: 'required' }]);
       await tx.campaign.update({
         where: { id },
         data: {
@@ -38,6 +44,7 @@ export class CampaignLifecycle {
       if (rule.event) await writeCampaignEvent(tx, campaign, rule.event, rule.to, now);
       return campaign;
     });
+    this.live.campaign(accountId, id);
     if (rule.to === 'running') await this.dispatchJobs.enqueueBatch(id, moved.dispatched_batches + 1, 0);
     if (action === 'schedule' && moved.send_at) await this.dispatchJobs.scheduleStart(id, moved.send_at);
   }
@@ -47,15 +54,28 @@ export class CampaignLifecycle {
     const now = this.clock.now();
     const started = await this.prisma.$transaction(async (tx) => {
       const campaign = await lockCampaign(tx, campaignId);
-      if (!campaign || campaign.deleted_at || campaign.status !== 'scheduled' || campaign.send_at?.getTime() !== sendAt.getTime()) return null;
+      if (
+        !campaign ||
+        campaign.deleted_at ||
+        campaign.status !== 'scheduled' ||
+        campaign.send_at?.getTime() !== sendAt.getTime()
+      )
+        return null;
       if (!campaign.template_id) {
-        this.logger.warn({ campaign: campaignId }, 'send_at reached but the campaign has no template; left scheduled');
+        this.logger.warn(
+          { campaign: campaignId },
+          'send_at reached but the campaign has no template; left scheduled',
+        );
         return null;
       }
-      await tx.campaign.update({ where: { id: campaignId }, data: { status: 'running', startedAt: now, nextBatchAt: now, updatedAt: now } });
+      await tx.campaign.update({
+        where: { id: campaignId },
+        data: { status: 'running', startedAt: now, nextBatchAt: now, updatedAt: now },
+      });
       await writeCampaignEvent(tx, campaign, 'campaign.started', 'running', now);
       return campaign;
     });
+    if (started) this.live.campaign(started.account_id, campaignId);
     if (started) await this.dispatchJobs.enqueueBatch(campaignId, started.dispatched_batches + 1, 0);
   }
 }

@@ -9,12 +9,22 @@ export function liveCampaign(accountId: string, id: string) {
   return { id, accountId, deletedAt: null } satisfies Prisma.CampaignWhereInput;
 }
 
-export function findCampaign(prisma: PrismaClient, accountId: string, id: string, query: CampaignQuery = { select: { id: true } }) {
+export function findCampaign(
+  prisma: PrismaClient,
+  accountId: string,
+  id: string,
+  query: CampaignQuery = { select: { id: true } },
+) {
   return prisma.campaign.findFirst({ ...query, where: liveCampaign(accountId, id) });
 }
 
 /** The campaign, or 404 not_found. */
-export async function requireCampaign(prisma: PrismaClient, accountId: string, id: string, query?: CampaignQuery) {
+export async function requireCampaign(
+  prisma: PrismaClient,
+  accountId: string,
+  id: string,
+  query?: CampaignQuery,
+) {
   const campaign = await findCampaign(prisma, accountId, id, query);
   if (!campaign) throw new NotFoundError('Campaign');
   return campaign;

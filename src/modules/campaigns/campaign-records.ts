@@ -6,10 +6,10 @@ import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { CampaignStatus } from '../../generated/prisma/enums.js';
 import { newId } from '../../ids.js';
 import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
-import { newestFirst, parsePage, type PageRequest } from '../../pagination.js';
+import { newestFirst, type PageArgs, type PageRequest, parsePage } from '../../pagination.js';
 import { parseInput } from '../../validation.js';
 import { webhookUrl } from '../webhooks/webhook-url.js';
-import { liveCampaign, requireCampaign, type CampaignQuery } from './campaign-lookup.js';
+import { type CampaignQuery, liveCampaign, requireCampaign } from './campaign-lookup.js';
 
 const isoTime = z.iso.datetime({ offset: true }).transform((value) => new Date(value));
 
@@ -23,6 +23,12 @@ function campaignFields(allowInsecureWebhooks: boolean) {
     batchSize: z.number().int().min(1).max(10_000),
     sendAt: isoTime.nullable(),
   };
+}
+
+/** The create and update bodies of a campaign: every field but `name` may be left out. */
+export function campaignInputs(allowInsecureWebhooks: boolean) {
+  const fields = z.object(campaignFields(allowInsecureWebhooks)).partial();
+  return { create: fields.required({ name: true }), update: z.strictObject(fields.shape) };
 }
 
 export interface CampaignFilter {
@@ -40,9 +46,9 @@ export class CampaignRecords {
     private readonly dispatchJobs: CampaignDispatchJobs,
     allowInsecureWebhooks: boolean,
   ) {
-    const fields = z.object(campaignFields(allowInsecureWebhooks)).partial();
-    this.createInput = fields.required({ name: true });
-    this.updateInput = z.strictObject(fields.shape);
+    const inputs = campaignInputs(allowInsecureWebhooks);
+    this.createInput = inputs.create;
+    this.updateInput = inputs.update;
   }
 
   async create(accountId: string, input: unknown, query: CampaignQuery = {}) {
@@ -78,15 +84,14 @@ export class CampaignRecords {
     return requireCampaign(this.prisma, accountId, id, query);
   }
 
-  parseListArgs(args: { status?: CampaignStatus | null; page?: number | null; perPage?: number | null }) {
+  parseListArgs(args: { status?: CampaignStatus | null } & PageArgs) {
     return { page: parsePage(args), filter: args.status ? { status: args.status } : {} };
   }
 
   list(accountId: string, filter: CampaignFilter, page: PageRequest, query: CampaignQuery = {}) {
     return this.prisma.campaign.findMany({
       ...query,
-      where: { accountId, deletedAt: null, ...filter },
-      ...newestFirst(page),
+      ...newestFirst({ accountId, deletedAt: null, ...filter }, page),
     });
   }
 
@@ -123,7 +128,10 @@ export class CampaignRecords {
 
   /** Deleted campaigns keep their rows (their messages still name them) but vanish from the API and stop dispatching. */
   async delete(accountId: string, id: string): Promise<{ id: string; deleted: true }> {
-    const { count } = await this.prisma.campaign.updateMany({ where: liveCampaign(accountId, id), data: { deletedAt: this.clock.now() } });
+    const { count } = await this.prisma.campaign.updateMany({
+      where: liveCampaign(accountId, id),
+      data: { deletedAt: this.clock.now() },
+    });
     if (count === 0) throw new NotFoundError('Campaign');
     return { id, deleted: true };
   }
@@ -133,13 +141,17 @@ export class CampaignRecords {
     try {
       return await write;
     } catch (error) {
-      if (isForeignKeyViolation(error)) throw new ValidationError([{ field: 'template', issue: 'not_found' }]);
+      if (isForeignKeyViolation(error))
+        throw new ValidationError([{ field: 'template', issue: 'not_found' }]);
       throw error;
     }
   }
 
   private async requireTemplate(accountId: string, templateId: string) {
-    const template = await this.prisma.template.findFirst({ where: { id: templateId, accountId }, select: { id: true } });
+    const template = await this.prisma.template.findFirst({
+      where: { id: templateId, accountId },
+      select: { id: true },
+    });
     if (!template) throw new ValidationError([{ field: 'template', issue: 'not_found' }]);
   }
 }

@@ -1,6 +1,6 @@
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { CampaignStatus } from '../../generated/prisma/enums.js';
-import { campaignStatusPayload, writeEvent, type CampaignEventType } from '../webhooks/webhook-events.js';
+import { type CampaignEventType, campaignStatusPayload, writeEvent } from '../webhooks/webhook-events.js';
 import { readCampaignStats } from './campaign-stats.js';
 
 type Tx = Prisma.TransactionClient;
@@ -33,7 +33,13 @@ export async function lockCampaign(tx: Tx, id: string): Promise<LockedCampaign |
 }
 
 /** The event of a status change, with the stats as they are inside the transaction that makes it. */
-export async function writeCampaignEvent(tx: Tx, campaign: LockedCampaign, type: CampaignEventType, status: CampaignStatus, at: Date) {
+export async function writeCampaignEvent(
+  tx: Tx,
+  campaign: LockedCampaign,
+  type: CampaignEventType,
+  status: CampaignStatus,
+  at: Date,
+) {
   const [stats] = await readCampaignStats(tx, [campaign.id]);
   await writeEvent(tx, {
     type,

@@ -12,15 +12,29 @@ export interface CampaignStats {
   optedOut: number;
 }
 
-type StatsRow = { id: string } & Record<'contacts' | 'queued' | 'sent' | 'delivered' | 'failed' | 'replied' | 'opted_out', bigint>;
+type StatsRow = { id: string } & Record<
+  'contacts' | 'queued' | 'sent' | 'delivered' | 'failed' | 'replied' | 'opted_out',
+  bigint
+>;
 
-const NO_STATS: CampaignStats = { contacts: 0, queued: 0, sent: 0, delivered: 0, failed: 0, replied: 0, optedOut: 0 };
+const NO_STATS: CampaignStats = {
+  contacts: 0,
+  queued: 0,
+  sent: 0,
+  delivered: 0,
+  failed: 0,
+  replied: 0,
+  optedOut: 0,
+};
 
 /**
  * The stats of campaigns, in one statement: read by the API for a whole list at once, and
  * inside the transaction that changes a campaign's status for the event it writes.
  */
-export async function readCampaignStats(db: Prisma.TransactionClient, campaignIds: readonly string[]): Promise<CampaignStats[]> {
+export async function readCampaignStats(
+  db: Prisma.TransactionClient,
+  campaignIds: readonly string[],
+): Promise<CampaignStats[]> {
   const rows = await db.$queryRaw<StatsRow[]>`
     SELECT k.id,
       (SELECT count(*) FROM contacts c WHERE c.campaign_id = k.id) AS contacts,

@@ -1,16 +1,16 @@
 import { z } from 'zod';
 import type { Clock } from '../../clock.js';
-import { ConflictError, NotFoundError } from '../../errors.js';
 import { allIds, inPageOrder, pageIdsPerParent } from '../../db/pages-per-parent.js';
 import { isUniqueViolation } from '../../db/prisma-errors.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
-import { pageWindow, parsePage, type PageRequest } from '../../pagination.js';
+import { oldestFirst, type PageArgs, type PageRequest, parsePage } from '../../pagination.js';
 import { parseInput } from '../../validation.js';
 import { requireCampaign } from '../campaigns/campaign-lookup.js';
 import { contactFields } from './contact-fields.js';
 
-const addContactInput = z.strictObject(contactFields);
+export const addContactInput = z.strictObject(contactFields);
 
 /** A tag longer than any tag can be is a mistake, not a filter that finds nothing. */
 const listInput = z.object({ tag: z.string().max(50).nullish() });
@@ -47,7 +47,8 @@ export class ContactService {
         },
       });
     } catch (error) {
-      if (isUniqueViolation(error)) throw new ConflictError(`The phone ${data.phone} is already a contact of this campaign`);
+      if (isUniqueViolation(error))
+        throw new ConflictError(`The phone ${data.phone} is already a contact of this campaign`);
       throw error;
     }
   }
@@ -61,18 +62,22 @@ export class ContactService {
     return contact;
   }
 
-  async parseListArgs(accountId: string, campaignId: string, args: { tag?: string | null; page?: number | null; perPage?: number | null }) {
+  async parseListArgs(accountId: string, campaignId: string, args: { tag?: string | null } & PageArgs) {
     await requireCampaign(this.prisma, accountId, campaignId);
     const { tag } = parseInput(listInput, { tag: args.tag });
     return { page: parsePage(args), filter: tag ? { tag } : {} };
   }
 
-  list(accountId: string, campaignId: string, filter: ContactFilter, page: PageRequest, query: ContactQuery = {}) {
+  list(
+    accountId: string,
+    campaignId: string,
+    filter: ContactFilter,
+    page: PageRequest,
+    query: ContactQuery = {},
+  ) {
     return this.prisma.contact.findMany({
       ...query,
-      where: this.where(accountId, campaignId, filter),
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-      ...pageWindow(page),
+      ...oldestFirst(this.where(accountId, campaignId, filter), page),
     });
   }
 
@@ -80,14 +85,28 @@ export class ContactService {
    * A page of contacts for each of several campaigns of the account (a campaign list's
    * `contacts`), each page read in SQL; one statement for the pages, one for their rows.
    */
-  async pagesByCampaign(accountId: string, campaignIds: readonly string[], filter: ContactFilter, page: PageRequest, query: ContactQuery = {}) {
-    const pages = await pageIdsPerParent(this.prisma, {
-      table: 'contacts',
-      parentColumn: 'campaign_id',
-      where: Prisma.sql`child.account_id = ${accountId}${filter.tag ? Prisma.sql` AND ${filter.tag} = ANY(child.tags)` : Prisma.empty}`,
-      orderBy: Prisma.sql`child.created_at, child.id`,
-    }, campaignIds, page);
-    const rows = await this.prisma.contact.findMany({ ...query, where: { id: { in: allIds(pages) }, accountId } });
+  async pagesByCampaign(
+    accountId: string,
+    campaignIds: readonly string[],
+    filter: ContactFilter,
+    page: PageRequest,
+    query: ContactQuery = {},
+  ) {
+    const pages = await pageIdsPerParent(
+      this.prisma,
+      {
+        table: 'contacts',
+        parentColumn: 'campaign_id',
+        where: Prisma.sql`child.account_id = ${accountId}${filter.tag ? Prisma.sql` AND ${filter.tag} = ANY(child.tags)` : Prisma.empty}`,
+        orderBy: Prisma.sql`child.created_at, child.id`,
+      },
+      campaignIds,
+      page,
+    );
+    const rows = await this.prisma.contact.findMany({
+      ...query,
+      where: { id: { in: allIds(pages) }, accountId },
+    });
     return inPageOrder(pages, rows, campaignIds);
   }
 

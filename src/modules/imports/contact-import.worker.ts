@@ -1,5 +1,5 @@
 import { Worker } from 'bullmq';
-import { contactImportQueue, type ContactImportJob } from '../../jobs/contact-import.job.js';
+import { type ContactImportJob, contactImportQueue } from '../../jobs/contact-import.job.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
 import type { WorkerContext } from '../../jobs/workers.js';
 
@@ -14,20 +14,27 @@ const MAX_STALLED_INTERVAL_MS = 30_000;
  */
 export function createContactImportWorker({ deps, services }: WorkerContext): Worker<ContactImportJob> {
   const connection = createWorkerConnection(deps.config.redisUrl);
-  const worker = new Worker<ContactImportJob>(contactImportQueue.name, (job) => services.imports.run(job.data.importJobId), {
-    connection,
-    prefix: deps.config.redisPrefix,
-    concurrency: 1,
-    lockDuration: deps.config.claimLeaseMs,
-    stalledInterval: Math.min(deps.config.claimLeaseMs, MAX_STALLED_INTERVAL_MS),
-    // A busy event loop can miss a lock renewal; a run again is harmless (all or nothing).
-    maxStalledCount: 10,
-  });
+  const worker = new Worker<ContactImportJob>(
+    contactImportQueue.name,
+    (job) => services.imports.run(job.data.importJobId),
+    {
+      connection,
+      prefix: deps.config.redisPrefix,
+      concurrency: 1,
+      lockDuration: deps.config.claimLeaseMs,
+      stalledInterval: Math.min(deps.config.claimLeaseMs, MAX_STALLED_INTERVAL_MS),
+      // A busy event loop can miss a lock renewal; a run again is harmless (all or nothing).
+      maxStalledCount: 10,
+    },
+  );
   worker.on('failed', (job, error) => {
     deps.logger.warn({ job: job?.data.importJobId, err: error }, 'import run failed');
     if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
       services.imports.giveUp(job.data.importJobId, 'The import failed').catch((failure: unknown) => {
-        deps.logger.error({ job: job.data.importJobId, err: failure }, 'could not mark the import failed; the recovery sweep will retry it');
+        deps.logger.error(
+          { job: job.data.importJobId, err: failure },
+          'could not mark the import failed; the recovery sweep will retry it',
+        );
       });
     }
   });

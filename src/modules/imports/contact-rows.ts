@@ -1,9 +1,14 @@
 import { z } from 'zod';
-import { ValidationError, type Issue } from '../../errors.js';
+import { type Issue, ValidationError } from '../../errors.js';
 import { parseInput } from '../../validation.js';
 import { contactFields } from '../contacts/contact-fields.js';
-import { IMPORT_MAX_ROW_ERRORS, IMPORT_MAX_ROWS, type ContactColumn, type ImportOptions } from './import-options.js';
-import { ImportFileError, type SheetRow } from './sheet-reader.js';
+import { ImportFileError, type SheetRow } from './import-file-error.js';
+import {
+  type ContactColumn,
+  IMPORT_MAX_ROW_ERRORS,
+  IMPORT_MAX_ROWS,
+  type ImportOptions,
+} from './import-options.js';
 
 // The single-contact rules; only its strictness is dropped, the row is built here.
 const contactRow = z.object(contactFields);
@@ -47,7 +52,10 @@ export class ContactRowMapper {
     }
     this.rows += 1;
     if (this.rows > IMPORT_MAX_ROWS) {
-      throw new ImportFileError('too_many_rows', `The file has more than ${IMPORT_MAX_ROWS.toLocaleString('en')} data rows`);
+      throw new ImportFileError(
+        'too_many_rows',
+        `The file has more than ${IMPORT_MAX_ROWS.toLocaleString('en')} data rows`,
+      );
     }
     this.widest = Math.max(this.widest, row.cells.length);
     const contact = this.validate(row);
@@ -66,7 +74,10 @@ export class ContactRowMapper {
     if (this.options.hasHeader || this.rows === 0) return;
     for (const [column, index] of this.indexes) {
       if (index >= this.widest) {
-        throw new ImportFileError('missing_column', `No row has a column ${index + 1} (the ${column} column); the widest row has ${this.widest}`);
+        throw new ImportFileError(
+          'missing_column',
+          `No row has a column ${index + 1} (the ${column} column); the widest row has ${this.widest}`,
+        );
       }
     }
   }
@@ -84,7 +95,17 @@ export class ContactRowMapper {
         name: value('name'),
         email: value('email'),
         document: value('document'),
-        tags: tags === undefined ? undefined : [...new Set(tags.split(/[;|]/).map((tag) => tag.trim()).filter(Boolean))],
+        tags:
+          tags === undefined
+            ? undefined
+            : [
+                ...new Set(
+                  tags
+                    .split(/[;|]/)
+                    .map((tag) => tag.trim())
+                    .filter(Boolean),
+                ),
+              ],
       });
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
@@ -98,7 +119,9 @@ export class ContactRowMapper {
 }
 
 function numberedColumns(columns: ImportOptions['columns']): Map<ContactColumn, number> {
-  return new Map(Object.entries(columns).map(([column, number]) => [column as ContactColumn, Number(number) - 1]));
+  return new Map(
+    Object.entries(columns).map(([column, number]) => [column as ContactColumn, Number(number) - 1]),
+  );
 }
 
 /** Header names match without regard to case or surrounding spaces. */
@@ -111,7 +134,11 @@ function namedColumns(columns: ImportOptions['columns'], header: string[]): Map<
   const indexes = new Map<ContactColumn, number>();
   for (const [column, name] of Object.entries(columns) as [ContactColumn, string][]) {
     const index = positions.get(name.trim().toLowerCase());
-    if (index === undefined) throw new ImportFileError('missing_column', `The header has no column named "${name}" (the ${column} column)`);
+    if (index === undefined)
+      throw new ImportFileError(
+        'missing_column',
+        `The header has no column named "${name}" (the ${column} column)`,
+      );
     indexes.set(column, index);
   }
   return indexes;

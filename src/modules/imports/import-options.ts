@@ -22,7 +22,14 @@ export interface ImportOptions {
 }
 
 // A tab is awkward to type in a form field, so its usual spellings are taken too.
-const DELIMITERS: Record<string, string> = { ',': ',', ';': ';', '|': '|', '\t': '\t', '\\t': '\t', tab: '\t' };
+const DELIMITERS: Record<string, string> = {
+  ',': ',',
+  ';': ';',
+  '|': '|',
+  '\t': '\t',
+  '\\t': '\t',
+  tab: '\t',
+};
 // The widest sheet XLSX allows.
 const MAX_COLUMN_NUMBER = 16_384;
 
@@ -52,13 +59,23 @@ export const importInput = z
   .superRefine((input, context) => {
     const hasHeader = input.hasHeader ?? true;
     if (hasHeader && !input.phoneColumn) {
-      context.addIssue({ code: 'custom', path: ['phoneColumn'], message: 'phoneColumn is required when the file has a header', ...issue('required') });
+      context.addIssue({
+        code: 'custom',
+        path: ['phoneColumn'],
+        message: 'phoneColumn is required when the file has a header',
+        ...issue('required'),
+      });
     }
     if (hasHeader) return;
     for (const field of COLUMN_FIELDS) {
       const value = input[field];
       if (value && !isColumnNumber(value)) {
-        context.addIssue({ code: 'custom', path: [field], message: 'Without a header, columns are 1-based numbers', ...issue('invalid_value') });
+        context.addIssue({
+          code: 'custom',
+          path: [field],
+          message: 'Without a header, columns are 1-based numbers',
+          ...issue('invalid_value'),
+        });
       }
     }
   });

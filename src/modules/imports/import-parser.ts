@@ -1,8 +1,8 @@
 import { on } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import type { ContactRow, RowError } from './contact-rows.js';
+import { type ImportFailureCode, ImportFileError } from './import-file-error.js';
 import type { FileFormat, ImportOptions } from './import-options.js';
-import { ImportFileError, type ImportFailureCode } from './sheet-reader.js';
 
 /** What the parser thread is given. */
 export interface ParserInput {
@@ -47,7 +47,9 @@ const PARSER_YOUNG_GENERATION_MB = 24;
  * Yields batches and progress; returns the file's counts; throws ImportFileError when the file
  * is refused.
  */
-export async function* parseInThread(input: ParserInput): AsyncGenerator<Extract<ParserMessage, { kind: 'batch' | 'progress' }>, ParsedFile> {
+export async function* parseInThread(
+  input: ParserInput,
+): AsyncGenerator<Extract<ParserMessage, { kind: 'batch' | 'progress' }>, ParsedFile> {
   const worker = startThread(input);
   // The thread's own failure (out of memory) comes before its exit; the exit ends the messages.
   let failure: unknown;
@@ -55,7 +57,9 @@ export async function* parseInThread(input: ParserInput): AsyncGenerator<Extract
   const stopped = new AbortController();
   worker.once('exit', () => stopped.abort());
   try {
-    for await (const [message] of on(worker, 'message', { signal: stopped.signal }) as AsyncIterable<[ParserMessage]>) {
+    for await (const [message] of on(worker, 'message', { signal: stopped.signal }) as AsyncIterable<
+      [ParserMessage]
+    >) {
       switch (message.kind) {
         case 'done':
           return message.file;
@@ -73,10 +77,14 @@ export async function* parseInThread(input: ParserInput): AsyncGenerator<Extract
   } catch (error) {
     const cause = failure ?? error;
     if ((cause as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
-      throw new ImportFileError('unreadable_file', `The file needs more than the ${PARSER_HEAP_MB} MB of memory an import may use to be read`);
+      throw new ImportFileError(
+        'unreadable_file',
+        `The file needs more than the ${PARSER_HEAP_MB} MB of memory an import may use to be read`,
+      );
     }
     if (failure) throw failure;
-    if (stopped.signal.aborted) throw new Error('The import parser thread stopped before the end of the file');
+    if (stopped.signal.aborted)
+      throw new Error('The import parser thread stopped before the end of the file');
     throw error;
   } finally {
     await worker.terminate();
@@ -95,10 +103,17 @@ function startThread(input: ParserInput): Worker {
     workerData: input,
     // Heap limits come from resourceLimits alone, not from the process's own V8 flags.
     execArgv: [],
-    resourceLimits: { maxOldGenerationSizeMb: PARSER_HEAP_MB, maxYoungGenerationSizeMb: PARSER_YOUNG_GENERATION_MB },
+    resourceLimits: {
+      maxOldGenerationSizeMb: PARSER_HEAP_MB,
+      maxYoungGenerationSizeMb: PARSER_YOUNG_GENERATION_MB,
+    },
   };
-  if (import.meta.url.endsWith('.js')) return new Worker(new URL('./import-parser.thread.js', import.meta.url), options);
+  if (import.meta.url.endsWith('.js'))
+    return new Worker(new URL('./import-parser.thread.js', import.meta.url), options);
   const tsx = import.meta.resolve('tsx/esm/api');
   const thread = new URL('./import-parser.thread.ts', import.meta.url).href;
-  return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(thread)}); })`, { ...options, eval: true });
+  return new Worker(
+    `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(thread)}); })`,
+    { ...options, eval: true },
+  );
 }

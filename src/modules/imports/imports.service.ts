@@ -4,16 +4,16 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import { AppError, NotFoundError, ValidationError } from '../../errors.js';
-import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import { newId, newIds } from '../../ids.js';
+import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
+import { newId } from '../../ids.js';
 import type { ContactImportJobs } from '../../jobs/contact-import.job.js';
-import { saveUpload, type IncomingFile } from '../../uploads.js';
+import { type IncomingFile, saveUpload } from '../../uploads.js';
 import { parseInput } from '../../validation.js';
 import { requireCampaign } from '../campaigns/campaign-lookup.js';
-import type { ContactRow, RowError } from './contact-rows.js';
-import { IMPORT_MAX_FILE_BYTES, formatFromName, importInput, importOptions, type FileFormat, type ImportOptions } from './import-options.js';
-import { parseInThread, type ParsedFile } from './import-parser.js';
-import { ImportFileError } from './sheet-reader.js';
+import type { LivePublisher } from '../live/live-events.js';
+import { ImportFileError } from './import-file-error.js';
+import { formatFromName, IMPORT_MAX_FILE_BYTES, importInput, importOptions } from './import-options.js';
+import { importInOneTransaction } from './import-transaction.js';
 
 /**
  * Runs of one job. A run that ends neither completed nor failed (its process died, or the
@@ -21,29 +21,10 @@ import { ImportFileError } from './sheet-reader.js';
  * internal_error instead, so that a file that kills processes cannot do it again and again.
  */
 const MAX_RUNS = 2;
-/** An import of 100,000 rows takes seconds; this only ends a transaction left hanging by a stuck worker. */
-const IDLE_IN_TRANSACTION_MS = 10 * 60_000;
 /** A file in IMPORT_DIR this old without a job still waiting for it was left by a crash. */
 const ORPHAN_AFTER_MS = 60 * 60_000;
 
 type ImportJobQuery = Pick<Prisma.ImportJobFindFirstArgs, 'select' | 'include'>;
-
-interface RunnableJob {
-  id: string;
-  accountId: string;
-  campaignId: string;
-  fileFormat: string;
-  filePath: string | null;
-  options: Prisma.JsonValue;
-}
-
-interface ImportOutcome {
-  rows: number;
-  imported: number;
-  duplicates: number;
-  invalid: number;
-  errors: RowError[];
-}
 
 export interface ImportLimits {
   /** The most bytes an XLSX's parts may inflate to. */
@@ -65,6 +46,7 @@ export class ImportService {
     private readonly pool: pg.Pool,
     private readonly clock: Clock,
     private readonly importJobs: ContactImportJobs,
+    private readonly live: LivePublisher,
     private readonly logger: Logger,
     private readonly importDir: string,
     private readonly limits: ImportLimits,
@@ -74,23 +56,35 @@ export class ImportService {
    * Accepts an upload: the campaign and options are checked before the file is read, the file
    * is stored (413 as soon as it passes 10 MB), then the job is created and enqueued.
    */
-  async start(accountId: string, campaignId: string, file: Promise<IncomingFile>, input: unknown, query: ImportJobQuery = {}) {
+  async start(
+    accountId: string,
+    campaignId: string,
+    file: Promise<IncomingFile>,
+    input: unknown,
+    query: ImportJobQuery = {},
+  ) {
     await requireCampaign(this.prisma, accountId, campaignId);
     const data = parseInput(importInput, input);
     const upload = await file.catch((error: unknown) => {
       // The request named a file that never came, or broke off before it: a malformed request.
-      throw new AppError('bad_request', `The file could not be received: ${error instanceof Error ? error.message : String(error)}`);
+      throw new AppError(
+        'bad_request',
+        `The file could not be received: ${error instanceof Error ? error.message : String(error)}`,
+      );
     });
     const fileFormat = data.fileFormat ?? formatFromName(upload.filename);
-    if (!fileFormat) throw new ValidationError([{ field: 'fileFormat', issue: 'required' }], 'fileFormat is required when the file name ends in neither .csv nor .xlsx');
+    if (!fileFormat)
+      throw new ValidationError(
+        [{ field: 'fileFormat', issue: 'required' }],
+        'fileFormat is required when the file name ends in neither .csv nor .xlsx',
+      );
 
     const id = newId('job');
     const filePath = join(this.importDir, `${id}.${fileFormat}`);
     await mkdir(this.importDir, { recursive: true });
     await saveUpload(upload.createReadStream(), filePath, IMPORT_MAX_FILE_BYTES);
-    let job;
-    try {
-      job = await this.prisma.importJob.create({
+    const job = await this.prisma.importJob
+      .create({
         ...query,
         data: {
           id,
@@ -102,17 +96,30 @@ export class ImportService {
           filePath,
           createdAt: this.clock.now(),
         },
+      })
+      .catch(async (error: unknown) => {
+        await rm(filePath, { force: true });
+        throw error;
       });
-    } catch (error) {
-      await rm(filePath, { force: true });
-      throw error;
-    }
     await this.importJobs.enqueue(id);
     return job;
   }
 
   async get(accountId: string, campaignId: string, id: string, query: ImportJobQuery = {}) {
-    const job = await this.prisma.importJob.findFirst({ ...query, where: { id, campaignId, accountId, campaign: { deletedAt: null } } });
+    const job = await this.prisma.importJob.findFirst({
+      ...query,
+      where: { id, campaignId, accountId, campaign: { deletedAt: null } },
+    });
+    if (!job) throw new NotFoundError('Import job');
+    return job;
+  }
+
+  /** A job of the account's by its id alone, as a subscriber names it. */
+  async find(accountId: string, id: string, query: ImportJobQuery = {}) {
+    const job = await this.prisma.importJob.findFirst({
+      ...query,
+      where: { id, accountId, campaign: { deletedAt: null } },
+    });
     if (!job) throw new NotFoundError('Import job');
     return job;
   }
@@ -126,19 +133,37 @@ export class ImportService {
     if (count === 0) return;
     const job = await this.prisma.importJob.findUniqueOrThrow({
       where: { id },
-      select: { id: true, accountId: true, campaignId: true, fileFormat: true, filePath: true, options: true, attempts: true },
+      select: {
+        id: true,
+        accountId: true,
+        campaignId: true,
+        fileFormat: true,
+        filePath: true,
+        options: true,
+        attempts: true,
+      },
     });
     if (job.attempts > MAX_RUNS) {
       await this.giveUp(id, `The import stopped ${MAX_RUNS} times without completing`);
       return;
     }
     if (!job.filePath || !(await fileExists(job.filePath))) {
-      await this.end(id, job.filePath, new ImportFileError('unreadable_file', 'The uploaded file is no longer available to the worker'));
+      await this.end(
+        id,
+        job.filePath,
+        new ImportFileError('unreadable_file', 'The uploaded file is no longer available to the worker'),
+      );
       return;
     }
-    let outcome: ImportOutcome | null;
+    let outcome: Awaited<ReturnType<typeof importInOneTransaction>>;
     try {
-      outcome = await this.inTransaction((client) => this.importFile(client, job));
+      outcome = await importInOneTransaction({
+        pool: this.pool,
+        clock: this.clock,
+        limits: this.limits,
+        job,
+        onProgress: (rows) => this.reportProgress(job.accountId, id, rows),
+      });
     } catch (error) {
       if (!(error instanceof ImportFileError)) throw error;
       await this.end(id, job.filePath, error);
@@ -146,6 +171,7 @@ export class ImportService {
     }
     // Null: another run of the job completed it while this one read the file.
     if (!outcome) return;
+    this.live.importJob(job.accountId, id);
     this.logger.info({ job: id, ...outcome, errors: outcome.errors.length }, 'import completed');
     await rm(job.filePath, { force: true });
   }
@@ -153,7 +179,11 @@ export class ImportService {
   /** The last attempt failed for a reason of the service's, not of the file's. */
   async giveUp(id: string, reason: string): Promise<void> {
     const job = await this.prisma.importJob.findUnique({ where: { id }, select: { filePath: true } });
-    if (job) await this.end(id, job.filePath, { code: 'internal_error', message: `${reason}; upload the file again` });
+    if (job)
+      await this.end(id, job.filePath, {
+        code: 'internal_error',
+        message: `${reason}; upload the file again`,
+      });
   }
 
   /**
@@ -177,98 +207,32 @@ export class ImportService {
     return enqueued;
   }
 
-  /** Commits what `work` did, unless it throws or answers null. */
-  private async inTransaction<T>(work: (client: pg.PoolClient) => Promise<T | null>): Promise<T | null> {
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
-      await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_MS}`);
-      const result = await work(client);
-      await client.query(result === null ? 'ROLLBACK' : 'COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((failure: Error) => {
-        broken = failure;
-      });
-      throw error;
-    } finally {
-      client.release(broken);
-    }
-  }
-
-  private async importFile(client: pg.PoolClient, job: RunnableJob): Promise<ImportOutcome | null> {
-    const options = job.options as unknown as ImportOptions;
-    await client.query('CREATE TEMP TABLE import_staging (id text, phone text, name text, email text, document text, tags text) ON COMMIT DROP');
-    let staged = 0;
-    // One batch is written while the thread reads the next; the database does its share meanwhile.
-    let staging: Promise<unknown> = Promise.resolve();
-    const parsing = parseInThread({ path: job.filePath!, format: job.fileFormat as FileFormat, options, maxInflatedBytes: this.limits.maxInflatedBytes });
-    let file: ParsedFile;
-    try {
-      let step = await parsing.next();
-      while (!step.done) {
-        const message = step.value;
-        if (message.kind === 'batch') {
-          await staging;
-          staging = stage(client, message.contacts);
-          staging.catch(() => undefined);
-          staged += message.contacts.length;
-        } else {
-          await this.reportProgress(job.id, message.rows);
-        }
-        step = await parsing.next();
-      }
-      file = step.value;
-      await staging;
-    } finally {
-      // Stops the thread if the database failed first.
-      await parsing.return(undefined as never);
-    }
-
-    // Imports into one campaign take their turn here, which also makes a second run of this
-    // job (a worker thought dead that was not) wait, then see the first one's result.
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`contact-import:${job.campaignId}`]);
-    const current = await client.query<{ status: string }>('SELECT status::text AS status FROM import_jobs WHERE id = $1', [job.id]);
-    if (current.rows[0]?.status !== 'processing') return null;
-
-    const now = this.clock.now();
-    // Only this statement touches `contacts`, so the campaign is held for a moment, not for the whole read.
-    const inserted = await client.query(
-      `INSERT INTO contacts (id, account_id, campaign_id, phone, name, email, document, tags, import_job_id, created_at)
-       SELECT id, $1, $2, phone, name, email, document, string_to_array(tags, '|'), $3, $4
-       FROM import_staging
-       ON CONFLICT (campaign_id, phone) DO NOTHING`,
-      [job.accountId, job.campaignId, job.id, now],
-    );
-    const imported = inserted.rowCount ?? 0;
-    const outcome: ImportOutcome = {
-      rows: file.rows,
-      imported,
-      duplicates: file.duplicates + (staged - imported),
-      invalid: file.invalid,
-      errors: file.errors,
-    };
-    await client.query(
-      `UPDATE import_jobs SET status = 'completed', total_rows = $2, processed = $2, imported = $3, duplicates = $4, invalid = $5,
-         row_errors = $6, file_path = NULL, finished_at = $7
-       WHERE id = $1`,
-      [job.id, outcome.rows, outcome.imported, outcome.duplicates, outcome.invalid, JSON.stringify(outcome.errors), now],
-    );
-    return outcome;
-  }
-
   /** Written on the service's own connection, outside the import's transaction, so readers see it now. */
-  private async reportProgress(id: string, processed: number): Promise<void> {
+  private async reportProgress(accountId: string, id: string, processed: number): Promise<void> {
     await this.prisma.importJob.update({ where: { id }, data: { processed } });
+    this.live.importJob(accountId, id);
   }
 
   /** A failed job reports no counts: none of its rows were imported. */
-  private async end(id: string, filePath: string | null, failure: { code: string; message: string }): Promise<void> {
-    await this.prisma.importJob.updateMany({
+  private async end(
+    id: string,
+    filePath: string | null,
+    failure: { code: string; message: string },
+  ): Promise<void> {
+    const { count } = await this.prisma.importJob.updateMany({
       where: { id, status: 'processing' },
-      data: { status: 'failed', errorCode: failure.code, errorMessage: failure.message, filePath: null, finishedAt: this.clock.now() },
+      data: {
+        status: 'failed',
+        errorCode: failure.code,
+        errorMessage: failure.message,
+        filePath: null,
+        finishedAt: this.clock.now(),
+      },
     });
+    if (count > 0) {
+      const job = await this.prisma.importJob.findUnique({ where: { id }, select: { accountId: true } });
+      if (job) this.live.importJob(job.accountId, id);
+    }
     if (filePath) await rm(filePath, { force: true });
     this.logger.info({ job: id, code: failure.code }, 'import failed');
   }
@@ -289,24 +253,6 @@ export class ImportService {
       if (stats?.isFile() && Date.now() - stats.mtimeMs > ORPHAN_AFTER_MS) await rm(path, { force: true });
     }
   }
-}
-
-/** Stages a batch of contacts in the run's temporary table. */
-async function stage(client: pg.PoolClient, contacts: ContactRow[]): Promise<unknown> {
-  if (contacts.length === 0) return;
-  // Tags travel joined by '|', which no tag contains: the file's tags were split on it.
-  return client.query(
-    `INSERT INTO import_staging (id, phone, name, email, document, tags)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`,
-    [
-      newIds('cnt', contacts.length),
-      contacts.map((c) => c.phone),
-      contacts.map((c) => c.name ?? null),
-      contacts.map((c) => c.email ?? null),
-      contacts.map((c) => c.document ?? null),
-      contacts.map((c) => (c.tags ?? []).join('|')),
-    ],
-  );
 }
 
 async function fileExists(path: string): Promise<boolean> {

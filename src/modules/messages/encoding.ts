@@ -31,7 +31,10 @@ export const GSM7_CODES: ReadonlyMap<string, number> = new Map(
 export type Encoding = 'GSM-7' | 'UCS-2';
 
 /** An encoding as the messages table stores it (Prisma's enum names cannot hold a dash). */
-export const STORED_ENCODING = { 'GSM-7': MessageEncoding.GSM_7, 'UCS-2': MessageEncoding.UCS_2 } as const satisfies Record<Encoding, MessageEncoding>;
+export const STORED_ENCODING = {
+  'GSM-7': MessageEncoding.GSM_7,
+  'UCS-2': MessageEncoding.UCS_2,
+} as const satisfies Record<Encoding, MessageEncoding>;
 
 export function encodingOf(stored: MessageEncoding): Encoding {
   return stored === MessageEncoding.GSM_7 ? 'GSM-7' : 'UCS-2';

@@ -4,19 +4,24 @@ import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import type { MessageSubject } from '../webhooks/webhook-events.js';
 import type { Encoding } from './encoding.js';
-import { STATEMENT_BATCHING, type MessageStatusChanges } from './message-status-changes.js';
+import { type MessageStatusChanges, STATEMENT_BATCHING } from './message-status-changes.js';
+import { senderAddress } from './reply-routing.js';
 
 /** A message claimed by a worker for its carrier call, with what the carrier needs. */
 export interface ClaimedMessage extends MessageSubject {
   text: string;
   encoding: Encoding;
   segments: number;
+  /** The address it goes out from, recorded with the claim: replies are matched on it. */
   sender: string | null;
   /** A previous claim had expired: a worker died during the carrier call, outcome unknown. */
   reclaimed: boolean;
 }
 
-type ClaimRow = Omit<ClaimedMessage, 'campaignId' | 'reclaimed'> & { campaign_id: string | null; previous_claim: Date | null };
+type ClaimRow = Omit<ClaimedMessage, 'campaignId' | 'reclaimed'> & {
+  campaign_id: string | null;
+  previous_claim: Date | null;
+};
 
 interface ClaimRequest {
   id: string;
@@ -28,14 +33,23 @@ interface ClaimRequest {
  * that makes each message go to the carrier once, and what the carrier's answer makes of it.
  */
 export class MessageDelivery {
-  private readonly claims = new Batcher((requests: ClaimRequest[]) => this.claimMany(requests), STATEMENT_BATCHING);
+  private readonly claims = new Batcher(
+    (requests: ClaimRequest[]) => this.claimMany(requests),
+    STATEMENT_BATCHING,
+  );
 
+  private readonly carrierSender: string | null;
+
+  /** `carrierSender` is what the carrier sends from for an account without a default sender. */
   constructor(
     private readonly prisma: PrismaClient,
     private readonly clock: Clock,
     private readonly statusChanges: MessageStatusChanges,
     private readonly sendJobs: MessageSendJobs,
-  ) {}
+    carrierSender: string | null,
+  ) {
+    this.carrierSender = senderAddress(carrierSender);
+  }
 
   /**
    * Takes a queued message for one carrier call. The claim is written before the call, so a
@@ -46,7 +60,8 @@ export class MessageDelivery {
   async claimForSending(id: string, leaseMs: number): Promise<ClaimedMessage | null> {
     // Rows another transaction holds are skipped by the batch, so that one busy row does not
     // hold up the others, and then claimed on their own, waiting for the row as a single claim would.
-    const row = (await this.claims.add({ id, leaseMs })) ?? (await this.claimRows([{ id, leaseMs }], false))[0];
+    const row =
+      (await this.claims.add({ id, leaseMs })) ?? (await this.claimRows([{ id, leaseMs }], false))[0];
     if (!row) return null;
     const { campaign_id: campaignId, previous_claim: previousClaim, ...message } = row;
     return { ...message, campaignId, reclaimed: previousClaim !== null };
@@ -58,11 +73,20 @@ export class MessageDelivery {
   }
 
   async recordSubmitted(message: MessageSubject, carrier: string, carrierMessageId: string): Promise<void> {
-    const moved = await this.statusChanges.apply({ message, status: 'sent', at: this.clock.now(), carrier, carrierMessageId });
+    const moved = await this.statusChanges.apply({
+      message,
+      status: 'sent',
+      at: this.clock.now(),
+      carrier,
+      carrierMessageId,
+    });
     if (moved) return;
     // A delivery report overtook the submit acknowledgement, or the message failed meanwhile;
     // keep the carrier's id all the same.
-    await this.prisma.message.updateMany({ where: { id: message.id, carrierMessageId: null }, data: { carrier, carrierMessageId } });
+    await this.prisma.message.updateMany({
+      where: { id: message.id, carrierMessageId: null },
+      data: { carrier, carrierMessageId },
+    });
   }
 
   async recordFailed(message: MessageSubject, error: { code: string; message: string }): Promise<void> {
@@ -73,7 +97,11 @@ export class MessageDelivery {
    * Queued messages no worker is on (never enqueued because Redis was away, or claimed by a
    * worker that died) are enqueued again; the number of them.
    */
-  async recoverStranded(options: { unclaimedForMs: number; leaseMs: number; limit: number }): Promise<number> {
+  async recoverStranded(options: {
+    unclaimedForMs: number;
+    leaseMs: number;
+    limit: number;
+  }): Promise<number> {
     const now = this.clock.now().getTime();
     const rows = await this.prisma.message.findMany({
       where: {
@@ -93,7 +121,11 @@ export class MessageDelivery {
 
   /** When the oldest message still waiting for the carrier was accepted. */
   async oldestQueued(): Promise<Date | null> {
-    const oldest = await this.prisma.message.findFirst({ where: { status: 'queued' }, orderBy: { createdAt: 'asc' }, select: { createdAt: true } });
+    const oldest = await this.prisma.message.findFirst({
+      where: { status: 'queued' },
+      orderBy: { createdAt: 'asc' },
+      select: { createdAt: true },
+    });
     return oldest?.createdAt ?? null;
   }
 
@@ -117,10 +149,10 @@ export class MessageDelivery {
         SELECT m.id, m.claimed_at, request.lapsed_before FROM messages m JOIN request USING (id)
         WHERE m.status = 'queued'
         ORDER BY m.id FOR UPDATE OF m ${skipLocked ? Prisma.sql`SKIP LOCKED` : Prisma.empty})
-      UPDATE messages m SET claimed_at = ${now}
+      UPDATE messages m SET claimed_at = ${now},
+        sender = COALESCE((SELECT default_sender FROM account_settings s WHERE s.account_id = m.account_id), ${this.carrierSender})
       FROM prior
       WHERE m.id = prior.id AND m.status = 'queued' AND (prior.claimed_at IS NULL OR prior.claimed_at < prior.lapsed_before)
-      RETURNING m.id, m."to", m.campaign_id, m.text, m.encoding::text AS encoding, m.segments, prior.claimed_at AS previous_claim,
-        (SELECT default_sender FROM account_settings s WHERE s.account_id = m.account_id) AS sender`;
+      RETURNING m.id, m."to", m.campaign_id, m.text, m.encoding::text AS encoding, m.segments, prior.claimed_at AS previous_claim, m.sender`;
   }
 }

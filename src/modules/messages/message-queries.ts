@@ -2,15 +2,15 @@ import { z } from 'zod';
 import { NotFoundError } from '../../errors.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { MessageStatus } from '../../generated/prisma/enums.js';
-import { newestFirst, parsePage, type PageRequest } from '../../pagination.js';
+import { newestFirst, type PageArgs, type PageRequest, parsePage } from '../../pagination.js';
 import { e164 } from '../../phone.js';
 import { parseInput } from '../../validation.js';
 import { analyzeText, type TextAnalysis } from './encoding.js';
 import { messageText } from './message-text.js';
 
-const previewInput = z.object({ message: messageText });
+export const previewInput = z.object({ message: messageText });
 
-const listInput = z.object({
+export const messageListInput = z.object({
   status: z.enum(MessageStatus).nullish(),
   campaign: z.string().max(64).nullish(),
   to: e164.nullish(),
@@ -38,9 +38,19 @@ export class MessageQueries {
     return message;
   }
 
-  parseListArgs(args: { status?: unknown; campaign?: unknown; to?: unknown; page?: number | null; perPage?: number | null }) {
+  parseListArgs(
+    args: {
+      status?: unknown;
+      campaign?: unknown;
+      to?: unknown;
+    } & PageArgs,
+  ) {
     const page = parsePage(args);
-    const filter = parseInput(listInput, { status: args.status, campaign: args.campaign, to: args.to });
+    const filter = parseInput(messageListInput, {
+      status: args.status,
+      campaign: args.campaign,
+      to: args.to,
+    });
     return {
       page,
       filter: {
@@ -54,8 +64,7 @@ export class MessageQueries {
   list(accountId: string, filter: MessageFilter, page: PageRequest, query: MessageQuery = {}) {
     return this.prisma.message.findMany({
       ...query,
-      where: { accountId, ...filter },
-      ...newestFirst(page),
+      ...newestFirst({ accountId, ...filter }, page),
     });
   }
 

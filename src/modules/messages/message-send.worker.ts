@@ -1,8 +1,8 @@
 import { Worker } from 'bullmq';
 import { RateLimiterQueue, RateLimiterRedis } from 'rate-limiter-flexible';
-import { CarrierRejectedError, CarrierUnavailableError, type Carrier } from '../../carriers/carrier.js';
+import { type Carrier, CarrierRejectedError, CarrierUnavailableError } from '../../carriers/carrier.js';
+import { type MessageSendJob, messageSendQueue } from '../../jobs/message-send.job.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
-import { messageSendQueue, type MessageSendJob } from '../../jobs/message-send.job.js';
 import type { WorkerContext } from '../../jobs/workers.js';
 import type { MessageDelivery } from './message-delivery.js';
 
@@ -21,7 +21,12 @@ export function createMessageSendWorker({ deps, services, carrier }: WorkerConte
   // The carrier's pace is one budget for every worker process, counted in Redis.
   const pace = config.carrierMaxPerSecond
     ? new RateLimiterQueue(
-        new RateLimiterRedis({ storeClient: connection, keyPrefix: `${config.redisPrefix}:carrier-pace`, points: config.carrierMaxPerSecond, duration: 1 }),
+        new RateLimiterRedis({
+          storeClient: connection,
+          keyPrefix: `${config.redisPrefix}:carrier-pace`,
+          points: config.carrierMaxPerSecond,
+          duration: 1,
+        }),
       )
     : null;
   const sendOne = async (messageId: string): Promise<Outcome> => {
@@ -35,8 +40,13 @@ export function createMessageSendWorker({ deps, services, carrier }: WorkerConte
       const outcomes = await Promise.allSettled(job.data.messageIds.map(sendOne));
       const failures = outcomes.filter((outcome) => outcome.status === 'rejected');
       if (failures.length > 0) throw failures[0]!.reason;
-      const retries = outcomes.filter((outcome) => outcome.status === 'fulfilled' && outcome.value === 'retry').length;
-      if (retries > 0) throw new CarrierUnavailableError(`the carrier was unavailable for ${retries} of ${job.data.messageIds.length} messages`);
+      const retries = outcomes.filter(
+        (outcome) => outcome.status === 'fulfilled' && outcome.value === 'retry',
+      ).length;
+      if (retries > 0)
+        throw new CarrierUnavailableError(
+          `the carrier was unavailable for ${retries} of ${job.data.messageIds.length} messages`,
+        );
     },
     {
       connection,
@@ -52,13 +62,20 @@ export function createMessageSendWorker({ deps, services, carrier }: WorkerConte
       autorun: true,
     },
   );
-  worker.on('failed', (job, error) => logger.warn({ messages: job?.data.messageIds.length, err: error }, 'send attempt failed'));
+  worker.on('failed', (job, error) =>
+    logger.warn({ messages: job?.data.messageIds.length, err: error }, 'send attempt failed'),
+  );
   // BullMQ leaves a connection it was given open; this one is the worker's alone.
   worker.on('closed', () => void connection.quit());
   return worker;
 }
 
-async function handOver(delivery: MessageDelivery, carrier: Carrier, messageId: string, leaseMs: number): Promise<Outcome> {
+async function handOver(
+  delivery: MessageDelivery,
+  carrier: Carrier,
+  messageId: string,
+  leaseMs: number,
+): Promise<Outcome> {
   const message = await delivery.claimForSending(messageId, leaseMs);
   if (!message) return 'done';
   if (message.reclaimed && !carrier.deduplicatesByReference) {

@@ -10,13 +10,14 @@ import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import { e164 } from '../../phone.js';
 import { parseInput } from '../../validation.js';
 import { findCampaign } from '../campaigns/campaign-lookup.js';
-import { optedOutError, type OptOutService } from '../opt-outs/opt-outs.service.js';
-import { analyzeText, STORED_ENCODING, type Encoding } from './encoding.js';
+import type { LivePublisher } from '../live/live-events.js';
+import { type OptOutService, optedOutError } from '../opt-outs/opt-outs.service.js';
+import { analyzeText, type Encoding, STORED_ENCODING } from './encoding.js';
 import { messageText } from './message-text.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-const sendInput = z.object({
+export const sendInput = z.object({
   to: e164,
   message: messageText,
   campaign: z.string().min(1).max(64).nullish(),
@@ -51,26 +52,41 @@ interface NewMessage {
 export class MessageSending {
   // One acceptance batch at a time: sends arriving meanwhile wait a few milliseconds and share
   // the next one, so that send jobs (made per batch) carry many messages under load.
-  private readonly accepted = new Batcher((messages: NewMessage[]) => this.insertAndEnqueue(messages), { maxBatch: 100, maxInFlight: 1 });
+  private readonly accepted = new Batcher((messages: NewMessage[]) => this.insertAndEnqueue(messages), {
+    maxBatch: 100,
+    maxInFlight: 1,
+  });
 
   constructor(
     private readonly prisma: PrismaClient,
     private readonly clock: Clock,
     private readonly sendJobs: MessageSendJobs,
     private readonly optOuts: OptOutService,
+    private readonly live: LivePublisher,
   ) {}
 
   async send(accountId: string, input: unknown, key?: string | null): Promise<MessageAcceptance> {
     const data = parseInput(sendInput, input);
     if (key !== undefined && key !== null && !idempotencyKey.safeParse(key).success) {
-      throw new ValidationError([{ field: 'Idempotency-Key', issue: key.length === 0 ? 'too_short' : 'too_long' }]);
+      throw new ValidationError([
+        { field: 'Idempotency-Key', issue: key.length === 0 ? 'too_short' : 'too_long' },
+      ]);
     }
     const campaignId = data.campaign ?? null;
     if (campaignId && !(await findCampaign(this.prisma, accountId, campaignId))) {
       throw new ValidationError([{ field: 'campaign', issue: 'not_found' }]);
     }
     const { encoding, segments } = analyzeText(data.message);
-    const message: NewMessage = { id: newId('msg'), accountId, campaignId, to: data.to, text: data.message, encoding, segments, createdAt: this.clock.now() };
+    const message: NewMessage = {
+      id: newId('msg'),
+      accountId,
+      campaignId,
+      to: data.to,
+      text: data.message,
+      encoding,
+      segments,
+      createdAt: this.clock.now(),
+    };
     if (key) return this.sendOnce(message, key);
     const failure = await this.accepted.add(message);
     if (failure) throw failure;
@@ -80,19 +96,25 @@ export class MessageSending {
   /** A send with an Idempotency-Key: the same key and request within 24 hours answer the first acceptance again. */
   private async sendOnce(message: NewMessage, key: string): Promise<MessageAcceptance> {
     const { accountId, createdAt: now } = message;
-    const requestHash = createHash('sha256').update(JSON.stringify([message.to, message.text, message.campaignId])).digest('hex');
+    const requestHash = createHash('sha256')
+      .update(JSON.stringify([message.to, message.text, message.campaignId]))
+      .digest('hex');
     const replay = await this.replay(accountId, key, requestHash, now);
     if (replay) return replay;
     // After the replay: a send accepted before the opt-out still answers as it did.
     await this.optOuts.assertReachable(accountId, message.to);
     try {
       await this.prisma.$transaction([
-        this.prisma.idempotencyKey.deleteMany({ where: { accountId, key, createdAt: { lte: new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS) } } }),
+        this.prisma.idempotencyKey.deleteMany({
+          where: { accountId, key, createdAt: { lte: new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS) } },
+        }),
         this.prisma.message.create({
           data: { ...message, encoding: STORED_ENCODING[message.encoding] },
           select: { id: true },
         }),
-        this.prisma.idempotencyKey.create({ data: { accountId, key, requestHash, messageId: message.id, createdAt: now } }),
+        this.prisma.idempotencyKey.create({
+          data: { accountId, key, requestHash, messageId: message.id, createdAt: now },
+        }),
       ]);
     } catch (error) {
       // Another request with the same key won the race: answer as it did.
@@ -100,18 +122,41 @@ export class MessageSending {
       if (raced) return raced;
       throw error;
     }
+    this.publishQueued([message]);
     await this.sendJobs.enqueue([message.id]);
-    return { id: message.id, status: 'queued', to: message.to, campaignId: message.campaignId, replayed: false };
+    return {
+      id: message.id,
+      status: 'queued',
+      to: message.to,
+      campaignId: message.campaignId,
+      replayed: false,
+    };
   }
 
-  private async replay(accountId: string, key: string, requestHash: string, now: Date): Promise<MessageAcceptance | null> {
+  private async replay(
+    accountId: string,
+    key: string,
+    requestHash: string,
+    now: Date,
+  ): Promise<MessageAcceptance | null> {
     const existing = await this.prisma.idempotencyKey.findUnique({
       where: { accountId_key: { accountId, key } },
-      select: { requestHash: true, createdAt: true, message: { select: { id: true, to: true, campaignId: true } } },
+      select: {
+        requestHash: true,
+        createdAt: true,
+        message: { select: { id: true, to: true, campaignId: true } },
+      },
     });
     if (!existing || existing.createdAt.getTime() <= now.getTime() - IDEMPOTENCY_WINDOW_MS) return null;
-    if (existing.requestHash !== requestHash) throw new ValidationError([{ field: 'Idempotency-Key', issue: 'reused' }]);
-    return { id: existing.message.id, status: 'queued', to: existing.message.to, campaignId: existing.message.campaignId, replayed: true };
+    if (existing.requestHash !== requestHash)
+      throw new ValidationError([{ field: 'Idempotency-Key', issue: 'reused' }]);
+    return {
+      id: existing.message.id,
+      status: 'queued',
+      to: existing.message.to,
+      campaignId: existing.message.campaignId,
+      replayed: true,
+    };
   }
 
   /**
@@ -132,12 +177,33 @@ export class MessageSending {
       await this.insertMessages(messages);
     } catch (error) {
       if (messages.length === 1) return [asError(error)];
-      const alone = await Promise.all(messages.map((message) => this.insertMessages([message]).then(() => null, asError)));
-      await this.sendJobs.enqueue(messages.filter((_, index) => alone[index] === null).map((m) => m.id));
+      const alone = await Promise.all(
+        messages.map((message) => this.insertMessages([message]).then(() => null, asError)),
+      );
+      const inserted = messages.filter((_, index) => alone[index] === null);
+      this.publishQueued(inserted);
+      await this.sendJobs.enqueue(inserted.map((m) => m.id));
       return alone;
     }
+    this.publishQueued(messages);
     await this.sendJobs.enqueue(messages.map((m) => m.id));
     return messages.map(() => null);
+  }
+
+  /**
+   * Published before the send job exists, on the connection the job is added on: Redis keeps
+   * their order, so no subscriber hears of a message being sent before hearing it was queued.
+   */
+  private publishQueued(messages: NewMessage[]): void {
+    this.live.messages(
+      messages.map(({ id, accountId, to, campaignId }) => ({
+        id,
+        accountId,
+        to,
+        campaignId,
+        status: 'queued',
+      })),
+    );
   }
 
   private async insertMessages(messages: NewMessage[]): Promise<void> {

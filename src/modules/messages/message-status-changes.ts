@@ -2,7 +2,12 @@ import { Batcher } from '../../batcher.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import { messageStatusPayload, type MessageStatusEvent, type MessageSubject } from '../webhooks/webhook-events.js';
+import type { LivePublisher } from '../live/live-events.js';
+import {
+  type MessageStatusEvent,
+  type MessageSubject,
+  messageStatusPayload,
+} from '../webhooks/webhook-events.js';
 
 /** A status change of one message; `carrier` and `carrierMessageId` come with what a carrier said. */
 export interface StatusChange extends MessageStatusEvent {
@@ -21,11 +26,15 @@ export const STATEMENT_BATCHING = { maxBatch: 100, maxInFlight: 2 };
  * change leaves the message alone and writes no event. Concurrent changes share a statement.
  */
 export class MessageStatusChanges {
-  private readonly changes = new Batcher((changes: StatusChange[]) => this.applyMany(changes), STATEMENT_BATCHING);
+  private readonly changes = new Batcher(
+    (changes: StatusChange[]) => this.applyMany(changes),
+    STATEMENT_BATCHING,
+  );
 
   constructor(
     private readonly prisma: PrismaClient,
     private readonly metrics: Metrics,
+    private readonly live: LivePublisher,
   ) {}
 
   /** True when the message moved; false when it had already moved on. */
@@ -46,12 +55,14 @@ export class MessageStatusChanges {
     const repeats = changes.filter((_, index) => !first[index]);
     const repeatsMoved = repeats.length > 0 ? await this.applyMany(repeats) : [];
     let repeat = 0;
-    return changes.map((change, index) => (first[index] ? moved.has(change.message.id) : repeatsMoved[repeat++]!));
+    return changes.map((change, index) =>
+      first[index] ? moved.has(change.message.id) : repeatsMoved[repeat++]!,
+    );
   }
 
   private async applyDistinct(changes: StatusChange[]): Promise<string[]> {
     const column = <T>(pick: (change: StatusChange) => T) => changes.map(pick);
-    const rows = await this.prisma.$queryRaw<{ message_id: string }[]>`
+    const rows = await this.prisma.$queryRaw<{ message_id: string; account_id: string }[]>`
       WITH change AS (
         SELECT * FROM unnest(
           ${column((c) => c.message.id)}::text[], ${column((c) => c.status)}::text[], ${column((c) => c.at.toISOString())}::timestamptz[],
@@ -79,14 +90,28 @@ export class MessageStatusChanges {
       INSERT INTO events (id, account_id, type, payload, campaign_id, message_id, created_at)
       SELECT event_id, account_id, 'message.' || status, payload, campaign_id, id, at
       FROM moved
-      RETURNING message_id`;
+      RETURNING message_id, account_id`;
     this.countMoved(changes, rows);
+    this.publishMoved(changes, rows);
     return rows.map((row) => row.message_id);
+  }
+
+  /** Live updates of the messages that did move, for their accounts' subscribers. */
+  private publishMoved(changes: StatusChange[], moved: { message_id: string; account_id: string }[]): void {
+    if (moved.length === 0) return;
+    const accountOf = new Map(moved.map((row) => [row.message_id, row.account_id]));
+    this.live.messages(
+      changes.flatMap(({ message: { id, to, campaignId }, status }) => {
+        const accountId = accountOf.get(id);
+        return accountId ? [{ accountId, id, to, campaignId, status }] : [];
+      }),
+    );
   }
 
   /** The metrics of the messages that did move (one row per moved message). */
   private countMoved(changes: StatusChange[], moved: { message_id: string }[]): void {
     const movedIds = new Set(moved.map((row) => row.message_id));
-    for (const change of changes) if (movedIds.has(change.message.id)) this.metrics.messageTransitions.inc({ status: change.status });
+    for (const change of changes)
+      if (movedIds.has(change.message.id)) this.metrics.messageTransitions.inc({ status: change.status });
   }
 }

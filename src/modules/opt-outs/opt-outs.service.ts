@@ -1,6 +1,6 @@
 import { ValidationError } from '../../errors.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import { pageWindow, type PageRequest } from '../../pagination.js';
+import { type PageRequest, pageWindow } from '../../pagination.js';
 
 type Tx = Prisma.TransactionClient;
 type OptOutQuery = Omit<Prisma.OptOutFindManyArgs, 'where' | 'orderBy' | 'skip' | 'take'>;
@@ -29,7 +29,10 @@ export class OptOutService {
 
   /** A send to an opted-out number: 422 `{ field: "to", issue: "opted_out" }`. */
   async assertReachable(accountId: string, phone: string): Promise<void> {
-    const optOut = await this.prisma.optOut.findUnique({ where: { accountId_phone: { accountId, phone } }, select: { phone: true } });
+    const optOut = await this.prisma.optOut.findUnique({
+      where: { accountId_phone: { accountId, phone } },
+      select: { phone: true },
+    });
     if (optOut) throw optedOutError();
   }
 
@@ -43,10 +46,20 @@ export class OptOutService {
   }
 
   /** Applies a keyword reply inside the transaction that stores the reply; other replies change nothing. */
-  async applyReply(tx: Tx, accountId: string, phone: string, text: string, at: Date): Promise<OptOutKeyword | null> {
+  async applyReply(
+    tx: Tx,
+    accountId: string,
+    phone: string,
+    text: string,
+    at: Date,
+  ): Promise<OptOutKeyword | null> {
     const keyword = optOutKeyword(text);
     if (keyword === 'opt_out') {
-      await tx.optOut.upsert({ where: { accountId_phone: { accountId, phone } }, create: { accountId, phone, createdAt: at }, update: {} });
+      await tx.optOut.upsert({
+        where: { accountId_phone: { accountId, phone } },
+        create: { accountId, phone, createdAt: at },
+        update: {},
+      });
     } else if (keyword === 'opt_in') {
       await tx.optOut.deleteMany({ where: { accountId, phone } });
     }
@@ -68,7 +81,10 @@ export class OptOutService {
 }
 
 export function optedOutError(): ValidationError {
-  return new ValidationError([{ field: 'to', issue: 'opted_out' }], 'The recipient has opted out of messages from this account');
+  return new ValidationError(
+    [{ field: 'to', issue: 'opted_out' }],
+    'The recipient has opted out of messages from this account',
+  );
 }
 
 /**

@@ -68,6 +68,13 @@ function retentionTables(prisma: PrismaClient): [table: string, remove: Delete][
           SELECT reference FROM simulated_submissions
           WHERE report_at < ${cutoff} AND reported_at IS NOT NULL LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
     ],
+    [
+      // A key answers replays for 24 hours; past the cutoff (at least 7 days) it answers nothing.
+      'idempotency_keys',
+      (cutoff, batch) => prisma.$executeRaw`
+        DELETE FROM idempotency_keys WHERE (account_id, key) IN (
+          SELECT account_id, key FROM idempotency_keys WHERE created_at < ${cutoff} LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
+    ],
   ];
 }
 

@@ -1,6 +1,6 @@
 import { Worker } from 'bullmq';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
-import { RetentionJobs, retentionQueue, type RetentionJob } from '../../jobs/retention.job.js';
+import { type RetentionJob, RetentionJobs, retentionQueue } from '../../jobs/retention.job.js';
 import type { WorkerContext } from '../../jobs/workers.js';
 
 /** Runs the retention sweep once an hour (and once as a worker starts). */
@@ -14,11 +14,15 @@ export function createRetentionWorker({ deps, services }: WorkerContext): Worker
     },
     { connection, prefix: deps.config.redisPrefix, concurrency: 1 },
   );
-  const scheduled = new RetentionJobs(deps.queues.retention, deps.logger).schedule(services.retention.enabled);
+  const scheduled = new RetentionJobs(deps.queues.retention, deps.logger).schedule(
+    services.retention.enabled,
+  );
   worker.on('closing', () => {
     closing = true;
   });
-  worker.on('failed', (_job, error) => deps.logger.warn({ err: error }, 'retention sweep failed; the next one tries again'));
+  worker.on('failed', (_job, error) =>
+    deps.logger.warn({ err: error }, 'retention sweep failed; the next one tries again'),
+  );
   worker.on('closed', () => void scheduled.finally(() => void connection.quit()));
   return worker;
 }

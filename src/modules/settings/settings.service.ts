@@ -13,11 +13,23 @@ function isIanaTimeZone(name: string): boolean {
   }
 }
 
-const updateSettingsInput = z.strictObject({
-  timezone: z.string().max(64).refine(isIanaTimeZone, issue('invalid_value')).optional(),
+export const updateSettingsInput = z.strictObject({
+  timezone: z
+    .string()
+    .max(64)
+    .refine(isIanaTimeZone, issue('invalid_value'))
+    .meta({ description: 'An IANA time zone name', examples: ['America/Sao_Paulo', 'UTC'] })
+    .optional(),
   defaultSender: z
     .string()
-    .refine((value) => /^[A-Za-z0-9]{3,11}$/.test(value) || /^[0-9]{3,15}$/.test(value), issue('invalid_format'))
+    .refine(
+      (value) => /^[A-Za-z0-9]{3,11}$/.test(value) || /^[0-9]{3,15}$/.test(value),
+      issue('invalid_format'),
+    )
+    .meta({
+      pattern: '^([A-Za-z0-9]{3,11}|[0-9]{3,15})$',
+      description: 'An alphanumeric sender (3–11) or a number (3–15 digits)',
+    })
     .nullable()
     .optional(),
 });

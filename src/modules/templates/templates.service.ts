@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Clock } from '../../clock.js';
-import { ConflictError, NotFoundError } from '../../errors.js';
 import { isRecordNotFound } from '../../db/prisma-errors.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
 import { newestFirst, type PageRequest } from '../../pagination.js';
@@ -11,22 +11,34 @@ import { hasStrayDoubleBraces } from './render-template.js';
 
 /** Lengths in characters as people count them (an emoji is one), like a message's text. */
 function characters(what: string, min: number, max: number) {
-  return z.string().superRefine((text, context) => {
-    const count = [...text].length;
-    const message = `The ${what} must be ${min} to ${max} characters`;
-    if (count < min) context.addIssue({ code: 'custom', ...issue('too_short'), message });
-    if (count > max) context.addIssue({ code: 'custom', ...issue('too_long'), message });
-  });
+  return (
+    z
+      .string()
+      .superRefine((text, context) => {
+        const count = [...text].length;
+        const message = `The ${what} must be ${min} to ${max} characters`;
+        if (count < min) context.addIssue({ code: 'custom', ...issue('too_short'), message });
+        if (count > max) context.addIssue({ code: 'custom', ...issue('too_long'), message });
+      })
+      // JSON Schema counts a string's length in code points, as this rule does.
+      .meta({ minLength: min, maxLength: max })
+  );
 }
 
 const templateName = characters('name', 3, 80);
-const templateContent = characters('content', 1, MAX_MESSAGE_CHARACTERS).refine((content) => !hasStrayDoubleBraces(content), {
-  ...issue('invalid_format'),
-  message: 'The content has unbalanced {{ }} braces',
-});
+const templateContent = characters('content', 1, MAX_MESSAGE_CHARACTERS).refine(
+  (content) => !hasStrayDoubleBraces(content),
+  {
+    ...issue('invalid_format'),
+    message: 'The content has unbalanced {{ }} braces',
+  },
+);
 
-const createInput = z.strictObject({ name: templateName, content: templateContent });
-const updateInput = z.strictObject({ name: templateName.optional(), content: templateContent });
+export const createTemplateInput = z.strictObject({ name: templateName, content: templateContent });
+export const updateTemplateInput = z.strictObject({
+  name: templateName.optional(),
+  content: templateContent,
+});
 
 export interface DeletedTemplate {
   id: string;
@@ -42,9 +54,12 @@ export class TemplateService {
   ) {}
 
   async create(accountId: string, input: unknown, query: TemplateQuery = {}) {
-    const data = parseInput(createInput, input);
+    const data = parseInput(createTemplateInput, input);
     const now = this.clock.now();
-    return this.prisma.template.create({ ...query, data: { id: newId('tpl'), accountId, ...data, createdAt: now, updatedAt: now } });
+    return this.prisma.template.create({
+      ...query,
+      data: { id: newId('tpl'), accountId, ...data, createdAt: now, updatedAt: now },
+    });
   }
 
   async get(accountId: string, id: string, query: TemplateQuery = {}) {
@@ -54,9 +69,13 @@ export class TemplateService {
   }
 
   async update(accountId: string, id: string, input: unknown, query: TemplateQuery = {}) {
-    const data = parseInput(updateInput, input);
+    const data = parseInput(updateTemplateInput, input);
     try {
-      return await this.prisma.template.update({ ...query, where: { id, accountId }, data: { ...data, updatedAt: this.clock.now() } });
+      return await this.prisma.template.update({
+        ...query,
+        where: { id, accountId },
+        data: { ...data, updatedAt: this.clock.now() },
+      });
     } catch (error) {
       if (isRecordNotFound(error)) throw new NotFoundError('Template');
       throw error;
@@ -66,8 +85,7 @@ export class TemplateService {
   list(accountId: string, page: PageRequest, query: TemplateQuery = {}) {
     return this.prisma.template.findMany({
       ...query,
-      where: { accountId },
-      ...newestFirst(page),
+      ...newestFirst({ accountId }, page),
     });
   }
 
@@ -88,7 +106,9 @@ export class TemplateService {
       if (locked.length === 0) throw new NotFoundError('Template');
       const inUse = await tx.campaign.count({ where: { templateId: id, deletedAt: null } });
       if (inUse > 0) {
-        throw new ConflictError(`The template is used by ${inUse === 1 ? 'a campaign' : `${inUse} campaigns`}; change or delete ${inUse === 1 ? 'it' : 'them'} first`);
+        throw new ConflictError(
+          `The template is used by ${inUse === 1 ? 'a campaign' : `${inUse} campaigns`}; change or delete ${inUse === 1 ? 'it' : 'them'} first`,
+        );
       }
       await tx.campaign.updateMany({ where: { templateId: id }, data: { templateId: null } });
       await tx.template.delete({ where: { id } });

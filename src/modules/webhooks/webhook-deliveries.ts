@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../../clock.js';
 import { Batcher } from '../../batcher.js';
+import type { Clock } from '../../clock.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
 import type { WebhookDeliveryJob, WebhookDeliveryJobs } from '../../jobs/webhook-delivery.job.js';
@@ -108,7 +108,9 @@ export class WebhookDeliveries {
     const outcome = await this.sender.send(row.url, row.body, secret, startedAt);
     const final = outcome.ok || outcome.refused || job.attempt >= MAX_ATTEMPTS;
     const retryInMs = this.retryBaseMs * 2 ** (job.attempt - 1);
-    this.metrics.webhookAttempts.inc({ outcome: outcome.ok ? 'delivered' : outcome.refused ? 'refused' : final ? 'failed' : 'retrying' });
+    this.metrics.webhookAttempts.inc({
+      outcome: outcome.ok ? 'delivered' : outcome.refused ? 'refused' : final ? 'failed' : 'retrying',
+    });
     this.metrics.webhookDuration.observe(outcome.durationMs / 1000);
     await this.records.add({
       id: newId('whd'),
@@ -125,7 +127,11 @@ export class WebhookDeliveries {
       nextAttemptAt: final ? null : new Date(this.clock.now().getTime() + retryInMs),
     });
     if (!final) await this.jobs.enqueue([{ delivery: job.delivery, attempt: job.attempt + 1 }], retryInMs);
-    if (!outcome.ok) this.logger.info({ delivery: job.delivery, attempt: job.attempt, error: outcome.error, final }, 'webhook attempt failed');
+    if (!outcome.ok)
+      this.logger.info(
+        { delivery: job.delivery, attempt: job.attempt, error: outcome.error, final },
+        'webhook attempt failed',
+      );
   }
 
   /**
@@ -159,7 +165,7 @@ export class WebhookDeliveries {
   }
 
   /** Logs attempts and moves their deliveries on (next attempt due, or over) in one statement. */
-  private async write(records: AttemptRecord[]): Promise<void[]> {
+  private async write(records: AttemptRecord[]): Promise<undefined[]> {
     const column = <T>(pick: (record: AttemptRecord) => T) => records.map(pick);
     await this.prisma.$executeRaw`
       WITH v AS (

@@ -1,6 +1,6 @@
 import { Worker } from 'bullmq';
-import { webhookDeliveryQueue, type WebhookDeliveryJob } from '../../jobs/webhook-delivery.job.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
+import { type WebhookDeliveryJob, webhookDeliveryQueue } from '../../jobs/webhook-delivery.job.js';
 import type { WorkerContext } from '../../jobs/workers.js';
 
 /**
@@ -9,13 +9,19 @@ import type { WorkerContext } from '../../jobs/workers.js';
  */
 export function createWebhookDeliveryWorker({ deps, services }: WorkerContext): Worker<WebhookDeliveryJob> {
   const connection = createWorkerConnection(deps.config.redisUrl);
-  const worker = new Worker<WebhookDeliveryJob>(webhookDeliveryQueue.name, (job) => services.webhookDeliveries.attempt(job.data), {
-    connection,
-    prefix: deps.config.redisPrefix,
-    concurrency: deps.config.webhookConcurrency,
-  });
+  const worker = new Worker<WebhookDeliveryJob>(
+    webhookDeliveryQueue.name,
+    (job) => services.webhookDeliveries.attempt(job.data),
+    {
+      connection,
+      prefix: deps.config.redisPrefix,
+      concurrency: deps.config.webhookConcurrency,
+    },
+  );
   // The delivery stays pending in PostgreSQL; the recovery sweep gives it a job again.
-  worker.on('failed', (job, error) => deps.logger.warn({ delivery: job?.data.delivery, err: error }, 'webhook attempt could not be made'));
+  worker.on('failed', (job, error) =>
+    deps.logger.warn({ delivery: job?.data.delivery, err: error }, 'webhook attempt could not be made'),
+  );
   worker.on('closed', () => void connection.quit());
   return worker;
 }

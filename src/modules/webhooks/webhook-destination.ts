@@ -5,7 +5,8 @@ import ipaddr from 'ipaddr.js';
 /** The addresses a host name resolves to; replaced in tests to map names without DNS. */
 export type Resolve = (hostname: string) => Promise<string[]>;
 
-export const systemResolve: Resolve = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
+export const systemResolve: Resolve = async (hostname) =>
+  (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 
 export interface DestinationPolicy {
   allowPrivateNetworks: boolean;
@@ -54,10 +55,16 @@ function rangeOf(address: string): string {
  * judged as the IPv4 address it carries. Answers the address to connect to, so that the
  * connection goes where the check looked (no second lookup that DNS rebinding could answer).
  */
-export async function resolveDestination(url: URL, policy: DestinationPolicy, resolve: Resolve): Promise<string> {
+export async function resolveDestination(
+  url: URL,
+  policy: DestinationPolicy,
+  resolve: Resolve,
+): Promise<string> {
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowInsecure)) {
     throw new DestinationRefusedError(
-      url.protocol === 'http:' ? 'destination refused: plain http is not allowed (WEBHOOK_ALLOW_INSECURE is off)' : `destination refused: ${url.protocol} URLs are not allowed`,
+      url.protocol === 'http:'
+        ? 'destination refused: plain http is not allowed (WEBHOOK_ALLOW_INSECURE is off)'
+        : `destination refused: ${url.protocol} URLs are not allowed`,
     );
   }
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');

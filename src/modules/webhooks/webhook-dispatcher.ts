@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import { PollingLoop } from '../../jobs/polling-loop.js';
 import type { Clock } from '../../clock.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
+import { PollingLoop } from '../../jobs/polling-loop.js';
 import type { WebhookDeliveryJobs } from '../../jobs/webhook-delivery.job.js';
-import type { WebhookDeliveries, PlannedDelivery } from './webhook-deliveries.js';
+import type { PlannedDelivery, WebhookDeliveries } from './webhook-deliveries.js';
 import { eventBody, goesToCampaignUrl, isSubscribable } from './webhook-events.js';
 
 interface UndispatchedEvent {
@@ -58,7 +58,9 @@ export class WebhookDispatcher {
   /** Dispatches one batch; answers how many events it took. */
   async dispatchBatch(): Promise<number> {
     // Most polls find nothing; that costs one index probe, not a transaction.
-    const [waiting] = await this.prisma.$queryRaw<unknown[]>`SELECT 1 FROM events WHERE dispatched_at IS NULL LIMIT 1`;
+    const [waiting] = await this.prisma.$queryRaw<
+      unknown[]
+    >`SELECT 1 FROM events WHERE dispatched_at IS NULL LIMIT 1`;
     if (!waiting) return 0;
     const now = this.clock.now();
     const { taken, jobs } = await this.prisma.$transaction(async (tx) => {
@@ -69,17 +71,32 @@ export class WebhookDispatcher {
         LIMIT ${BATCH}
         FOR UPDATE SKIP LOCKED`;
       if (events.length === 0) return { taken: 0, jobs: [] };
-      const accountIds = [...new Set(events.filter((event) => isSubscribable(event.type)).map((event) => event.account_id))];
-      const campaignIds = [...new Set(events.filter((event) => event.campaign_id && goesToCampaignUrl(event.type)).map((event) => event.campaign_id!))];
+      const accountIds = [
+        ...new Set(events.filter((event) => isSubscribable(event.type)).map((event) => event.account_id)),
+      ];
+      const campaignIds = [
+        ...new Set(
+          events
+            .filter((event) => event.campaign_id && goesToCampaignUrl(event.type))
+            .map((event) => event.campaign_id!),
+        ),
+      ];
       const webhooks = accountIds.length
-        ? await tx.webhook.findMany({ where: { accountId: { in: accountIds }, deletedAt: null }, select: { id: true, accountId: true, events: true } })
+        ? await tx.webhook.findMany({
+            where: { accountId: { in: accountIds }, deletedAt: null },
+            select: { id: true, accountId: true, events: true },
+          })
         : [];
       const campaigns = campaignIds.length
-        ? await tx.campaign.findMany({ where: { id: { in: campaignIds }, deletedAt: null, webhook: { not: null } }, select: { id: true } })
+        ? await tx.campaign.findMany({
+            where: { id: { in: campaignIds }, deletedAt: null, webhook: { not: null } },
+            select: { id: true },
+          })
         : [];
       const withUrl = new Set(campaigns.map((campaign) => campaign.id));
       const webhooksOf = new Map<string, typeof webhooks>();
-      for (const webhook of webhooks) webhooksOf.set(webhook.accountId, [...(webhooksOf.get(webhook.accountId) ?? []), webhook]);
+      for (const webhook of webhooks)
+        webhooksOf.set(webhook.accountId, [...(webhooksOf.get(webhook.accountId) ?? []), webhook]);
       const planned: PlannedDelivery[] = [];
       const bodies: (string | null)[] = [];
       for (const event of events) {
@@ -87,16 +104,36 @@ export class WebhookDispatcher {
         if (isSubscribable(event.type)) {
           for (const webhook of webhooksOf.get(event.account_id) ?? []) {
             if (webhook.events.includes(event.type)) {
-              destinations.push({ id: `${event.id}-${webhook.id}`, accountId: event.account_id, eventId: event.id, webhookId: webhook.id });
+              destinations.push({
+                id: `${event.id}-${webhook.id}`,
+                accountId: event.account_id,
+                eventId: event.id,
+                webhookId: webhook.id,
+              });
             }
           }
         }
         if (event.campaign_id && withUrl.has(event.campaign_id) && goesToCampaignUrl(event.type)) {
-          destinations.push({ id: `${event.id}-${event.campaign_id}`, accountId: event.account_id, eventId: event.id, campaignId: event.campaign_id });
+          destinations.push({
+            id: `${event.id}-${event.campaign_id}`,
+            accountId: event.account_id,
+            eventId: event.id,
+            campaignId: event.campaign_id,
+          });
         }
         planned.push(...destinations);
         // An event that goes nowhere needs no body yet; should it ever be replayed, the replay fixes it.
-        bodies.push(event.body ?? (destinations.length > 0 ? eventBody({ id: event.id, type: event.type, payload: event.payload, createdAt: event.created_at }) : null));
+        bodies.push(
+          event.body ??
+            (destinations.length > 0
+              ? eventBody({
+                  id: event.id,
+                  type: event.type,
+                  payload: event.payload,
+                  createdAt: event.created_at,
+                })
+              : null),
+        );
       }
       await tx.$executeRaw`
         UPDATE events e SET dispatched_at = ${now}, body = COALESCE(e.body, v.body)
@@ -107,5 +144,4 @@ export class WebhookDispatcher {
     await this.deliveryJobs.enqueue(jobs);
     return taken;
   }
-
 }

@@ -30,12 +30,20 @@ const NESTED_FIELDS: Record<string, readonly string[]> = {
 export type EventType = keyof typeof EVENT_FIELDS;
 export type CampaignEventType = Extract<EventType, `campaign.${string}`>;
 type JsonValue = Prisma.InputJsonValue | null;
-export type EventPayload<Type extends EventType> = { [Field in (typeof EVENT_FIELDS)[Type][number]]: JsonValue };
+export type EventPayload<Type extends EventType> = {
+  [Field in (typeof EVENT_FIELDS)[Type][number]]: JsonValue;
+};
 
-export const SUBSCRIBABLE_EVENTS = ['message.delivered', 'message.failed', 'message.replied'] as const satisfies readonly EventType[];
+export const SUBSCRIBABLE_EVENTS = [
+  'message.delivered',
+  'message.failed',
+  'message.replied',
+] as const satisfies readonly EventType[];
 type SubscribableEvent = (typeof SUBSCRIBABLE_EVENTS)[number];
 
-const CAMPAIGN_EVENTS: readonly string[] = Object.keys(EVENT_FIELDS).filter((type) => type.startsWith('campaign.'));
+const CAMPAIGN_EVENTS: readonly string[] = Object.keys(EVENT_FIELDS).filter((type) =>
+  type.startsWith('campaign.'),
+);
 
 /** The message an event tells of. */
 export interface MessageSubject {
@@ -51,18 +59,31 @@ export interface MessageStatusEvent {
 }
 
 export function messageStatusPayload(message: MessageSubject, { status, at, error }: MessageStatusEvent) {
-  const common = { event: `message.${status}`, message: message.id, to: message.to, status, campaign: message.campaignId };
+  const common = {
+    event: `message.${status}`,
+    message: message.id,
+    to: message.to,
+    status,
+    campaign: message.campaignId,
+  };
   switch (status) {
     case 'sent':
       return { ...common, sent_at: at.toISOString() } satisfies EventPayload<'message.sent'>;
     case 'delivered':
       return { ...common, delivered_at: at.toISOString() } satisfies EventPayload<'message.delivered'>;
     case 'failed':
-      return { ...common, failed_at: at.toISOString(), error: { code: error?.code ?? null, message: error?.message ?? null } } satisfies EventPayload<'message.failed'>;
+      return {
+        ...common,
+        failed_at: at.toISOString(),
+        error: { code: error?.code ?? null, message: error?.message ?? null },
+      } satisfies EventPayload<'message.failed'>;
   }
 }
 
-export function messageRepliedPayload(message: MessageSubject, inbound: { id: string; from: string; text: string; receivedAt: Date }): EventPayload<'message.replied'> {
+export function messageRepliedPayload(
+  message: MessageSubject,
+  inbound: { id: string; from: string; text: string; receivedAt: Date },
+): EventPayload<'message.replied'> {
   return {
     event: 'message.replied',
     message: message.id,
@@ -74,7 +95,12 @@ export function messageRepliedPayload(message: MessageSubject, inbound: { id: st
   };
 }
 
-export function campaignStatusPayload(type: CampaignEventType, campaignId: string, status: string, stats: CampaignStats): EventPayload<CampaignEventType> {
+export function campaignStatusPayload(
+  type: CampaignEventType,
+  campaignId: string,
+  status: string,
+  stats: CampaignStats,
+): EventPayload<CampaignEventType> {
   return {
     event: type,
     campaign: campaignId,
@@ -94,7 +120,14 @@ export function campaignStatusPayload(type: CampaignEventType, campaignId: strin
 /** Writes an event row inside the transaction of the change it tells of. */
 export async function writeEvent<Type extends EventType>(
   tx: Prisma.TransactionClient,
-  event: { type: Type; payload: EventPayload<Type>; accountId: string; campaignId: string | null; messageId?: string; at: Date },
+  event: {
+    type: Type;
+    payload: EventPayload<Type>;
+    accountId: string;
+    campaignId: string | null;
+    messageId?: string;
+    at: Date;
+  },
 ): Promise<void> {
   await tx.event.create({
     data: {
@@ -137,7 +170,11 @@ interface EventForBody {
 export function eventBody(event: EventForBody): string {
   const payload = isObject(event.payload) ? event.payload : {};
   const order: readonly string[] = EVENT_FIELDS[event.type as EventType] ?? [];
-  return JSON.stringify({ id: event.id, ...ordered(payload, order), created_at: event.createdAt.toISOString() });
+  return JSON.stringify({
+    id: event.id,
+    ...ordered(payload, order),
+    created_at: event.createdAt.toISOString(),
+  });
 }
 
 /** The registration check: signed like any callback, answered 2xx by a working endpoint. */
@@ -147,7 +184,10 @@ export function pingBody(id: string, at: Date): string {
 
 function ordered(value: Record<string, unknown>, order: readonly string[]): Record<string, unknown> {
   const result: Record<string, unknown> = {};
-  for (const key of [...order.filter((key) => key in value), ...Object.keys(value).filter((key) => !order.includes(key))]) {
+  for (const key of [
+    ...order.filter((key) => key in value),
+    ...Object.keys(value).filter((key) => !order.includes(key)),
+  ]) {
     const inner = value[key];
     result[key] = isObject(inner) && NESTED_FIELDS[key] ? ordered(inner, NESTED_FIELDS[key]) : inner;
   }

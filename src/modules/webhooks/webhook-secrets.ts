@@ -25,7 +25,10 @@ export class WebhookSecrets {
   }
 
   async current(accountId: string): Promise<string> {
-    const account = await this.prisma.account.findUnique({ where: { id: accountId }, select: { webhookSecretSealed: true } });
+    const account = await this.prisma.account.findUnique({
+      where: { id: accountId },
+      select: { webhookSecretSealed: true },
+    });
     if (!account) throw new NotFoundError('Account');
     return this.open(accountId, account.webhookSecretSealed);
   }
@@ -44,7 +47,10 @@ export class WebhookSecrets {
 
   async rotate(accountId: string): Promise<string> {
     const secret = generateSecret();
-    const { count } = await this.prisma.account.updateMany({ where: { id: accountId }, data: { webhookSecretSealed: this.seal(accountId, secret) } });
+    const { count } = await this.prisma.account.updateMany({
+      where: { id: accountId },
+      data: { webhookSecretSealed: this.seal(accountId, secret) },
+    });
     if (count === 0) throw new NotFoundError('Account');
     return secret;
   }
@@ -58,7 +64,9 @@ export class WebhookSecrets {
       return this.box.unseal(accountId, sealed);
     } catch (error) {
       if (!(error instanceof UnsealError)) throw error;
-      throw new Error(`a webhook signing secret does not open with WEBHOOK_SECRET_KEY (was the key changed?): ${error.message}`);
+      throw new Error(
+        `a webhook signing secret does not open with WEBHOOK_SECRET_KEY (was the key changed?): ${error.message}`,
+      );
     }
   }
 }

@@ -2,7 +2,13 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { DestinationRefusedError, resolveDestination, systemResolve, type DestinationPolicy, type Resolve } from './webhook-destination.js';
+import {
+  type DestinationPolicy,
+  DestinationRefusedError,
+  type Resolve,
+  resolveDestination,
+  systemResolve,
+} from './webhook-destination.js';
 import { signatureHeaders } from './webhook-signature.js';
 
 // Enough to see the receiver is alive; more is not read, so a receiver cannot make Tern buffer it.
@@ -60,16 +66,31 @@ export class WebhookSender {
       cancel = request.cancel;
       const statusCode = await Promise.race([request.status, deadline]);
       const ok = statusCode >= 200 && statusCode < 300;
-      const error = ok ? null : statusCode >= 300 && statusCode < 400 ? `HTTP ${statusCode}: redirects are not followed` : `HTTP ${statusCode}`;
+      const error = ok
+        ? null
+        : statusCode >= 300 && statusCode < 400
+          ? `HTTP ${statusCode}: redirects are not followed`
+          : `HTTP ${statusCode}`;
       return { ok, statusCode, durationMs: elapsed(), error, refused: false };
     } catch (error) {
-      return { ok: false, statusCode: null, durationMs: elapsed(), error: describe(error), refused: error instanceof DestinationRefusedError };
+      return {
+        ok: false,
+        statusCode: null,
+        durationMs: elapsed(),
+        error: describe(error),
+        refused: error instanceof DestinationRefusedError,
+      };
     } finally {
       clearTimeout(timer);
     }
   }
 
-  private post(url: URL, address: string, body: string, signed: Record<string, string>): { status: Promise<number>; cancel(): void } {
+  private post(
+    url: URL,
+    address: string,
+    body: string,
+    signed: Record<string, string>,
+  ): { status: Promise<number>; cancel(): void } {
     const secure = url.protocol === 'https:';
     const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
     const request = (secure ? https : http).request({

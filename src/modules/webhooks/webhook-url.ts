@@ -12,9 +12,19 @@ export function webhookUrl(allowInsecure: boolean) {
     .refine((value) => {
       try {
         const url = new URL(value);
-        return (url.protocol === 'https:' || (allowInsecure && url.protocol === 'http:')) && url.hostname !== '' && !url.username && !url.password;
+        return (
+          (url.protocol === 'https:' || (allowInsecure && url.protocol === 'http:')) &&
+          url.hostname !== '' &&
+          !url.username &&
+          !url.password
+        );
       } catch {
         return false;
       }
-    }, issue('invalid_format'));
+    }, issue('invalid_format'))
+    .meta({
+      format: 'uri',
+      pattern: allowInsecure ? '^https?://[^/@]+' : '^https://[^/@]+',
+      examples: ['https://example.com/tern-webhook'],
+    });
 }

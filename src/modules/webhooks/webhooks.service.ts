@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Clock } from '../../clock.js';
+import { allIds, inPageOrder, pageIdsPerParent } from '../../db/pages-per-parent.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import { allIds, inPageOrder, pageIdsPerParent } from '../../db/pages-per-parent.js';
 import { newId } from '../../ids.js';
-import { newestFirst, parsePage, type PageRequest } from '../../pagination.js';
-import { parseInput } from '../../validation.js';
 import type { WebhookDeliveryJobs } from '../../jobs/webhook-delivery.job.js';
+import { newestFirst, type PageArgs, type PageRequest, parsePage } from '../../pagination.js';
+import { parseInput } from '../../validation.js';
 import type { PlannedDelivery, WebhookDeliveries } from './webhook-deliveries.js';
 import { eventBody, pingBody, SUBSCRIBABLE_EVENTS } from './webhook-events.js';
 import type { WebhookSecrets } from './webhook-secrets.js';
@@ -23,10 +23,31 @@ const eventKinds = z
   .min(1)
   .transform((kinds) => [...new Set(kinds)]);
 
-const replayInput = z.object({
-  since: z.iso.datetime({ offset: true }).transform((value) => new Date(value)).nullish(),
-  event: z.string().min(1).max(64).nullish(),
-});
+export const replayInput = z
+  .object({
+    since: z.iso
+      .datetime({ offset: true })
+      .transform((value) => new Date(value))
+      .nullish(),
+    event: z.string().min(1).max(64).nullish(),
+  })
+  // Exactly one of the two: a time to replay from, or one event.
+  .meta({
+    description: 'Exactly one of since (within the last 7 days) or event',
+    oneOf: [
+      { required: ['since'], properties: { since: { type: 'string' } } },
+      { required: ['event'], properties: { event: { type: 'string' } } },
+    ],
+  });
+
+/** The register and update bodies of a webhook. */
+export function webhookInputs(allowInsecure: boolean) {
+  const url = webhookUrl(allowInsecure);
+  return {
+    register: z.object({ url, events: eventKinds }),
+    update: z.strictObject({ url: url.optional(), events: eventKinds.optional() }),
+  };
+}
 
 type WebhookQuery = Pick<Prisma.WebhookFindFirstArgs, 'select' | 'include'>;
 type DeliveryQuery = Pick<Prisma.WebhookDeliveryFindFirstArgs, 'select' | 'include'>;
@@ -69,9 +90,9 @@ export class WebhookService {
     private readonly deliveryJobs: WebhookDeliveryJobs,
     allowInsecure: boolean,
   ) {
-    const url = webhookUrl(allowInsecure);
-    this.registerInput = z.object({ url, events: eventKinds });
-    this.updateInput = z.strictObject({ url: url.optional(), events: eventKinds.optional() });
+    const inputs = webhookInputs(allowInsecure);
+    this.registerInput = inputs.register;
+    this.updateInput = inputs.update;
   }
 
   async register(accountId: string, input: unknown): Promise<RegisteredWebhook> {
@@ -80,13 +101,23 @@ export class WebhookService {
     await this.ping(data.url, secret);
     const now = this.clock.now();
     const webhook = await this.prisma.webhook.create({
-      data: { id: newId('whk'), accountId, url: data.url, events: data.events, createdAt: now, updatedAt: now },
+      data: {
+        id: newId('whk'),
+        accountId,
+        url: data.url,
+        events: data.events,
+        createdAt: now,
+        updatedAt: now,
+      },
     });
     return { ...webhook, secret };
   }
 
   async get(accountId: string, id: string, query: WebhookQuery = {}) {
-    const webhook = await this.prisma.webhook.findFirst({ ...query, where: { id, accountId, deletedAt: null } });
+    const webhook = await this.prisma.webhook.findFirst({
+      ...query,
+      where: { id, accountId, deletedAt: null },
+    });
     if (!webhook) throw new NotFoundError('Webhook');
     return webhook;
   }
@@ -94,8 +125,7 @@ export class WebhookService {
   list(accountId: string, page: PageRequest, query: WebhookQuery = {}) {
     return this.prisma.webhook.findMany({
       ...query,
-      where: { accountId, deletedAt: null },
-      ...newestFirst(page),
+      ...newestFirst({ accountId, deletedAt: null }, page),
     });
   }
 
@@ -108,13 +138,21 @@ export class WebhookService {
     const data = parseInput(this.updateInput, input);
     const current = await this.get(accountId, id, { select: { url: true } });
     if (data.url === undefined && data.events === undefined) return this.get(accountId, id, query);
-    if (data.url !== undefined && data.url !== current.url) await this.ping(data.url, await this.secrets.current(accountId));
-    return this.prisma.webhook.update({ ...query, where: { id }, data: { url: data.url, events: data.events, updatedAt: this.clock.now() } });
+    if (data.url !== undefined && data.url !== current.url)
+      await this.ping(data.url, await this.secrets.current(accountId));
+    return this.prisma.webhook.update({
+      ...query,
+      where: { id },
+      data: { url: data.url, events: data.events, updatedAt: this.clock.now() },
+    });
   }
 
   /** The registration stays (its delivery log names it) but gets nothing more, pending retries included. */
   async delete(accountId: string, id: string): Promise<DeletedWebhook> {
-    const { count } = await this.prisma.webhook.updateMany({ where: { id, accountId, deletedAt: null }, data: { deletedAt: this.clock.now() } });
+    const { count } = await this.prisma.webhook.updateMany({
+      where: { id, accountId, deletedAt: null },
+      data: { deletedAt: this.clock.now() },
+    });
     if (count === 0) throw new NotFoundError('Webhook');
     await this.prisma.pendingWebhookDelivery.deleteMany({ where: { webhookId: id } });
     return { id, deleted: true };
@@ -125,7 +163,7 @@ export class WebhookService {
   }
 
   /** The arguments of the delivery log, checked before anything is read. */
-  async parseDeliveryArgs(accountId: string, webhookId: string, args: { page?: number | null; perPage?: number | null }) {
+  async parseDeliveryArgs(accountId: string, webhookId: string, args: PageArgs) {
     const page = parsePage(args);
     await this.get(accountId, webhookId, { select: { id: true } });
     return { webhookId, page };
@@ -135,20 +173,32 @@ export class WebhookService {
   listDeliveries(webhookId: string, page: PageRequest, query: DeliveryQuery = {}) {
     return this.prisma.webhookDelivery.findMany({
       ...query,
-      where: { webhookId },
-      ...newestFirst(page),
+      ...newestFirst({ webhookId }, page),
     });
   }
 
   /** The delivery log of each of several webhooks of the account (a webhook list's `deliveries`), a page each, read in SQL. */
-  async deliveryPagesByWebhook(accountId: string, webhookIds: readonly string[], page: PageRequest, query: DeliveryQuery = {}) {
-    const pages = await pageIdsPerParent(this.prisma, {
-      table: 'webhook_deliveries',
-      parentColumn: 'webhook_id',
-      where: Prisma.sql`child.account_id = ${accountId}`,
-      orderBy: Prisma.sql`child.created_at DESC, child.id DESC`,
-    }, webhookIds, page);
-    const rows = await this.prisma.webhookDelivery.findMany({ ...query, where: { id: { in: allIds(pages) }, accountId } });
+  async deliveryPagesByWebhook(
+    accountId: string,
+    webhookIds: readonly string[],
+    page: PageRequest,
+    query: DeliveryQuery = {},
+  ) {
+    const pages = await pageIdsPerParent(
+      this.prisma,
+      {
+        table: 'webhook_deliveries',
+        parentColumn: 'webhook_id',
+        where: Prisma.sql`child.account_id = ${accountId}`,
+        orderBy: Prisma.sql`child.created_at DESC, child.id DESC`,
+      },
+      webhookIds,
+      page,
+    );
+    const rows = await this.prisma.webhookDelivery.findMany({
+      ...query,
+      where: { id: { in: allIds(pages) }, accountId },
+    });
     return inPageOrder(pages, rows, webhookIds);
   }
 
@@ -167,17 +217,25 @@ export class WebhookService {
     const eventId = data.event ?? null;
     if ((since === null) === (eventId === null)) {
       throw new ValidationError(
-        since === null ? [{ field: 'since', issue: 'required' }] : [{ field: 'event', issue: 'invalid_value' }],
-        'Give either `since` or `event`, not both',
+        since === null
+          ? [{ field: 'since', issue: 'required' }]
+          : [{ field: 'event', issue: 'invalid_value' }],
+        since === null ? 'One of `since` or `event` is required' : 'Give either `since` or `event`, not both',
       );
     }
     const now = this.clock.now();
     if (since && (since.getTime() < now.getTime() - REPLAY_WINDOW_MS || since.getTime() > now.getTime())) {
-      throw new ValidationError([{ field: 'since', issue: 'invalid_value' }], '`since` must be within the last 7 days');
+      throw new ValidationError(
+        [{ field: 'since', issue: 'invalid_value' }],
+        '`since` must be within the last 7 days',
+      );
     }
     const webhook = await this.get(accountId, webhookId, { select: { id: true, events: true } });
     if (eventId) {
-      const event = await this.prisma.event.findFirst({ where: { id: eventId, accountId }, select: { id: true } });
+      const event = await this.prisma.event.findFirst({
+        where: { id: eventId, accountId },
+        select: { id: true },
+      });
       if (!event) throw new NotFoundError('Event');
     }
     // Replays are deliveries of their own: their ids must not meet the first delivery's, or another replay's.
@@ -193,7 +251,12 @@ export class WebhookService {
         ORDER BY created_at, id
         LIMIT ${REPLAY_CHUNK}`;
       if (events.length === 0) break;
-      const planned: PlannedDelivery[] = events.map((event) => ({ id: `${event.id}-${webhook.id}-${replayTag}`, accountId, eventId: event.id, webhookId: webhook.id }));
+      const planned: PlannedDelivery[] = events.map((event) => ({
+        id: `${event.id}-${webhook.id}-${replayTag}`,
+        accountId,
+        eventId: event.id,
+        webhookId: webhook.id,
+      }));
       const jobs = await this.prisma.$transaction(async (tx) => {
         const missing = events.filter((event) => event.body === null);
         if (missing.length > 0) {
@@ -220,7 +283,10 @@ export class WebhookService {
     const now = this.clock.now();
     const outcome = await this.sender.send(url, pingBody(newId('evt'), now), secret, now);
     if (!outcome.ok) {
-      throw new ValidationError([{ field: 'url', issue: 'unreachable' }], `The URL did not answer the signed webhook.ping with a 2xx: ${outcome.error}`);
+      throw new ValidationError(
+        [{ field: 'url', issue: 'unreachable' }],
+        `The URL did not answer the signed webhook.ping with a 2xx: ${outcome.error}`,
+      );
     }
   }
 }

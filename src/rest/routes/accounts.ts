@@ -30,7 +30,8 @@ export const accountRoutes: readonly RestRoute[] = [
     path: '/v1/settings/two-factor',
     operation: 'SetUpTwoFactor',
     status: 200,
-    summary: 'Set up two-factor login: a new TOTP secret and its otpauth:// URL, not in force until confirmed',
+    summary:
+      'Set up two-factor login: a new TOTP secret and its otpauth:// URL, not in force until confirmed',
   },
   {
     method: 'POST',
@@ -38,7 +39,8 @@ export const accountRoutes: readonly RestRoute[] = [
     operation: 'ConfirmTwoFactor',
     body: 'input',
     status: 200,
-    summary: 'Turn two-factor login on with a code of the new secret ({ code }); answers the settings and 10 single-use recovery codes, shown only here',
+    summary:
+      'Turn two-factor login on with a code of the new secret ({ code }); answers the settings and 10 single-use recovery codes, shown only here',
   },
   {
     method: 'DELETE',

@@ -8,15 +8,24 @@ export const apiKeyRoutes: readonly RestRoute[] = [
     operation: 'CreateApiKey',
     body: 'input',
     status: 201,
-    summary: 'Create an API key ({ name, expires_at? }); the answer is the only one that shows the key. Needs a login token (403 forbidden with an API key)',
+    summary:
+      'Create an API key ({ name, expires_at? }); the answer is the only one that shows the key. Needs a login token (403 forbidden with an API key)',
   },
-  { method: 'GET', path: '/v1/api-keys', operation: 'ApiKeys', query: PAGE_QUERY, status: 200, summary: 'List the API keys, newest first (never the keys themselves)' },
+  {
+    method: 'GET',
+    path: '/v1/api-keys',
+    operation: 'ApiKeys',
+    query: PAGE_QUERY,
+    status: 200,
+    summary: 'List the API keys, newest first (never the keys themselves)',
+  },
   {
     method: 'DELETE',
     path: '/v1/api-keys/:apikey',
     operation: 'RevokeApiKey',
     params: { apikey: 'id' },
     status: 200,
-    summary: 'Revoke an API key: refused from the next request on. Needs a login token (403 forbidden with an API key)',
+    summary:
+      'Revoke an API key: refused from the next request on. Needs a login token (403 forbidden with an API key)',
   },
 ];

@@ -1,4 +1,8 @@
-import { CAMPAIGN_ACTIONS, describeTransition, type CampaignAction } from '../../modules/campaigns/campaign-transitions.js';
+import {
+  CAMPAIGN_ACTIONS,
+  type CampaignAction,
+  describeTransition,
+} from '../../modules/campaigns/campaign-transitions.js';
 import type { RestRoute } from '../route-table.js';
 import { PAGE_QUERY } from './pagination.js';
 
@@ -31,7 +35,14 @@ export const campaignRoutes: readonly RestRoute[] = [
     status: 200,
     summary: 'List campaigns, newest first, with their stats',
   },
-  { method: 'GET', path: '/v1/campaigns/:campaign', operation: 'Campaign', ...byId, status: 200, summary: 'Read a campaign with its stats' },
+  {
+    method: 'GET',
+    path: '/v1/campaigns/:campaign',
+    operation: 'Campaign',
+    ...byId,
+    status: 200,
+    summary: 'Read a campaign with its stats',
+  },
   {
     method: 'PATCH',
     path: '/v1/campaigns/:campaign',
@@ -66,7 +77,7 @@ export const campaignRoutes: readonly RestRoute[] = [
     params: { campaign: 'campaign' },
     query: { tag: 'tag', ...PAGE_QUERY },
     status: 200,
-    summary: 'List the campaign\'s contacts in the order they were added, optionally those with a tag',
+    summary: "List the campaign's contacts in the order they were added, optionally those with a tag",
   },
   {
     method: 'GET',

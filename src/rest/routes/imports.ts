@@ -10,7 +10,8 @@ export const importRoutes: readonly RestRoute[] = [
     body: 'input',
     upload: { field: 'file', variable: 'file', maxBytes: IMPORT_MAX_FILE_BYTES },
     status: 202,
-    summary: 'Upload a CSV or XLSX of contacts (multipart form, at most 10 MB and 100,000 rows); a job imports it',
+    summary:
+      'Upload a CSV or XLSX of contacts (multipart form, at most 10 MB and 100,000 rows); a job imports it',
   },
   {
     method: 'GET',
@@ -19,6 +20,7 @@ export const importRoutes: readonly RestRoute[] = [
     params: { campaign: 'campaign', job: 'id' },
     omitNull: ['error'],
     status: 200,
-    summary: 'An import job: its progress while processing, its counts and first errors once completed, its error when failed',
+    summary:
+      'An import job: its progress while processing, its counts and first errors once completed, its error when failed',
   },
 ];

@@ -7,6 +7,7 @@ const sendMessage = {
   headers: { 'Idempotency-Key': 'idempotencyKey' },
   status: 202,
   omitNull: ['campaign'],
+  responseHeaders: { replayed: 'Idempotent-Replayed' },
 } as const;
 
 export const messageRoutes: readonly RestRoute[] = [
@@ -14,12 +15,14 @@ export const messageRoutes: readonly RestRoute[] = [
     method: 'POST',
     path: '/v1/messages/send',
     ...sendMessage,
-    summary: 'Send one SMS; answers 202 once the message is stored. Idempotency-Key makes a retry safe for 24 hours',
+    summary:
+      'Send one SMS; answers 202 once the message is stored. Idempotency-Key makes a retry safe for 24 hours',
   },
   {
     method: 'POST',
     path: '/v1/messages',
     ...sendMessage,
+    operationId: 'CreateMessage',
     summary: 'The same as POST /v1/messages/send',
   },
   {
@@ -44,6 +47,6 @@ export const messageRoutes: readonly RestRoute[] = [
     operation: 'Message',
     params: { message: 'id' },
     status: 200,
-    summary: 'Read one message with its status history',
+    summary: 'Read one message: its status, when it reached each status, and why it failed',
   },
 ];

@@ -10,9 +10,17 @@ export const webhookRoutes: readonly RestRoute[] = [
     operation: 'RegisterWebhook',
     body: 'input',
     status: 201,
-    summary: 'Register a URL for events; it must answer a signed webhook.ping with a 2xx (422 url unreachable otherwise). Answers the account\'s signing secret',
+    summary:
+      "Register a URL for events; it must answer a signed webhook.ping with a 2xx (422 url unreachable otherwise). Answers the account's signing secret",
   },
-  { method: 'GET', path: '/v1/webhooks', operation: 'Webhooks', query: PAGE_QUERY, status: 200, summary: 'List webhooks, newest first' },
+  {
+    method: 'GET',
+    path: '/v1/webhooks',
+    operation: 'Webhooks',
+    query: PAGE_QUERY,
+    status: 200,
+    summary: 'List webhooks, newest first',
+  },
   {
     method: 'POST',
     path: '/v1/webhooks/secret/rotate',
@@ -20,7 +28,14 @@ export const webhookRoutes: readonly RestRoute[] = [
     status: 200,
     summary: 'A new signing secret for the account; the next attempt of every delivery is signed with it',
   },
-  { method: 'GET', path: '/v1/webhooks/:webhook', operation: 'Webhook', ...byId, status: 200, summary: 'Read one webhook' },
+  {
+    method: 'GET',
+    path: '/v1/webhooks/:webhook',
+    operation: 'Webhook',
+    ...byId,
+    status: 200,
+    summary: 'Read one webhook',
+  },
   {
     method: 'PATCH',
     path: '/v1/webhooks/:webhook',
@@ -54,6 +69,7 @@ export const webhookRoutes: readonly RestRoute[] = [
     ...byId,
     body: 'input',
     status: 202,
-    summary: 'Deliver past events again ({ since } up to 7 days back, or { event }), with their original id and body, newly signed',
+    summary:
+      'Deliver past events again ({ since } up to 7 days back, or { event }), with their original id and body, newly signed',
   },
 ];

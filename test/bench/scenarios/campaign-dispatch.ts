@@ -29,7 +29,8 @@ async function call(service: Service, authorization: string, path: string, body?
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const answer = await response.json();
-  if (response.status >= 300) throw new Error(`POST ${path} answered ${response.status}: ${JSON.stringify(answer)}`);
+  if (response.status >= 300)
+    throw new Error(`POST ${path} answered ${response.status}: ${JSON.stringify(answer)}`);
   return answer;
 }
 
@@ -37,7 +38,14 @@ async function call(service: Service, authorization: string, path: string, body?
  * A campaign created through the API, its contacts inserted in one statement: the import path
  * has a scenario of its own, and 20,000 single adds would take longer than the dispatch.
  */
-async function campaignWith(bench: Bench, service: Service, authorization: string, template: string, contacts: number, areaCode: string): Promise<string> {
+async function campaignWith(
+  bench: Bench,
+  service: Service,
+  authorization: string,
+  template: string,
+  contacts: number,
+  areaCode: string,
+): Promise<string> {
   const { campaign } = (await call(service, authorization, '/v1/campaigns', {
     name: `Dispatch bench ${contacts}`,
     template,
@@ -62,7 +70,12 @@ async function campaignWith(bench: Bench, service: Service, authorization: strin
  * `timeoutMs` passed first. The queued messages are counted only once the campaign has finished,
  * through the (campaign, status) index: a poll must not cost PostgreSQL what the service needs.
  */
-async function settled(bench: Bench, service: Service, campaign: string, timeoutMs: number): Promise<boolean> {
+async function settled(
+  bench: Bench,
+  service: Service,
+  campaign: string,
+  timeoutMs: number,
+): Promise<boolean> {
   try {
     await pollUntil(
       'the campaign to finish and its messages to leave queued',
@@ -127,13 +140,18 @@ export const campaignDispatch: RunnableScenario = {
     return bench.withService(service, async () => {
       try {
         const authorization = await bench.bearer(service);
-        const { template } = (await call(service, authorization, '/v1/templates', { name: 'Dispatch bench', content: TEMPLATE })) as { template: string };
+        const { template } = (await call(service, authorization, '/v1/templates', {
+          name: 'Dispatch bench',
+          content: TEMPLATE,
+        })) as { template: string };
 
         const warm = await campaignWith(bench, service, authorization, template, WARMUP_CONTACTS, '21');
         campaigns.push(warm);
         await call(service, authorization, `/v1/campaigns/${warm}/start`);
         if (!(await settled(bench, service, warm, 60_000))) {
-          throw new Error(`the warm-up campaign of ${WARMUP_CONTACTS} contacts was not finished and sent within 60 s`);
+          throw new Error(
+            `the warm-up campaign of ${WARMUP_CONTACTS} contacts was not finished and sent within 60 s`,
+          );
         }
 
         const campaign = await campaignWith(bench, service, authorization, template, CONTACTS, '31');
@@ -146,8 +164,12 @@ export const campaignDispatch: RunnableScenario = {
         const reached = await figures(bench, campaign);
         // Per message sent, so that a campaign cut short by the deadline is not credited with the messages it never sent.
         const window = await watch.stop(Math.max(reached.sent, 1));
-        const startToFinishedSeconds = reached.finished_at ? (reached.finished_at.getTime() - start.getTime()) / 1000 : null;
-        const wallSeconds = reached.last_sent ? (reached.last_sent.getTime() - start.getTime()) / 1000 : waitedSeconds;
+        const startToFinishedSeconds = reached.finished_at
+          ? (reached.finished_at.getTime() - start.getTime()) / 1000
+          : null;
+        const wallSeconds = reached.last_sent
+          ? (reached.last_sent.getTime() - start.getTime()) / 1000
+          : waitedSeconds;
         return {
           result: {
             kind: 'flow' as const,
@@ -171,7 +193,10 @@ export const campaignDispatch: RunnableScenario = {
         };
       } finally {
         // The next scenario's workers share the database: their recovery sweep would dispatch a campaign left running.
-        await bench.database.query(`UPDATE campaigns SET status = 'cancelled' WHERE id = ANY($1) AND status IN ('running', 'paused')`, [campaigns]);
+        await bench.database.query(
+          `UPDATE campaigns SET status = 'cancelled' WHERE id = ANY($1) AND status IN ('running', 'paused')`,
+          [campaigns],
+        );
       }
     });
   },

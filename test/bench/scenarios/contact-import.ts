@@ -36,12 +36,15 @@ async function file(format: Format, count: number): Promise<Uint8Array<ArrayBuff
   if (cached) return cached;
   let content: Uint8Array<ArrayBuffer>;
   if (format === 'csv') {
-    content = new TextEncoder().encode(`${[COLUMNS, ...rows(count)].map((row) => row.join(',')).join('\n')}\n`);
+    content = new TextEncoder().encode(
+      `${[COLUMNS, ...rows(count)].map((row) => row.join(',')).join('\n')}\n`,
+    );
   } else {
     const workbook = new ExcelJS.Workbook();
     const sheet = workbook.addWorksheet('Contacts');
     sheet.addRow(COLUMNS);
-    for (const [number, ...rest] of rows(count)) sheet.addRow([/^\d{7,}$/.test(number!) ? Number(number) : number, ...rest]);
+    for (const [number, ...rest] of rows(count))
+      sheet.addRow([/^\d{7,}$/.test(number!) ? Number(number) : number, ...rest]);
     content = new Uint8Array(await workbook.xlsx.writeBuffer());
   }
   files.set(key, content);
@@ -82,28 +85,56 @@ interface Job {
   error?: { code: string; message: string };
 }
 
-async function call(service: Service, authorization: string, path: string, init: RequestInit = {}): Promise<any> {
-  const response = await fetch(`${service.url}${path}`, { ...init, headers: { authorization, ...(init.headers as Record<string, string>) } });
+async function call(
+  service: Service,
+  authorization: string,
+  path: string,
+  init: RequestInit = {},
+): Promise<any> {
+  const response = await fetch(`${service.url}${path}`, {
+    ...init,
+    headers: { authorization, ...(init.headers as Record<string, string>) },
+  });
   const body = await response.json();
-  if (response.status >= 300) throw new Error(`${init.method ?? 'GET'} ${path} answered ${response.status}: ${JSON.stringify(body)}`);
+  if (response.status >= 300)
+    throw new Error(`${init.method ?? 'GET'} ${path} answered ${response.status}: ${JSON.stringify(body)}`);
   return body;
 }
 
-async function upload(service: Service, authorization: string, campaign: string, format: Format, content: Uint8Array<ArrayBuffer>): Promise<string> {
+async function upload(
+  service: Service,
+  authorization: string,
+  campaign: string,
+  format: Format,
+  content: Uint8Array<ArrayBuffer>,
+): Promise<string> {
   const form = new FormData();
   for (const column of COLUMNS) form.append(`${column}_column`, column);
   form.append('file', new Blob([content]), `contacts.${format}`);
-  const accepted = await call(service, authorization, `/v1/campaigns/${campaign}/contacts/import`, { method: 'POST', body: form });
+  const accepted = await call(service, authorization, `/v1/campaigns/${campaign}/contacts/import`, {
+    method: 'POST',
+    body: form,
+  });
   return accepted.job as string;
 }
 
-async function ended(service: Service, authorization: string, campaign: string, job: string, timeoutMs: number): Promise<Job | null> {
+async function ended(
+  service: Service,
+  authorization: string,
+  campaign: string,
+  job: string,
+  timeoutMs: number,
+): Promise<Job | null> {
   try {
     return await pollUntil(
       'the import to end',
       async () => {
         service.assertRunning();
-        const body = (await call(service, authorization, `/v1/campaigns/${campaign}/contacts/import/${job}`)) as Job;
+        const body = (await call(
+          service,
+          authorization,
+          `/v1/campaigns/${campaign}/contacts/import/${job}`,
+        )) as Job;
         return body.status === 'processing' ? undefined : body;
       },
       { timeoutMs: Math.max(timeoutMs, 0), intervalMs: 50 },
@@ -120,10 +151,25 @@ async function run(bench: Bench, layout: Layout, format: Format): Promise<FlowRe
   const service = await bench.startGateway(layout, { workers: true });
   return bench.withService(service, async () => {
     const authorization = await bench.bearer(service);
-    const newCampaign = async () => (await call(service, authorization, '/v1/campaigns', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Import bench"}' })).campaign as string;
+    const newCampaign = async () =>
+      (
+        await call(service, authorization, '/v1/campaigns', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"name":"Import bench"}',
+        })
+      ).campaign as string;
     // A small import first: the worker is known to run, and its code (exceljs too) is loaded.
     const warmCampaign = await newCampaign();
-    if (!(await ended(service, authorization, warmCampaign, await upload(service, authorization, warmCampaign, format, warmContent), 60_000))) {
+    if (
+      !(await ended(
+        service,
+        authorization,
+        warmCampaign,
+        await upload(service, authorization, warmCampaign, format, warmContent),
+        60_000,
+      ))
+    ) {
       throw new Error('the warm-up import did not end within 60 s');
     }
     const campaign = await newCampaign();
@@ -142,7 +188,9 @@ async function run(bench: Bench, layout: Layout, format: Format): Promise<FlowRe
         ? `not ended within ${DEADLINE_MS / 1000} s`
         : outcome.status !== 'completed'
           ? `${outcome.status}: ${outcome.error?.code} ${outcome.error?.message}`
-          : outcome.imported !== ROWS - DUPLICATES - INVALID || outcome.duplicates !== DUPLICATES || outcome.invalid !== INVALID
+          : outcome.imported !== ROWS - DUPLICATES - INVALID ||
+              outcome.duplicates !== DUPLICATES ||
+              outcome.invalid !== INVALID
             ? `counted imported ${outcome.imported}, duplicates ${outcome.duplicates}, invalid ${outcome.invalid}`
             : null;
     return {

@@ -10,6 +10,8 @@ export const endToEnd: RunnableScenario = {
   describe: `${MESSAGES.toLocaleString('en')} messages sent over REST at 64 connections while the workers deliver them (simulator, delay 0); timed from the first send to the last \`delivered\``,
   async run(bench, layout) {
     const service = await bench.startGateway(layout, { workers: true });
-    return bench.withService(service, async () => bench.flow(service, restSend(await bench.bearer(service)), MESSAGES, DEADLINE_MS));
+    return bench.withService(service, async () =>
+      bench.flow(service, restSend(await bench.bearer(service)), MESSAGES, DEADLINE_MS),
+    );
   },
 };

@@ -1,6 +1,7 @@
-import { baseline } from './baseline.js';
+import { baseline, baselineBatched } from './baseline.js';
 import { campaignDispatch } from './campaign-dispatch.js';
 import { contactImportCsv, contactImportXlsx } from './contact-import.js';
+import { deepPages } from './deep-pages.js';
 import { endToEnd } from './end-to-end.js';
 import type { Scenario } from './scenario.js';
 import { sendGraphql } from './send-graphql.js';
@@ -8,4 +9,15 @@ import { sendRest } from './send-rest.js';
 import { webhooks } from './webhooks.js';
 
 /** Every scenario, in the order they run; a new one is one module and one entry here. */
-export const SCENARIOS: readonly Scenario[] = [sendRest, sendGraphql, baseline, endToEnd, campaignDispatch, contactImportCsv, contactImportXlsx, webhooks];
+export const SCENARIOS: readonly Scenario[] = [
+  sendRest,
+  sendGraphql,
+  baseline,
+  baselineBatched,
+  endToEnd,
+  campaignDispatch,
+  contactImportCsv,
+  contactImportXlsx,
+  webhooks,
+  deepPages,
+];

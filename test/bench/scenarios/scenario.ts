@@ -51,7 +51,19 @@ export interface FlowResult {
   memory?: { idleRssMiB: number; peakRssMiB: number };
 }
 
-export type ScenarioResult = LoadResult | FlowResult;
+/** Timed reads, one request at a time, each kind against the same data: how a read scales with depth. */
+export interface ReadResult {
+  kind: 'reads';
+  /** What the reads run against, for the report (e.g. "1,000,000 messages"). */
+  data: string;
+  reads: { name: string; requests: number; p50Ms: number; p99Ms: number }[];
+  /** A read that answers anything but a full page fails the scenario instead. */
+  firstError: null;
+  /** No CPU profile is taken of reads one at a time. */
+  profile: null;
+}
+
+export type ScenarioResult = LoadResult | FlowResult | ReadResult;
 
 interface ScenarioBase {
   /** As the report and `--only` name it. */

@@ -25,6 +25,8 @@ export const sendGraphql: RunnableScenario = {
   describe: 'the same through the `sendMessage` mutation at `/graphql`',
   async run(bench, layout) {
     const service = await bench.startGateway(layout, { workers: false });
-    return bench.withService(service, async () => bench.load(service, graphqlSend(await bench.bearer(service))));
+    return bench.withService(service, async () =>
+      bench.load(service, graphqlSend(await bench.bearer(service))),
+    );
   },
 };

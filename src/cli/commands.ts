@@ -1,0 +1,234 @@
+import type { ParseArgsConfig } from 'node:util';
+import { read } from 'read';
+import { AppError, NotFoundError } from '../errors.js';
+import { MAX_API_KEYS_PER_ACCOUNT } from '../modules/api-keys/api-keys.service.js';
+import type { Services } from '../services.js';
+
+// The operator commands, by group: what each takes and what it does; src/cli.ts parses and runs them.
+
+/** A command line that cannot be understood. */
+export class UsageError extends Error {}
+
+export type Options = NonNullable<ParseArgsConfig['options']>;
+export type Values = Record<string, string | boolean | undefined>;
+
+export interface Command {
+  summary: string;
+  /** The options as the help shows them, after the command's name. */
+  synopsis: string;
+  options: Options;
+  required: string[];
+  details?: string;
+  run(services: Services, values: Values): Promise<void>;
+}
+
+export interface Group {
+  summary: string;
+  commands: Record<string, Command>;
+}
+
+// Enough for any password the service accepts (1024 characters of up to 4 bytes) and its newline.
+const MAX_STDIN_BYTES = 8 * 1024;
+
+const EMAIL = { email: { type: 'string' } } satisfies Options;
+const PASSWORD_DETAILS = [
+  'Without --password, the password is asked for (twice, not echoed) when stdin is a terminal,',
+  'and otherwise read from the first line of stdin, which keeps it out of the process list and',
+  'the shell history: printf %s "$PASSWORD" | npm run cli -- accounts create --email E',
+].join('\n');
+
+export const GROUPS: Record<string, Group> = {
+  accounts: {
+    summary: 'create, list, disable and enable accounts; reset a password; turn two-factor login off',
+    commands: {
+      create: {
+        summary: 'create an account',
+        synopsis: '--email EMAIL [--password PASSWORD]',
+        options: { ...EMAIL, password: { type: 'string' } },
+        required: ['email'],
+        details: `The password needs at least 8 characters. ${PASSWORD_DETAILS}\nPrints {"account","email"}.`,
+        async run(services, values) {
+          const password = await passwordFrom(values);
+          print(await services.accounts.create({ email: values.email, password }));
+        },
+      },
+      list: {
+        summary: 'list every account, oldest first',
+        synopsis: '',
+        options: {},
+        required: [],
+        details:
+          'Prints one line per account: {"account","email","disabled","two_factor_enabled","created_at"}.',
+        async run(services) {
+          for await (const account of services.accounts.all()) {
+            print({
+              account: account.id,
+              email: account.email,
+              disabled: account.disabled,
+              two_factor_enabled: account.twoFactorEnabled,
+              created_at: account.createdAt.toISOString(),
+            });
+          }
+        },
+      },
+      disable: {
+        summary:
+          'disable an account: it cannot log in, and its login tokens and API keys are refused at once',
+        synopsis: '--email EMAIL',
+        options: EMAIL,
+        required: ['email'],
+        details:
+          'Prints {"account","email","disabled":true}. Nothing of the account is deleted; enable undoes it.',
+        run: (services, values) => setDisabled(services, values, true),
+      },
+      enable: {
+        summary: 'enable a disabled account again',
+        synopsis: '--email EMAIL',
+        options: EMAIL,
+        required: ['email'],
+        details:
+          'Prints {"account","email","disabled":false}. Its unexpired login tokens and API keys work again.',
+        run: (services, values) => setDisabled(services, values, false),
+      },
+      'reset-password': {
+        summary: 'give an account a new password; every login token issued before stops working',
+        synopsis: '--email EMAIL [--password PASSWORD]',
+        options: { ...EMAIL, password: { type: 'string' } },
+        required: ['email'],
+        details: `${PASSWORD_DETAILS.replace('accounts create', 'accounts reset-password')}\nAPI keys are not affected (revoke them with api-keys revoke). Prints {"account","email","password_reset":true}.`,
+        async run(services, values) {
+          const account = await accountOf(services, values);
+          await services.accounts.resetPassword(account, await passwordFrom(values));
+          print({ account, email: values.email, password_reset: true });
+        },
+      },
+      'two-factor-off': {
+        summary: 'turn two-factor login off for an account that lost its authenticator and recovery codes',
+        synopsis: '--email EMAIL',
+        options: EMAIL,
+        required: ['email'],
+        details:
+          'Deletes the TOTP secret and the recovery codes. Prints {"account","email","two_factor_enabled":false}.',
+        async run(services, values) {
+          const account = await accountOf(services, values);
+          await services.twoFactor.turnOff(account);
+          print({ account, email: values.email, two_factor_enabled: false });
+        },
+      },
+    },
+  },
+  'api-keys': {
+    summary: 'create, list and revoke the API keys of an account',
+    commands: {
+      create: {
+        summary: 'create an API key; the key is printed once and cannot be shown again',
+        synopsis: '--email EMAIL --name NAME [--expires-at ISO_TIME]',
+        options: { ...EMAIL, name: { type: 'string' }, 'expires-at': { type: 'string' } },
+        required: ['email', 'name'],
+        details: `NAME is 1..80 characters; an account holds at most ${MAX_API_KEYS_PER_ACCOUNT} keys.\nPrints {"api_key","name","key","prefix","created_at","expires_at"}.`,
+        async run(services, values) {
+          const account = await accountOf(services, values);
+          const created = await services.apiKeys.create(
+            account,
+            { name: values.name, expiresAt: values['expires-at'] },
+            'operator',
+          );
+          print({
+            api_key: created.id,
+            name: created.name,
+            key: created.key,
+            prefix: created.prefix,
+            created_at: created.createdAt.toISOString(),
+            expires_at: created.expiresAt?.toISOString() ?? null,
+          });
+        },
+      },
+      list: {
+        summary: 'list the API keys of an account, newest first (never the keys themselves)',
+        synopsis: '--email EMAIL',
+        options: EMAIL,
+        required: ['email'],
+        details:
+          'Prints one line per key: {"api_key","name","prefix","created_at","expires_at","last_used_at"}.',
+        async run(services, values) {
+          const account = await accountOf(services, values);
+          // The whole list fits in one page: an account holds at most that many keys.
+          for (const key of await services.apiKeys.list(account, {
+            page: 1,
+            perPage: MAX_API_KEYS_PER_ACCOUNT,
+          })) {
+            print({
+              api_key: key.id,
+              name: key.name,
+              prefix: key.prefix,
+              created_at: key.createdAt.toISOString(),
+              expires_at: key.expiresAt?.toISOString() ?? null,
+              last_used_at: key.lastUsedAt?.toISOString() ?? null,
+            });
+          }
+        },
+      },
+      revoke: {
+        summary: 'revoke an API key: every API process refuses it from the next request on',
+        synopsis: '--email EMAIL --id KEY_ID',
+        options: { ...EMAIL, id: { type: 'string' } },
+        required: ['email', 'id'],
+        details:
+          'KEY_ID is the key\'s id (key_…), as api-keys list shows it. Prints {"api_key","deleted":true}.',
+        async run(services, values) {
+          const account = await accountOf(services, values);
+          const revoked = await services.apiKeys.revoke(account, String(values.id), 'operator');
+          print({ api_key: revoked.id, deleted: revoked.deleted });
+        },
+      },
+    },
+  },
+};
+
+export function print(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+async function setDisabled(services: Services, values: Values, disabled: boolean): Promise<void> {
+  const account = await accountOf(services, values);
+  await services.accounts.setDisabled(account, disabled);
+  print({ account, email: values.email, disabled });
+}
+
+async function accountOf(services: Services, values: Values): Promise<string> {
+  try {
+    return await services.accounts.idByEmail(String(values.email));
+  } catch (error) {
+    if (error instanceof NotFoundError)
+      throw new AppError('not_found', `no account has the e-mail ${String(values.email)}`);
+    throw error;
+  }
+}
+
+/** --password, else a prompt on a terminal, else the first line of stdin. */
+async function passwordFrom(values: Values): Promise<string> {
+  if (typeof values.password === 'string') return values.password;
+  if (process.stdin.isTTY) {
+    const password = await read({ prompt: 'Password: ', silent: true, replace: '*', output: process.stderr });
+    const again = await read({
+      prompt: 'Password again: ',
+      silent: true,
+      replace: '*',
+      output: process.stderr,
+    });
+    if (password !== again) throw new UsageError('the two passwords differ');
+    return password;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_STDIN_BYTES)
+      throw new UsageError(
+        `stdin holds more than ${MAX_STDIN_BYTES} bytes: give the password alone on its first line`,
+      );
+    chunks.push(chunk);
+  }
+  const [firstLine = ''] = Buffer.concat(chunks).toString('utf8').split(/\r?\n/);
+  return firstLine;
+}

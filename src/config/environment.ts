@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseEnv } from 'node:util';
+import { z } from 'zod';
+
+export class ConfigError extends Error {}
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((value) => value === 'true' || value === '1');
+
+/** Every environment variable Tern reads, with its bounds and default (docs/configuration.md lists them). */
+export const environmentSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).default('postgresql://postgres@127.0.0.1:5432/tern'),
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:_-]{1,40}$/)
+    .default('tern'),
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  JWT_SECRET: z.string().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
+  // 0 picks a free port, as PORT does; `off` serves no metrics.
+  METRICS_PORT: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).default(9464),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  // 0 keeps everything. At least 7 otherwise: a webhook replay reaches 7 days back.
+  RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .max(36_500)
+    .refine((days) => days === 0 || days >= 7, 'must be 0 (keep everything) or at least 7')
+    .default(30),
+  CARRIER: z.enum(['simulator', 'smpp']).default('simulator'),
+  // Read by hand (parseSmppUrl): a URL error must not echo the password.
+  SMPP_URL: z.string().optional(),
+  SMPP_SYSTEM_TYPE: z.string().max(12).default(''),
+  SMPP_SOURCE_ADDR: z
+    .string()
+    .regex(/^(\+?\d{3,15}|[A-Za-z0-9 ]{3,11})$/, 'a number of 3..15 digits or 3..11 letters and digits')
+    .optional(),
+  SMPP_WINDOW: z.coerce.number().int().min(1).max(1_000).default(10),
+  SMPP_CONCAT: z.enum(['udh', 'payload']).default('udh'),
+  SMPP_ENQUIRE_LINK_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  SMPP_RESPONSE_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(10_000),
+  SMPP_RECONNECT_MS: z.coerce.number().int().min(10).max(600_000).default(1_000),
+  SMPP_THROTTLE_BACKOFF_MS: z.coerce.number().int().min(10).max(600_000).default(1_000),
+  SIMULATOR_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(200),
+  SIMULATOR_SUBMIT_LATENCY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
+  SEND_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(32),
+  CARRIER_MAX_PER_SECOND: z.coerce.number().int().min(1).optional(),
+  RECOVERY_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
+  RECOVERY_AFTER_MS: z.coerce.number().int().min(100).default(15_000),
+  CLAIM_LEASE_MS: z.coerce.number().int().min(100).default(60_000),
+  WEBHOOK_ALLOW_INSECURE: booleanFlag.default(false),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: booleanFlag.default(false),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(10_000),
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
+  WEBHOOK_SECRET_KEY: z.string().optional(),
+  TWO_FACTOR_SECRET_KEY: z.string().optional(),
+  RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(600),
+  RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(60),
+  RATE_LIMIT_SEND_MESSAGE_MAX: z.coerce.number().int().min(0).default(300),
+  RATE_LIMIT_LOGIN_MAX: z.coerce.number().int().min(0).default(30),
+  SUBSCRIPTIONS_PER_ACCOUNT: z.coerce.number().int().min(1).max(10_000).default(20),
+  TRUST_PROXY: booleanFlag.default(false),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(20),
+  GRAPHIQL: booleanFlag.optional(),
+  GRAPHQL_INTROSPECTION: booleanFlag.optional(),
+  DEMO_ACCOUNT: booleanFlag.optional(),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  WEB_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+  IMPORT_DIR: z.string().min(1).optional(),
+  IMPORT_MAX_INFLATED_MB: z.coerce.number().int().min(1).max(4_096).default(100),
+});
+
+export type Environment = z.infer<typeof environmentSchema>;
+
+/**
+ * The process environment over a `.env` file in the working directory: a variable set in the
+ * real environment wins over the file's. No file, no change; an unreadable one is an error.
+ */
+export function environmentWithDotEnv(
+  environment: Record<string, string | undefined> = process.env,
+  path = resolve('.env'),
+): Record<string, string | undefined> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return environment;
+    throw new ConfigError(`cannot read ${path}: ${(error as Error).message}`);
+  }
+  return { ...parseEnv(text), ...environment };
+}

@@ -1,0 +1,110 @@
+import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
+import type { ContactFilter } from '../../modules/contacts/contacts.service.js';
+import type { PageRequest } from '../../pagination.js';
+import type { Builder } from '../builder.js';
+import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
+import { cursorArgs } from './page-info.js';
+
+interface ContactPageShape {
+  accountId: string;
+  campaignId: string;
+  filter: ContactFilter;
+  page: PageRequest;
+}
+
+export type ContactTypeRefs = ReturnType<typeof addContactTypes>;
+
+export function addContactTypes(builder: Builder) {
+  const contactRef = builder.prismaObject('Contact', {
+    description: 'A recipient of a campaign; its fields fill the placeholders of the template',
+    fields: (t) => ({
+      id: t.exposeID('id', { description: 'Its id, prefixed by its kind' }),
+      campaignId: t.exposeID('campaignId', { description: 'The campaign it belongs to' }),
+      phone: t.exposeString('phone', { description: 'E.164 digits without the plus sign' }),
+      name: t.exposeString('name', { nullable: true, description: 'Fills {{name}}' }),
+      email: t.exposeString('email', { nullable: true, description: 'Fills {{email}}' }),
+      document: t.exposeString('document', { nullable: true, description: 'Fills {{document}}' }),
+      tags: t.exposeStringList('tags', { description: 'Labels to filter contacts by; fill {{tags}}' }),
+      createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created' }),
+      // One message per contact and campaign (a unique index), so the list holds one at most.
+      messages: t.relation('messages', {
+        description: 'The campaign message sent to this contact, once dispatched',
+        complexity: { field: 1, multiplier: 1 },
+      }),
+    }),
+  });
+
+  const contactPage = addPageType(builder, 'ContactPage', 'Contact', 'In the order they were added', {
+    nodes: (query, shape: ContactPageShape, { services }) =>
+      services.contacts.list(shape.accountId, shape.campaignId, shape.filter, shape.page, query),
+    total: (shape, { services }) => services.contacts.count(shape.accountId, shape.campaignId, shape.filter),
+  });
+
+  const contactInput = builder.inputType('AddContactInput', {
+    description: 'A new contact of a campaign',
+    fields: (t) => ({
+      phone: t.string({
+        required: true,
+        description: 'Digits; spaces, dashes, dots, parentheses and a leading + are removed',
+      }),
+      name: t.string({ description: 'Up to 200 characters' }),
+      email: t.string({ description: 'An email address, up to 254 characters' }),
+      document: t.string({ description: 'An identity document number, up to 64 characters' }),
+      tags: t.stringList({ description: 'Up to 20 tags of 1..50 characters' }),
+    }),
+  });
+
+  builder.queryField('contacts', (t) =>
+    t.withAuth({ account: true }).field({
+      type: contactPage,
+      description: "A campaign's contacts",
+      errors: { types: [ValidationError, NotFoundError] },
+      args: {
+        campaign: t.arg.id({ required: true, description: 'The campaign it belongs to' }),
+        tag: t.arg.string({ description: 'Only contacts with this tag' }),
+        page: t.arg.int(PAGE_ARG),
+        perPage: t.arg.int(PER_PAGE_ARG),
+        ...cursorArgs(t),
+      },
+      resolve: async (_root, args, { accountId, services }) => ({
+        accountId,
+        campaignId: args.campaign,
+        ...(await services.contacts.parseListArgs(accountId, args.campaign, args)),
+      }),
+    }),
+  );
+
+  builder.queryField('contact', (t) =>
+    t.withAuth({ account: true }).prismaField({
+      type: 'Contact',
+      description: 'One contact of a campaign',
+      errors: { types: [NotFoundError] },
+      args: {
+        campaign: t.arg.id({ required: true, description: 'The campaign it belongs to' }),
+        id: t.arg.id({ required: true, description: 'Its id' }),
+      },
+      resolve: (query, _root, args, { accountId, services }) =>
+        services.contacts.get(accountId, args.campaign, args.id, query),
+    }),
+  );
+
+  builder.mutationField('addContact', (t) =>
+    t.withAuth({ account: true }).prismaField({
+      type: 'Contact',
+      description: 'Adds a contact to a campaign; a phone already in it is a ConflictError',
+      errors: { types: [ValidationError, NotFoundError, ConflictError] },
+      args: {
+        campaign: t.arg.id({ required: true, description: 'The campaign it belongs to' }),
+        input: t.arg({
+          description: 'The fields, each described on its input type',
+          type: contactInput,
+          required: true,
+        }),
+      },
+      resolve: (query, _root, args, { accountId, services }) =>
+        services.contacts.add(accountId, args.campaign, args.input, query),
+    }),
+  );
+
+  return { contactRef };
+}

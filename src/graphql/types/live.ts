@@ -1,0 +1,146 @@
+import { initContextCache } from '@pothos/core';
+import type { LiveEvent, MessageChange } from '../../modules/live/live-events.js';
+import type { MessageFilter } from '../../modules/messages/message-queries.js';
+import type { Builder } from '../builder.js';
+import type { Context } from '../context.js';
+import type { MessageTypeRefs } from './messages.js';
+
+/**
+ * A subscription keeps one context for all its updates, and with it the loaders Pothos keeps per
+ * context, which would answer every later update with what the first one read (a message's
+ * replies as they were then): each update starts with loaders of its own.
+ */
+function readAfresh(context: Context): void {
+  Object.assign(context, initContextCache());
+}
+
+const UPDATE_KINDS = ['status', 'reply'] as const;
+
+/** The account's changes to the messages a subscriber asked for, one item per message. */
+function messageChanges(filter: MessageFilter) {
+  return (event: LiveEvent): MessageChange[] =>
+    event.kind !== 'messages'
+      ? []
+      : event.messages.filter(
+          (change) =>
+            (!filter.campaignId || change.campaignId === filter.campaignId) &&
+            (!filter.to || change.to === filter.to),
+        );
+}
+
+/**
+ * A campaign changes when its status does and when its messages move (its stats); one batch of
+ * its messages makes one update, not one per message.
+ */
+function campaignChanges(id: string) {
+  return (event: LiveEvent): string[] => {
+    if (event.kind === 'campaign') return event.id === id ? [id] : [];
+    if (event.kind === 'messages')
+      return event.messages.some((change) => change.campaignId === id) ? [id] : [];
+    return [];
+  };
+}
+
+function importJobChanges(id: string) {
+  return (event: LiveEvent): string[] => (event.kind === 'import' && event.id === id ? [id] : []);
+}
+
+/**
+ * Live updates over server-sent events (or any transport Yoga speaks for subscriptions). Each
+ * stream carries only its account's rows, read when the update is delivered; opening one takes
+ * one of the account's SUBSCRIPTIONS_PER_ACCOUNT slots until it closes.
+ */
+export function addLiveTypes(builder: Builder, { messageStatus }: MessageTypeRefs) {
+  builder.subscriptionType({
+    authScopes: { account: true },
+    description:
+      'Live updates of the account’s messages, campaigns and imports, as they happen in any process.',
+  });
+
+  const updateKind = builder.enumType('MessageUpdateKind', {
+    description: 'What happened to the message',
+    values: {
+      status: { value: UPDATE_KINDS[0], description: 'Its status moved (queued, sent, delivered or failed)' },
+      reply: { value: UPDATE_KINDS[1], description: 'A reply to it arrived' },
+    },
+  });
+
+  const messageUpdate = builder.objectRef<MessageChange>('MessageUpdate').implement({
+    description: 'One change of one message, as it happened.',
+    fields: (t) => ({
+      kind: t.field({
+        type: updateKind,
+        description: 'A status change or a reply',
+        resolve: (change) => (change.status ? 'status' : 'reply'),
+      }),
+      status: t.field({
+        type: messageStatus,
+        nullable: true,
+        description: 'The status the message moved to; null for a reply',
+        resolve: (change) => change.status,
+      }),
+      message: t.withAuth({ account: true }).prismaField({
+        type: 'Message',
+        description: 'The message as it is when the update is delivered (a later change may already show)',
+        resolve: (query, change, _args, { accountId, services }) =>
+          services.messages.get(accountId, change.id, query),
+      }),
+    }),
+  });
+
+  builder.subscriptionField('messageUpdated', (t) =>
+    t.withAuth({ account: true }).field({
+      type: messageUpdate,
+      description:
+        'Every status change of the account’s messages and every reply to them, from their acceptance (queued) on; narrowed by campaign and recipient when given.',
+      args: {
+        campaign: t.arg.id({ description: 'Only the messages of this campaign' }),
+        to: t.arg.string({
+          description: 'Only the messages to this number (E.164 digits without the plus sign)',
+        }),
+      },
+      subscribe: (_root, args, { accountId, services, stillAuthenticated }) => {
+        // Checked as the message list checks them: a `to` that is not a number is refused, not left to match nothing.
+        const { filter } = services.messages.parseListArgs({ campaign: args.campaign, to: args.to });
+        return services.live.subscribe(accountId, messageChanges(filter), stillAuthenticated);
+      },
+      resolve: (change, _args, context) => {
+        readAfresh(context);
+        return change;
+      },
+    }),
+  );
+
+  builder.subscriptionField('campaignUpdated', (t) =>
+    t.withAuth({ account: true }).prismaField({
+      type: 'Campaign',
+      description:
+        'The campaign each time its status or its stats change (a batch dispatched, its messages sent, delivered or failed).',
+      args: { id: t.arg.id({ required: true, description: 'A campaign of the account' }) },
+      subscribe: async (_root, { id }, { accountId, services, stillAuthenticated }) => {
+        await services.campaigns.get(accountId, id, { select: { id: true } });
+        return services.live.subscribe(accountId, campaignChanges(id), stillAuthenticated);
+      },
+      resolve: (query, _id, { id }, context) => {
+        readAfresh(context);
+        return context.services.campaigns.get(context.accountId, id, query);
+      },
+    }),
+  );
+
+  builder.subscriptionField('importJobUpdated', (t) =>
+    t.withAuth({ account: true }).prismaField({
+      type: 'ImportJob',
+      description: 'The import job each time its progress (`processed`) or its status changes.',
+      args: { id: t.arg.id({ required: true, description: 'An import job of the account' }) },
+      subscribe: async (_root, { id }, { accountId, services, stillAuthenticated }) => {
+        await services.imports.find(accountId, id, { select: { id: true } });
+        return services.live.subscribe(accountId, importJobChanges(id), stillAuthenticated);
+      },
+      resolve: (query, _id, { id }, context) => {
+        readAfresh(context);
+        return context.services.imports.find(context.accountId, id, query);
+      },
+    }),
+  );
+}
