@@ -242,25 +242,36 @@ export class Bench {
     );
   }
 
-  /** The baseline server, laid out as the gateway's API is. */
-  /** The baseline server; `batching` makes it batch its sends as Tern's acceptance does. */
+  /** The baseline server, laid out as the gateway's API is; `batching` makes it batch its sends as Tern's acceptance does. */
   async startBaseline(layout: Layout, { batching = false } = {}): Promise<Service> {
+    return this.startHarnessServer(layout, 'baseline', 'test/bench/baseline-server.ts', {
+      BASELINE_ACCOUNT: this.account.id,
+      BASELINE_BATCHING: String(batching),
+    });
+  }
+
+  /** The server that answers a send with no work, over Fastify alone and through a bare Yoga. */
+  async startGraphqlFloor(layout: Layout): Promise<Service> {
+    return this.startHarnessServer(layout, 'graphql-floor', 'test/bench/graphql-floor-server.ts', {});
+  }
+
+  /** One of the harness's own servers, laid out as the gateway's API is. */
+  private async startHarnessServer(
+    layout: Layout,
+    name: string,
+    script: string,
+    extraEnv: Record<string, string>,
+  ): Promise<Service> {
     const transactionsAtStart = await this.transactions();
     const prefix = this.newPrefix();
     const port = await freePort();
-    const env = {
-      ...this.environment(prefix, port),
-      BASELINE_ACCOUNT: this.account.id,
-      BASELINE_BATCHING: String(batching),
-    };
-    const profileDir = this.newProfileDir(`baseline-${layout.key}-${prefix}`);
+    const env = { ...this.environment(prefix, port), ...extraEnv };
+    const profileDir = this.newProfileDir(`${name}-${layout.key}-${prefix}`);
     const args =
-      layout.apiProcesses === 1
-        ? ['test/bench/baseline-server.ts']
-        : ['test/bench/cluster.ts', String(layout.apiProcesses), 'test/bench/baseline-server.ts'];
-    const handles = [this.spawn(`baseline ×${layout.apiProcesses}`, args, env, profileDir)];
+      layout.apiProcesses === 1 ? [script] : ['test/bench/cluster.ts', String(layout.apiProcesses), script];
+    const handles = [this.spawn(`${name} ×${layout.apiProcesses}`, args, env, profileDir)];
     return this.started(
-      `baseline (${layout.describe.baseline})`,
+      `${name} (${layout.describe.baseline})`,
       layout,
       port,
       handles,

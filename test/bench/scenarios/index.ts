@@ -3,6 +3,7 @@ import { campaignDispatch } from './campaign-dispatch.js';
 import { contactImportCsv, contactImportXlsx } from './contact-import.js';
 import { deepPages } from './deep-pages.js';
 import { endToEnd } from './end-to-end.js';
+import { floorGraphql, floorRest } from './graphql-floor.js';
 import type { Scenario } from './scenario.js';
 import { sendGraphql } from './send-graphql.js';
 import { sendRest } from './send-rest.js';
@@ -14,6 +15,8 @@ export const SCENARIOS: readonly Scenario[] = [
   sendGraphql,
   baseline,
   baselineBatched,
+  floorRest,
+  floorGraphql,
   endToEnd,
   campaignDispatch,
   contactImportCsv,
