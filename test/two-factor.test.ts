@@ -362,6 +362,41 @@ describe('turning two-factor login off', () => {
   });
 });
 
+describe('with an API key', () => {
+  it('cannot set up, confirm or turn off two-factor login (403), over /v1 and GraphQL', async () => {
+    const owner = await t.createAccount();
+    const created = await t.request('POST', '/v1/api-keys', { token: owner.token, body: { name: 'ci' } });
+    expect(created.status).toBe(201);
+    const key = created.body.key as string;
+
+    const setUp = await t.request('POST', '/v1/settings/two-factor', { token: key });
+    expect(setUp.status).toBe(403);
+    expect(setUp.body.error.code).toBe('forbidden');
+    const graphql = await t.request('POST', '/graphql', {
+      token: key,
+      body: { query: 'mutation { setUpTwoFactor { __typename } }' },
+    });
+    expect(graphql.body.errors[0].extensions.code).toBe('forbidden');
+
+    // Set up with the login token; the key can neither confirm it nor, once on, turn it off.
+    const enrolled = await t.request('POST', '/v1/settings/two-factor', { token: owner.token });
+    const totp = URI.parse(enrolled.body.otpauth_url) as TOTP;
+    const confirm = await t.request('POST', '/v1/settings/two-factor/confirm', {
+      token: key,
+      body: { code: codeOf(totp) },
+    });
+    expect(confirm.status).toBe(403);
+    const on = await enrol(owner);
+    const off = await t.request('DELETE', '/v1/settings/two-factor', {
+      token: key,
+      body: { code: on.recoveryCodes[0] },
+    });
+    expect(off.status).toBe(403);
+    const settings = await t.request('GET', '/v1/settings', { token: owner.token });
+    expect(settings.body.two_factor_enabled).toBe(true);
+  });
+});
+
 describe('GraphQL', () => {
   it('has the same operations, and login answers OtpRequiredError', async () => {
     const leo = await t.createAccount();

@@ -9,7 +9,7 @@ export function errorCodesOf(route: RestRoute): ErrorCode[] {
   if (route.public) {
     if (route.operation === 'Login') codes.push('invalid_credentials', 'otp_required');
   } else codes.push('unauthorized');
-  if (route.path.startsWith('/v1/api-keys')) codes.push('forbidden');
+  if (route.loginTokenOnly) codes.push('forbidden');
   if (route.params) codes.push('not_found');
   if (route.method !== 'GET') codes.push('conflict', 'invalid_state');
   if (route.body || route.query || route.params || route.headers) codes.push('validation_error');

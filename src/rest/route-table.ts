@@ -27,6 +27,8 @@ export interface RestRoute {
   summary: string;
   /** Reachable without a bearer token (documentation only: the schema enforces it). */
   public?: boolean;
+  /** Refused to an API key (403 forbidden): only a login token may (documentation only: the domain enforces it). */
+  loginTokenOnly?: boolean;
   /** Path parameter → variable. */
   params?: Record<string, string>;
   /** Query parameter → variable. */

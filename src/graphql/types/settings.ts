@@ -106,9 +106,10 @@ export function addSettingsTypes(builder: Builder) {
     t.withAuth({ account: true }).field({
       type: twoFactorSetup,
       description:
-        'A new TOTP secret for two-factor login; confirmTwoFactor with a code of it turns two-factor login on',
+        'A new TOTP secret for two-factor login; confirmTwoFactor with a code of it turns two-factor login on. Only with a login token (an API key gets 403 forbidden)',
       errors: { types: [InvalidStateError] },
-      resolve: (_root, _args, { accountId, services }) => services.twoFactor.setUp(accountId),
+      resolve: (_root, _args, { accountId, credential, services }) =>
+        services.twoFactor.setUp(accountId, credential),
     }),
   );
 
@@ -116,7 +117,7 @@ export function addSettingsTypes(builder: Builder) {
     t.withAuth({ account: true }).field({
       type: twoFactorActivation,
       description:
-        'Turns two-factor login on with a code of the secret of setUpTwoFactor; a wrong code is a ValidationError on code',
+        'Turns two-factor login on with a code of the secret of setUpTwoFactor; a wrong code is a ValidationError on code. Only with a login token',
       errors: { types: [ValidationError, InvalidStateError] },
       args: {
         input: t.arg({
@@ -125,14 +126,16 @@ export function addSettingsTypes(builder: Builder) {
           required: true,
         }),
       },
-      resolve: (_root, { input }, { accountId, services }) => services.twoFactor.confirm(accountId, input),
+      resolve: (_root, { input }, { accountId, credential, services }) =>
+        services.twoFactor.confirm(accountId, input, credential),
     }),
   );
 
   builder.mutationField('disableTwoFactor', (t) =>
     t.withAuth({ account: true }).prismaField({
       type: 'AccountSettings',
-      description: 'Turns two-factor login off with a code of the authenticator app or a recovery code',
+      description:
+        'Turns two-factor login off with a code of the authenticator app or a recovery code. Only with a login token',
       errors: { types: [ValidationError, InvalidStateError] },
       args: {
         input: t.arg({
@@ -141,8 +144,8 @@ export function addSettingsTypes(builder: Builder) {
           required: true,
         }),
       },
-      resolve: (query, _root, { input }, { accountId, services }) =>
-        services.twoFactor.disable(accountId, input, query),
+      resolve: (query, _root, { input }, { accountId, credential, services }) =>
+        services.twoFactor.disable(accountId, input, credential, query),
     }),
   );
 }

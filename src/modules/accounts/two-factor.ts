@@ -6,10 +6,17 @@ import type { Logger } from 'pino';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { z } from 'zod';
 import type { Clock } from '../../clock.js';
-import { InvalidStateError, NotFoundError, RateLimitedError, ValidationError } from '../../errors.js';
+import {
+  ForbiddenError,
+  InvalidStateError,
+  NotFoundError,
+  RateLimitedError,
+  ValidationError,
+} from '../../errors.js';
 import type { AccountSettings, Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { SealedBox } from '../../sealed-box.js';
 import { parseInput } from '../../validation.js';
+import type { Credential } from './authentication.js';
 
 /** RFC 6238 as every authenticator app implements it: HMAC-SHA-1, 6 digits, 30-second steps. */
 const TOTP_PARAMETERS = { algorithm: 'SHA1', digits: 6, period: 30 } as const;
@@ -73,7 +80,8 @@ export class TwoFactorService {
   }
 
   /** A new secret, not yet in force; a set-up that was never confirmed is replaced. */
-  async setUp(accountId: string): Promise<TwoFactorSetup> {
+  async setUp(accountId: string, by: Credential): Promise<TwoFactorSetup> {
+    assertLoginToken(by);
     const account = await this.prisma.account.findUnique({
       where: { id: accountId },
       select: { email: true, settings: { select: { twoFactorEnabled: true } } },
@@ -96,7 +104,8 @@ export class TwoFactorService {
   }
 
   /** The first code of the app turns two-factor login on; answers the recovery codes, once. */
-  async confirm(accountId: string, input: unknown): Promise<TwoFactorActivation> {
+  async confirm(accountId: string, input: unknown, by: Credential): Promise<TwoFactorActivation> {
+    assertLoginToken(by);
     const { code } = parseInput(codeInput, input);
     if (await this.isEnabled(accountId)) throw new InvalidStateError('Two-factor login is already on');
     if (!(await this.hasSecret(accountId)))
@@ -122,7 +131,8 @@ export class TwoFactorService {
   }
 
   /** Turns two-factor login off with a code of the app or a recovery code. */
-  async disable(accountId: string, input: unknown, query: SettingsQuery = {}) {
+  async disable(accountId: string, input: unknown, by: Credential, query: SettingsQuery = {}) {
+    assertLoginToken(by);
     const { code } = parseInput(codeInput, input);
     if (!(await this.isEnabled(accountId))) throw new InvalidStateError('Two-factor login is not on');
     await this.countAttempt(accountId);
@@ -234,4 +244,13 @@ function newRecoveryCode(): string {
  */
 function hashRecoveryCode(code: string): string {
   return createHash('sha256').update(code.toLowerCase().replace(/[\s-]/g, ''), 'utf8').digest('base64url');
+}
+
+/**
+ * Two-factor login guards the login, so only a login can change it: a leaked API key must not
+ * be able to turn it on with a secret of its own (locking the owner out) or turn it off.
+ */
+function assertLoginToken(by: Credential): void {
+  if (by === 'api_key')
+    throw new ForbiddenError('API keys cannot change two-factor login: use a login token');
 }

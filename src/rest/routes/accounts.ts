@@ -29,25 +29,29 @@ export const accountRoutes: readonly RestRoute[] = [
     method: 'POST',
     path: '/v1/settings/two-factor',
     operation: 'SetUpTwoFactor',
+    loginTokenOnly: true,
     status: 200,
     summary:
-      'Set up two-factor login: a new TOTP secret and its otpauth:// URL, not in force until confirmed',
+      'Set up two-factor login: a new TOTP secret and its otpauth:// URL, not in force until confirmed. Needs a login token (403 forbidden with an API key)',
   },
   {
     method: 'POST',
     path: '/v1/settings/two-factor/confirm',
     operation: 'ConfirmTwoFactor',
+    loginTokenOnly: true,
     body: 'input',
     status: 200,
     summary:
-      'Turn two-factor login on with a code of the new secret ({ code }); answers the settings and 10 single-use recovery codes, shown only here',
+      'Turn two-factor login on with a code of the new secret ({ code }); answers the settings and 10 single-use recovery codes, shown only here. Needs a login token',
   },
   {
     method: 'DELETE',
     path: '/v1/settings/two-factor',
     operation: 'DisableTwoFactor',
+    loginTokenOnly: true,
     body: 'input',
     status: 200,
-    summary: 'Turn two-factor login off with a code of the authenticator app or a recovery code ({ code })',
+    summary:
+      'Turn two-factor login off with a code of the authenticator app or a recovery code ({ code }). Needs a login token',
   },
 ];

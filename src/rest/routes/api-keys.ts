@@ -6,6 +6,7 @@ export const apiKeyRoutes: readonly RestRoute[] = [
     method: 'POST',
     path: '/v1/api-keys',
     operation: 'CreateApiKey',
+    loginTokenOnly: true,
     body: 'input',
     status: 201,
     summary:
@@ -23,6 +24,7 @@ export const apiKeyRoutes: readonly RestRoute[] = [
     method: 'DELETE',
     path: '/v1/api-keys/:apikey',
     operation: 'RevokeApiKey',
+    loginTokenOnly: true,
     params: { apikey: 'id' },
     status: 200,
     summary:
