@@ -85,6 +85,18 @@ describe('GET /v1/openapi.json', () => {
     expect(body.paths['/v1/messages'].post.operationId).not.toBe(send.operationId);
   });
 
+  it("documents 409 and 403 only where the route can answer them: from its field's declared errors and the route table", async () => {
+    const { body } = await t.request('GET', '/v1/openapi.json');
+    const statuses = (path: string, method: string) => Object.keys(body.paths[path][method].responses);
+    expect(statuses('/v1/campaigns/{campaign}/start', 'post')).toContain('409');
+    expect(statuses('/v1/templates/{template}', 'delete')).toContain('409');
+    expect(statuses('/v1/messages/send', 'post')).not.toContain('409');
+    expect(statuses('/v1/webhooks/{webhook}', 'delete')).not.toContain('409');
+    expect(statuses('/v1/settings/two-factor', 'post')).toContain('403');
+    expect(statuses('/v1/api-keys', 'post')).toContain('403');
+    expect(statuses('/v1/api-keys', 'get')).not.toContain('403');
+  });
+
   it('lists routes that all answer, none missing or failing', async () => {
     const { body } = await t.request('GET', '/v1/openapi.json');
     for (const [path, methods] of Object.entries(body.paths as Record<string, Record<string, any>>)) {

@@ -1,18 +1,51 @@
+import { type GraphQLSchema, getNamedType, isUnionType, Kind } from 'graphql';
 import { type ErrorCode, HTTP_STATUS_BY_CODE } from '../errors.js';
+import type { Operation } from './operations.js';
 import type { JsonSchema } from './request-schemas.js';
 import type { RestRoute } from './route-table.js';
 
-/** The error codes a route can answer with: from what it takes (body, path, token) and what it does. */
-export function errorCodesOf(route: RestRoute): ErrorCode[] {
+/** The result-union members of Tern's schema that are expected failures, by their error code. */
+const CODE_BY_ERROR_TYPE: Readonly<Record<string, ErrorCode>> = {
+  ValidationError: 'validation_error',
+  NotFoundError: 'not_found',
+  ConflictError: 'conflict',
+  InvalidStateError: 'invalid_state',
+  InvalidCredentialsError: 'invalid_credentials',
+  OtpRequiredError: 'otp_required',
+};
+
+/** The expected failures the operation's field declares: the error members of its result union. */
+export function declaredErrorCodes(operation: Operation, schema: GraphQLSchema): Set<ErrorCode> {
+  const root =
+    operation.definition.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
+  const selection = operation.definition.selectionSet.selections[0];
+  const field = selection?.kind === Kind.FIELD ? root?.getFields()[selection.name.value] : undefined;
+  const result = field ? getNamedType(field.type) : undefined;
+  const members = result && isUnionType(result) ? result.getTypes() : [];
+  return new Set(members.flatMap((member) => CODE_BY_ERROR_TYPE[member.name] ?? []));
+}
+
+/**
+ * The error codes a route can answer with: the failures its GraphQL field declares, and those
+ * that come from what it takes (body, path, token) or can happen to any request.
+ */
+export function errorCodesOf(route: RestRoute, declared: ReadonlySet<ErrorCode>): ErrorCode[] {
   const codes: ErrorCode[] = [];
   if (route.body) codes.push('bad_request', 'payload_too_large');
-  if (route.public) {
-    if (route.operation === 'Login') codes.push('invalid_credentials', 'otp_required');
-  } else codes.push('unauthorized');
+  if (!route.public) codes.push('unauthorized');
   if (route.loginTokenOnly) codes.push('forbidden');
-  if (route.params) codes.push('not_found');
-  if (route.method !== 'GET') codes.push('conflict', 'invalid_state');
-  if (route.body || route.query || route.params || route.headers) codes.push('validation_error');
+  for (const code of [
+    'invalid_credentials',
+    'otp_required',
+    'not_found',
+    'conflict',
+    'invalid_state',
+  ] as const) {
+    // An id in the path that names nothing of the account's is a 404 whatever the field declares.
+    if (declared.has(code) || (code === 'not_found' && route.params)) codes.push(code);
+  }
+  if (declared.has('validation_error') || route.body || route.query || route.params || route.headers)
+    codes.push('validation_error');
   // Any route: a failure of the service's own (answered without details), or a shutdown under way.
   codes.push('rate_limited', 'internal_error', 'service_unavailable');
   return codes;
@@ -96,9 +129,9 @@ function errorSchema(codes: string[]): JsonSchema {
 }
 
 /** Each error status the route can answer with, and the codes behind it. */
-export function errorResponses(route: RestRoute) {
+export function errorResponses(route: RestRoute, declared: ReadonlySet<ErrorCode>) {
   const byStatus = new Map<number, string[]>();
-  for (const code of errorCodesOf(route)) {
+  for (const code of errorCodesOf(route, declared)) {
     const status = HTTP_STATUS_BY_CODE[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }

@@ -14,7 +14,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { describeBytes } from '../uploads.js';
-import { errorResponses, exampleOf, nonNull, responseHeaders } from './openapi-parts.js';
+import { declaredErrorCodes, errorResponses, exampleOf, nonNull, responseHeaders } from './openapi-parts.js';
 import type { Operation, OperationRegistry } from './operations.js';
 import { type JsonSchema, jsonSchemaOf, type RequestSchemas } from './request-schemas.js';
 import { snakeCase } from './rest-routes.js';
@@ -85,7 +85,7 @@ export function buildOpenApi(
           ...(route.responseHeaders ? { headers: responseHeaders(route.responseHeaders) } : {}),
           content: { 'application/json': { schema: success, example: exampleOf(success) } },
         },
-        ...errorResponses(route),
+        ...errorResponses(route, declaredErrorCodes(operation, schema)),
       },
     };
   }

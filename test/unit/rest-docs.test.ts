@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { restApiPage } from '../../scripts/rest-docs.js';
 import { ternOpenApi } from '../../src/rest/openapi-document.js';
 import { routes } from '../../src/rest/route-table.js';
 
@@ -13,6 +14,11 @@ describe('docs/rest-api.md', () => {
       const heading = `### ${route.method} ${route.path.replace(/:([A-Za-z_]+)/g, '{$1}')}\n`;
       expect(page, heading).toContain(heading);
     }
+  });
+
+  it('says of every route what the OpenAPI document says (npm run docs:routes rewrites it)', () => {
+    const page = readFileSync(new URL('../../docs/rest-api.md', import.meta.url), 'utf8');
+    expect(page).toBe(restApiPage(page));
   });
 });
 
