@@ -17,11 +17,17 @@ const cursorInput = z.object({
   after: z.string().min(1).max(MAX_CURSOR_LENGTH).optional(),
 });
 
-/** A position in a list ordered by (created_at, id): the row a page starts after. */
+/**
+ * A position in a list ordered by (created_at, key): the row a page starts after. The key is the
+ * row's id, or for a list of rows without one (opt-outs) the column that tells rows apart.
+ */
 export interface Cursor {
   createdAt: Date;
   id: string;
 }
+
+/** The column that breaks ties of created_at in a list's order. */
+export type CursorKey = 'id' | 'phone';
 
 export interface PageRequest {
   page: number;
@@ -73,7 +79,8 @@ export function encodeCursor(row: Cursor): string {
   return Buffer.from(JSON.stringify([row.createdAt.toISOString(), row.id])).toString('base64url');
 }
 
-const CURSOR_ID = /^[a-z]{2,8}_[0-9a-zA-Z]{1,64}$/;
+// An id (`msg_…`) or a phone number's digits: the keys Tern's lists order by.
+const CURSOR_ID = /^(?:[a-z]{2,8}_[0-9a-zA-Z]{1,64}|[0-9]{7,15})$/;
 
 function decodeCursor(text: string): Cursor {
   const invalid = () =>
@@ -102,8 +109,8 @@ export function pageWindow({ page, perPage, cursor, lookahead = 0 }: PageRequest
   return { skip: cursor ? 0 : (page - 1) * perPage, take: perPage + lookahead };
 }
 
-/** The rows of a (created_at, id) order that come after the cursor, in Prisma's terms. */
-function afterCursor(page: PageRequest, direction: 'asc' | 'desc') {
+/** The rows of a (created_at, key) order that come after the cursor, in Prisma's terms. */
+function afterCursor(page: PageRequest, direction: 'asc' | 'desc', key: CursorKey) {
   const after = page.cursor?.after;
   if (!after) return {};
   const [upTo, beyond] = direction === 'desc' ? (['lte', 'lt'] as const) : (['gte', 'gt'] as const);
@@ -112,7 +119,7 @@ function afterCursor(page: PageRequest, direction: 'asc' | 'desc') {
   // index scan from `a < x OR (a = x AND b < y)`, and Prisma cannot write a row comparison.
   return {
     createdAt: { [upTo]: after.createdAt },
-    OR: [{ createdAt: { [beyond]: after.createdAt } }, { id: { [beyond]: after.id } }],
+    OR: [{ createdAt: { [beyond]: after.createdAt } }, { [key]: { [beyond]: after.id } }],
   };
 }
 
@@ -120,17 +127,22 @@ function afterCursor(page: PageRequest, direction: 'asc' | 'desc') {
  * A page of a list in (created_at, id) order, ties by id, so that pages never overlap: by number
  * (OFFSET) or after a cursor (a keyset condition ANDed to `where`).
  */
-function ordered<Where extends object>(where: Where, page: PageRequest, direction: 'asc' | 'desc') {
+function ordered<Where extends object>(
+  where: Where,
+  page: PageRequest,
+  direction: 'asc' | 'desc',
+  key: CursorKey = 'id',
+) {
   return {
-    where: { AND: [where, afterCursor(page, direction)] },
-    orderBy: [{ createdAt: direction }, { id: direction }],
+    where: { AND: [where, afterCursor(page, direction, key)] },
+    orderBy: [{ createdAt: direction }, { [key]: direction }],
     ...pageWindow(page),
   };
 }
 
-/** A page of a list shown newest first. */
-export function newestFirst<Where extends object>(where: Where, page: PageRequest) {
-  return ordered(where, page, 'desc');
+/** A page of a list shown newest first; `key` breaks ties of created_at. */
+export function newestFirst<Where extends object>(where: Where, page: PageRequest, key: CursorKey = 'id') {
+  return ordered(where, page, 'desc', key);
 }
 
 /** A page of a list shown in the order its rows were added. */

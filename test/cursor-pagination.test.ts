@@ -133,6 +133,37 @@ describe('messages by cursor', () => {
   });
 });
 
+describe('opt-outs by cursor (they have no id: a cursor names the phone)', () => {
+  it('visits every number once, ties of the same second included, and pageInfo works', async () => {
+    const carol = await t.createAccount();
+    // 45 numbers, three per second: page ends fall between numbers opted out at the same time.
+    await t.tern.deps.pool.query(
+      `INSERT INTO opt_outs (account_id, phone, created_at)
+       SELECT $1, '3519100' || lpad(n::text, 5, '0'), timestamptz '2026-01-01T00:00:00Z' + (n / 3) * interval '1 second'
+       FROM generate_series(1, 45) AS n`,
+      [carol.account],
+    );
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (let pages = 1; pages <= 10; pages++) {
+      const response = await t.graphql(
+        `query ($after: String) { optOuts(first: 10, after: $after) {
+           ... on OptOutPage { nodes { phone } pageInfo { endCursor hasNextPage } } } }`,
+        { after },
+        carol.token,
+      );
+      expect(response.body.errors, JSON.stringify(response.body)).toBeUndefined();
+      const result = response.body.data.optOuts;
+      seen.push(...result.nodes.map((node: { phone: string }) => node.phone));
+      if (!result.pageInfo.hasNextPage) break;
+      after = result.pageInfo.endCursor;
+    }
+    expect(seen).toHaveLength(45);
+    expect(new Set(seen).size).toBe(45);
+    expect(seen[0]).toBe('351910000045');
+  });
+});
+
 describe('the cost of pages by cursor', () => {
   it('counts `first` like perPage, nested pages multiplied', async () => {
     const aliases = Array.from(
@@ -146,7 +177,7 @@ describe('the cost of pages by cursor', () => {
   });
 
   it('pages every top-level list by cursor', async () => {
-    for (const list of ['campaigns', 'templates', 'webhooks', 'apiKeys']) {
+    for (const list of ['campaigns', 'templates', 'webhooks', 'apiKeys', 'optOuts']) {
       const response = await t.graphql(
         `{ ${list}(first: 1) { __typename ... on Error { code } } }`,
         {},

@@ -2,6 +2,7 @@ import { ValidationError } from '../../errors.js';
 import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
+import { cursorArgs } from './page-info.js';
 
 interface OptOutPageShape {
   accountId: string;
@@ -18,10 +19,11 @@ export function addOptOutTypes(builder: Builder) {
     }),
   });
 
-  const page = addPageType(builder, 'OptOutPage', 'OptOut', 'Newest first', {
+  const page = addPageType(builder, 'OptOutPage', 'OptOut', 'Newest first (ties by phone)', {
     nodes: (query, shape: OptOutPageShape, { services }) =>
       services.optOuts.list(shape.accountId, shape.page, query),
     total: (shape, { services }) => services.optOuts.count(shape.accountId),
+    cursorKey: 'phone',
   });
 
   builder.queryField('optOuts', (t) =>
@@ -29,7 +31,7 @@ export function addOptOutTypes(builder: Builder) {
       type: page,
       description: 'The numbers that opted out of the account’s messages',
       errors: { types: [ValidationError] },
-      args: { page: t.arg.int(PAGE_ARG), perPage: t.arg.int(PER_PAGE_ARG) },
+      args: { page: t.arg.int(PAGE_ARG), perPage: t.arg.int(PER_PAGE_ARG), ...cursorArgs(t) },
       resolve: (_root, args, { accountId }) => ({ accountId, page: parsePage(args) }),
     }),
   );

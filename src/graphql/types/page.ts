@@ -1,5 +1,11 @@
 import type PrismaTypes from '../../generated/pothos-prisma-types.js';
-import { DEFAULT_PER_PAGE, encodeCursor, MAX_PER_PAGE, type PageRequest } from '../../pagination.js';
+import {
+  type CursorKey,
+  DEFAULT_PER_PAGE,
+  encodeCursor,
+  MAX_PER_PAGE,
+  type PageRequest,
+} from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import type { Context } from '../context.js';
 import type { PageInfo } from './page-info.js';
@@ -19,6 +25,8 @@ export interface PageSource<Shape, Name extends Model> {
     context: Context,
   ): Promise<PrismaTypes[Name]['Shape'][]>;
   total(shape: Shape, context: Context): Promise<number>;
+  /** The column after created_at in the list's order, which a cursor names: `id` unless said. */
+  cursorKey?: CursorKey;
 }
 
 /**
@@ -54,13 +62,17 @@ export function addPageType<Shape extends { page: PageRequest }, Name extends Mo
         resolve: async (shape, _args, context): Promise<PageInfo> => {
           // One row beyond the page tells whether there is a next one; only the keys are read.
           const { perPage } = shape.page;
+          const key = source.cursorKey ?? 'id';
           const keys = (await source.nodes(
-            { select: { id: true, createdAt: true } } as never,
+            { select: { [key]: true, createdAt: true } } as never,
             { ...shape, page: { ...shape.page, lookahead: 1 } },
             context,
-          )) as unknown as { id: string; createdAt: Date }[];
+          )) as unknown as (Record<CursorKey, string> & { createdAt: Date })[];
           const last = keys.slice(0, perPage).at(-1);
-          return { endCursor: last ? encodeCursor(last) : null, hasNextPage: keys.length > perPage };
+          return {
+            endCursor: last ? encodeCursor({ createdAt: last.createdAt, id: last[key] }) : null,
+            hasNextPage: keys.length > perPage,
+          };
         },
       }),
     }),

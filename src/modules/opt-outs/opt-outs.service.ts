@@ -1,6 +1,6 @@
 import { ValidationError } from '../../errors.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import { type PageRequest, pageWindow } from '../../pagination.js';
+import { newestFirst, type PageRequest } from '../../pagination.js';
 
 type Tx = Prisma.TransactionClient;
 type OptOutQuery = Omit<Prisma.OptOutFindManyArgs, 'where' | 'orderBy' | 'skip' | 'take'>;
@@ -67,12 +67,7 @@ export class OptOutService {
   }
 
   list(accountId: string, page: PageRequest, query: OptOutQuery = {}) {
-    return this.prisma.optOut.findMany({
-      ...query,
-      where: { accountId },
-      orderBy: [{ createdAt: 'desc' }, { phone: 'asc' }],
-      ...pageWindow(page),
-    });
+    return this.prisma.optOut.findMany({ ...query, ...newestFirst({ accountId }, page, 'phone') });
   }
 
   count(accountId: string): Promise<number> {
