@@ -1,6 +1,7 @@
 import { InvalidCredentialsError, OtpRequiredError, ValidationError } from '../../errors.js';
 import type { IssuedToken } from '../../modules/accounts/tokens.js';
 import type { Builder } from '../builder.js';
+import { inputArg } from './args.js';
 
 export function addAccountTypes(builder: Builder) {
   const token = builder.objectRef<IssuedToken>('Token').implement({
@@ -32,11 +33,7 @@ export function addAccountTypes(builder: Builder) {
       skipTypeScopes: true,
       errors: { types: [ValidationError, InvalidCredentialsError, OtpRequiredError] },
       args: {
-        input: t.arg({
-          description: 'The fields, each described on its input type',
-          type: loginInput,
-          required: true,
-        }),
+        input: inputArg(t.arg, loginInput),
       },
       resolve: async (_root, args, context, info) => {
         await context.fieldRateLimits.login({ args, context, info });

@@ -2,6 +2,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import type { CreatedApiKey, DeletedApiKey } from '../../modules/api-keys/api-keys.service.js';
 import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
+import { idArg, inputArg } from './args.js';
 import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
 import { cursorArgs } from './page-info.js';
 
@@ -106,11 +107,7 @@ export function addApiKeyTypes(builder: Builder) {
       description: 'A new API key; only with a login token (an API key gets 403 forbidden)',
       errors: { types: [ValidationError, ConflictError] },
       args: {
-        input: t.arg({
-          description: 'The fields, each described on its input type',
-          type: createInput,
-          required: true,
-        }),
+        input: inputArg(t.arg, createInput),
       },
       resolve: (_root, { input }, { accountId, credential, services }) =>
         services.apiKeys.create(accountId, input, credential),
@@ -123,7 +120,7 @@ export function addApiKeyTypes(builder: Builder) {
       description:
         'Deletes an API key: every process refuses it from the next request on. Only with a login token',
       errors: { types: [NotFoundError] },
-      args: { id: t.arg.id({ required: true, description: 'Its id' }) },
+      args: { id: idArg(t.arg) },
       resolve: (_root, { id }, { accountId, credential, services }) =>
         services.apiKeys.revoke(accountId, id, credential),
     }),

@@ -6,6 +6,7 @@ import type { CampaignStats } from '../../modules/campaigns/campaign-stats.js';
 import { CAMPAIGN_ACTIONS, describeTransition } from '../../modules/campaigns/campaign-transitions.js';
 import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
+import { idArg, inputArg } from './args.js';
 import type { ContactTypeRefs } from './contacts.js';
 import type { MessageTypeRefs } from './messages.js';
 import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
@@ -164,7 +165,7 @@ export function addCampaignTypes(
       type: 'Campaign',
       description: 'One campaign of the account',
       errors: { types: [NotFoundError] },
-      args: { id: t.arg.id({ required: true, description: 'Its id' }) },
+      args: { id: idArg(t.arg) },
       resolve: (query, _root, { id }, { accountId, services }) =>
         services.campaigns.get(accountId, id, query),
     }),
@@ -194,11 +195,7 @@ export function addCampaignTypes(
       description: 'A new campaign, in draft',
       errors: { types: [ValidationError] },
       args: {
-        input: t.arg({
-          description: 'The fields, each described on its input type',
-          type: createInput,
-          required: true,
-        }),
+        input: inputArg(t.arg, createInput),
       },
       resolve: (query, _root, { input }, { accountId, services }) =>
         services.campaigns.create(accountId, input, query),
@@ -211,12 +208,8 @@ export function addCampaignTypes(
       description: "Changes a campaign's fields",
       errors: { types: [ValidationError, NotFoundError] },
       args: {
-        id: t.arg.id({ required: true, description: 'Its id' }),
-        input: t.arg({
-          description: 'The fields, each described on its input type',
-          type: updateInput,
-          required: true,
-        }),
+        id: idArg(t.arg),
+        input: inputArg(t.arg, updateInput),
       },
       resolve: (query, _root, { id, input }, { accountId, services }) =>
         services.campaigns.update(accountId, id, input, query),
@@ -228,7 +221,7 @@ export function addCampaignTypes(
       type: deleted,
       description: 'Deletes a campaign: it is read as not found from then on; its messages stay',
       errors: { types: [NotFoundError] },
-      args: { id: t.arg.id({ required: true, description: 'Its id' }) },
+      args: { id: idArg(t.arg) },
       resolve: (_root, { id }, { accountId, services }) => services.campaigns.delete(accountId, id),
     }),
   );
@@ -239,7 +232,7 @@ export function addCampaignTypes(
         type: 'Campaign',
         description: describeTransition(action),
         errors: { types: [NotFoundError, InvalidStateError, ValidationError] },
-        args: { id: t.arg.id({ required: true, description: 'Its id' }) },
+        args: { id: idArg(t.arg) },
         resolve: async (query, _root, { id }, { accountId, services }) => {
           await services.campaignLifecycle.act(accountId, id, action);
           return services.campaigns.get(accountId, id, query);

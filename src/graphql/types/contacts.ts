@@ -2,6 +2,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import type { ContactFilter } from '../../modules/contacts/contacts.service.js';
 import type { PageRequest } from '../../pagination.js';
 import type { Builder } from '../builder.js';
+import { idArg, inputArg } from './args.js';
 import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
 import { cursorArgs } from './page-info.js';
 
@@ -81,7 +82,7 @@ export function addContactTypes(builder: Builder) {
       errors: { types: [NotFoundError] },
       args: {
         campaign: t.arg.id({ required: true, description: 'The campaign it belongs to' }),
-        id: t.arg.id({ required: true, description: 'Its id' }),
+        id: idArg(t.arg),
       },
       resolve: (query, _root, args, { accountId, services }) =>
         services.contacts.get(accountId, args.campaign, args.id, query),
@@ -95,11 +96,7 @@ export function addContactTypes(builder: Builder) {
       errors: { types: [ValidationError, NotFoundError, ConflictError] },
       args: {
         campaign: t.arg.id({ required: true, description: 'The campaign it belongs to' }),
-        input: t.arg({
-          description: 'The fields, each described on its input type',
-          type: contactInput,
-          required: true,
-        }),
+        input: inputArg(t.arg, contactInput),
       },
       resolve: (query, _root, args, { accountId, services }) =>
         services.contacts.add(accountId, args.campaign, args.input, query),

@@ -7,6 +7,7 @@ import {
   IMPORT_MAX_ROW_ERRORS,
 } from '../../modules/imports/import-options.js';
 import type { Builder } from '../builder.js';
+import { idArg, inputArg } from './args.js';
 
 export function addImportTypes(builder: Builder) {
   const importStatus = builder.enumType('ImportStatus', {
@@ -129,11 +130,7 @@ export function addImportTypes(builder: Builder) {
           required: true,
           description: 'The file, as a part of a multipart request (graphql-multipart-request-spec)',
         }),
-        input: t.arg({
-          description: 'The fields, each described on its input type',
-          type: importInput,
-          required: true,
-        }),
+        input: inputArg(t.arg, importInput),
       },
       resolve: (query, _root, args, { accountId, services }) =>
         services.imports.start(accountId, args.campaign, args.file, args.input, query),
@@ -147,7 +144,7 @@ export function addImportTypes(builder: Builder) {
       errors: { types: [NotFoundError] },
       args: {
         campaign: t.arg.id({ required: true, description: 'The campaign it belongs to' }),
-        id: t.arg.id({ required: true, description: 'Its id' }),
+        id: idArg(t.arg),
       },
       resolve: (query, _root, args, { accountId, services }) =>
         services.imports.get(accountId, args.campaign, args.id, query),

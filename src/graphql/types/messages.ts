@@ -6,6 +6,7 @@ import type { MessageFilter } from '../../modules/messages/message-queries.js';
 import type { MessageAcceptance } from '../../modules/messages/message-sending.js';
 import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
+import { idArg, inputArg } from './args.js';
 import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
 import { cursorArgs } from './page-info.js';
 
@@ -166,7 +167,7 @@ export function addMessageTypes(builder: Builder) {
       type: 'Message',
       description: 'One message of the account',
       errors: { types: [NotFoundError] },
-      args: { id: t.arg.id({ required: true, description: 'Its id' }) },
+      args: { id: idArg(t.arg) },
       resolve: (query, _root, { id }, { accountId, services }) => services.messages.get(accountId, id, query),
     }),
   );
@@ -197,11 +198,7 @@ export function addMessageTypes(builder: Builder) {
       description: 'Encoding and segments a text would take; sends nothing.',
       errors: { types: [ValidationError] },
       args: {
-        input: t.arg({
-          description: 'The fields, each described on its input type',
-          type: previewInput,
-          required: true,
-        }),
+        input: inputArg(t.arg, previewInput),
       },
       resolve: (_root, { input }, { services }) => services.messages.preview(input),
     }),
@@ -213,11 +210,7 @@ export function addMessageTypes(builder: Builder) {
       description: 'Sends one SMS: stores it as queued and hands it to a worker',
       errors: { types: [ValidationError] },
       args: {
-        input: t.arg({
-          description: 'The fields, each described on its input type',
-          type: sendInput,
-          required: true,
-        }),
+        input: inputArg(t.arg, sendInput),
         idempotencyKey: t.arg.string({
           description: 'The same key within 24 h answers the first acceptance again and sends nothing',
         }),

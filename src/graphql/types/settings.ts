@@ -1,6 +1,7 @@
 import { InvalidStateError, ValidationError } from '../../errors.js';
 import type { TwoFactorActivation, TwoFactorSetup } from '../../modules/accounts/two-factor.js';
 import type { Builder } from '../builder.js';
+import { inputArg } from './args.js';
 import { EXPECTED_ERRORS } from './common.js';
 
 export function addSettingsTypes(builder: Builder) {
@@ -91,11 +92,7 @@ export function addSettingsTypes(builder: Builder) {
       description: 'Changes the time zone or the default sender',
       errors: { types: EXPECTED_ERRORS },
       args: {
-        input: t.arg({
-          description: 'The fields, each described on its input type',
-          type: updateSettingsInput,
-          required: true,
-        }),
+        input: inputArg(t.arg, updateSettingsInput),
       },
       resolve: (query, _root, { input }, { accountId, services }) =>
         services.settings.update(accountId, input, query),
@@ -120,11 +117,7 @@ export function addSettingsTypes(builder: Builder) {
         'Turns two-factor login on with a code of the secret of setUpTwoFactor; a wrong code is a ValidationError on code. Only with a login token',
       errors: { types: [ValidationError, InvalidStateError] },
       args: {
-        input: t.arg({
-          description: 'The fields, each described on its input type',
-          type: codeInput,
-          required: true,
-        }),
+        input: inputArg(t.arg, codeInput),
       },
       resolve: (_root, { input }, { accountId, credential, services }) =>
         services.twoFactor.confirm(accountId, input, credential),
@@ -138,11 +131,7 @@ export function addSettingsTypes(builder: Builder) {
         'Turns two-factor login off with a code of the authenticator app or a recovery code. Only with a login token',
       errors: { types: [ValidationError, InvalidStateError] },
       args: {
-        input: t.arg({
-          description: 'The fields, each described on its input type',
-          type: codeInput,
-          required: true,
-        }),
+        input: inputArg(t.arg, codeInput),
       },
       resolve: (query, _root, { input }, { accountId, credential, services }) =>
         services.twoFactor.disable(accountId, input, credential, query),

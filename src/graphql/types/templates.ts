@@ -3,6 +3,7 @@ import { placeholderNames } from '../../modules/templates/render-template.js';
 import type { DeletedTemplate } from '../../modules/templates/templates.service.js';
 import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
+import { idArg, inputArg } from './args.js';
 import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
 import { cursorArgs } from './page-info.js';
 
@@ -67,7 +68,7 @@ export function addTemplateTypes(builder: Builder) {
       type: 'Template',
       description: 'One template of the account',
       errors: { types: [NotFoundError] },
-      args: { id: t.arg.id({ required: true, description: 'Its id' }) },
+      args: { id: idArg(t.arg) },
       resolve: (query, _root, { id }, { accountId, services }) =>
         services.templates.get(accountId, id, query),
     }),
@@ -89,11 +90,7 @@ export function addTemplateTypes(builder: Builder) {
       description: 'A new template',
       errors: { types: [ValidationError] },
       args: {
-        input: t.arg({
-          description: 'The fields, each described on its input type',
-          type: createInput,
-          required: true,
-        }),
+        input: inputArg(t.arg, createInput),
       },
       resolve: (query, _root, { input }, { accountId, services }) =>
         services.templates.create(accountId, input, query),
@@ -107,12 +104,8 @@ export function addTemplateTypes(builder: Builder) {
         "Changes a template's text (and name); campaigns that use it send the new text from then on",
       errors: { types: [ValidationError, NotFoundError] },
       args: {
-        id: t.arg.id({ required: true, description: 'Its id' }),
-        input: t.arg({
-          description: 'The fields, each described on its input type',
-          type: updateInput,
-          required: true,
-        }),
+        id: idArg(t.arg),
+        input: inputArg(t.arg, updateInput),
       },
       resolve: (query, _root, { id, input }, { accountId, services }) =>
         services.templates.update(accountId, id, input, query),
@@ -124,7 +117,7 @@ export function addTemplateTypes(builder: Builder) {
       type: deleted,
       description: 'Refused with ConflictError while a campaign uses the template',
       errors: { types: [NotFoundError, ConflictError] },
-      args: { id: t.arg.id({ required: true, description: 'Its id' }) },
+      args: { id: idArg(t.arg) },
       resolve: (_root, { id }, { accountId, services }) => services.templates.delete(accountId, id),
     }),
   );

@@ -8,6 +8,7 @@ import type {
 } from '../../modules/webhooks/webhooks.service.js';
 import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
+import { idArg, inputArg } from './args.js';
 import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
 import { cursorArgs } from './page-info.js';
 
@@ -189,7 +190,7 @@ export function addWebhookTypes(builder: Builder) {
       type: 'Webhook',
       description: 'One webhook of the account',
       errors: { types: [NotFoundError] },
-      args: { id: t.arg.id({ required: true, description: 'Its id' }) },
+      args: { id: idArg(t.arg) },
       resolve: (query, _root, { id }, { accountId, services }) => services.webhooks.get(accountId, id, query),
     }),
   );
@@ -227,11 +228,7 @@ export function addWebhookTypes(builder: Builder) {
         'Pings the URL with a signed webhook.ping and registers it if it answers 2xx (else ValidationError url unreachable)',
       errors: { types: [ValidationError] },
       args: {
-        input: t.arg({
-          description: 'The fields, each described on its input type',
-          type: registerInput,
-          required: true,
-        }),
+        input: inputArg(t.arg, registerInput),
       },
       resolve: (_root, { input }, { accountId, services }) => services.webhooks.register(accountId, input),
     }),
@@ -243,12 +240,8 @@ export function addWebhookTypes(builder: Builder) {
       description: 'Changes the URL or the kinds of event of a webhook',
       errors: { types: [ValidationError, NotFoundError] },
       args: {
-        id: t.arg.id({ required: true, description: 'Its id' }),
-        input: t.arg({
-          description: 'The fields, each described on its input type',
-          type: updateInput,
-          required: true,
-        }),
+        id: idArg(t.arg),
+        input: inputArg(t.arg, updateInput),
       },
       resolve: (query, _root, { id, input }, { accountId, services }) =>
         services.webhooks.update(accountId, id, input, query),
@@ -260,7 +253,7 @@ export function addWebhookTypes(builder: Builder) {
       type: deleted,
       description: 'Stops every delivery to the webhook, pending retries included',
       errors: { types: [NotFoundError] },
-      args: { id: t.arg.id({ required: true, description: 'Its id' }) },
+      args: { id: idArg(t.arg) },
       resolve: (_root, { id }, { accountId, services }) => services.webhooks.delete(accountId, id),
     }),
   );
@@ -282,12 +275,8 @@ export function addWebhookTypes(builder: Builder) {
       description: 'Delivers past events to the webhook again, with their original id and body, newly signed',
       errors: { types: [ValidationError, NotFoundError] },
       args: {
-        id: t.arg.id({ required: true, description: 'Its id' }),
-        input: t.arg({
-          description: 'The fields, each described on its input type',
-          type: replayInput,
-          required: true,
-        }),
+        id: idArg(t.arg),
+        input: inputArg(t.arg, replayInput),
       },
       resolve: (_root, { id, input }, { accountId, services }) =>
         services.webhooks.replay(accountId, id, input),
