@@ -54,11 +54,18 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * The most fields one error names: more than any request made by hand gets wrong, and a bound on
+ * the work and the answer for a body of thousands of bad fields. Collectors stop looking once
+ * they have one more than this, so that "and more" can be said without counting them all.
+ */
+export const MAX_ISSUE_DETAILS = 100;
+
 export class ValidationError extends AppError {
   readonly details: FieldIssue[];
   constructor(details: FieldIssue[], message = describeIssues(details)) {
     super('validation_error', message);
-    this.details = details;
+    this.details = details.slice(0, MAX_ISSUE_DETAILS);
   }
 }
 
@@ -121,9 +128,13 @@ export function describeIssues(
   hints: ReadonlyMap<string, string> = new Map(),
 ): string {
   if (details.length === 0) return 'The request is invalid';
-  const parts = details.map((d) => {
+  const parts = details.slice(0, MAX_ISSUE_DETAILS).map((d) => {
     const hint = hints.get(d.field);
     return `${d.field} ${d.issue.replaceAll('_', ' ')}${hint ? ` (${hint})` : ''}`;
   });
-  return `Invalid request: ${parts.join(', ')}`;
+  const more =
+    details.length > MAX_ISSUE_DETAILS
+      ? `; and more: only the first ${MAX_ISSUE_DETAILS} bad fields are listed`
+      : '';
+  return `Invalid request: ${parts.join(', ')}${more}`;
 }

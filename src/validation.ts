@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describeIssues, type Issue, ValidationError } from './errors.js';
+import { describeIssues, type Issue, MAX_ISSUE_DETAILS, ValidationError } from './errors.js';
 import { E164_EXPECTED } from './phone.js';
 
 /**
@@ -23,11 +23,11 @@ function toFieldIssues(schema: z.ZodType, issues: readonly z.core.$ZodIssue[]) {
   const byField = new Map<string, Issue>();
   const hints = new Map<string, string>();
   for (const problem of issues) {
-    const fields =
-      problem.code === 'unrecognized_keys'
-        ? problem.keys.map((key) => [...problem.path, key].join('.'))
-        : [problem.path.join('.')];
-    for (const field of fields) {
+    const keys = problem.code === 'unrecognized_keys' ? problem.keys : [undefined];
+    for (const key of keys) {
+      // One past the cap is enough to say there are more (describeIssues).
+      if (byField.size > MAX_ISSUE_DETAILS) break;
+      const field = (key === undefined ? problem.path : [...problem.path, key]).join('.');
       if (byField.has(field)) continue;
       byField.set(field, issueOf(problem));
       const hint = hintFor(schema, problem);

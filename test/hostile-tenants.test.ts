@@ -233,6 +233,27 @@ describe('a GraphQL query of nested lists', () => {
     expectServed(answers);
   }, 60_000);
 
+  it('over /v1, 40,000 unknown fields get a 422 naming the first 100 and saying there are more', async () => {
+    const body: Record<string, unknown> = { to: '5511999997003', message: 'x' };
+    for (let i = 0; i < 40_000; i += 1) body[`f${i}`] = 1;
+    const { outcome: refused, answers } = await whileAttacked(() =>
+      fetch(`${base}/v1/messages/send`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${attacker}` },
+        body: JSON.stringify(body),
+      }).then(async (response) => ({ status: response.status, text: await response.text() })),
+    );
+    expect(refused.status).toBe(422);
+    // The whole list once came back: 2.5 MB of details, after a second of CPU.
+    expect(refused.text.length).toBeLessThan(20_000);
+    const { error } = JSON.parse(refused.text);
+    expect(error.code).toBe('validation_error');
+    expect(error.details).toHaveLength(100);
+    expect(error.details[0]).toEqual({ field: 'f0', issue: 'unknown_field' });
+    expect(error.message).toContain('only the first 100 bad fields are listed');
+    expectServed(answers);
+  }, 60_000);
+
   it('over a campaign of 50,000 contacts, 30 aliases of campaigns → contacts, is refused with 400 QUERY_TOO_LARGE; the process stays up', async () => {
     const campaign = await createCampaign('Fifty thousand');
     const db = new pg.Client({ connectionString: database.url });

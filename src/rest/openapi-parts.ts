@@ -1,5 +1,5 @@
 import { type GraphQLSchema, getNamedType, isUnionType, Kind } from 'graphql';
-import { type ErrorCode, HTTP_STATUS_BY_CODE } from '../errors.js';
+import { type ErrorCode, HTTP_STATUS_BY_CODE, MAX_ISSUE_DETAILS } from '../errors.js';
 import type { Operation } from './operations.js';
 import type { JsonSchema } from './request-schemas.js';
 import type { RestRoute } from './route-table.js';
@@ -115,6 +115,8 @@ function errorSchema(codes: string[]): JsonSchema {
           message: { type: 'string' },
           details: {
             type: 'array',
+            description: `Each bad field once; at most ${MAX_ISSUE_DETAILS}, the message saying when there were more`,
+            maxItems: MAX_ISSUE_DETAILS,
             items: {
               type: 'object',
               required: ['field', 'issue'],

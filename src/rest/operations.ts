@@ -21,6 +21,7 @@ import {
   validate,
   visit,
 } from 'graphql';
+import { MAX_ISSUE_DETAILS } from '../errors.js';
 import type { Context } from '../graphql/context.js';
 import { domainCheckedSchema } from '../graphql/domain-checked-schema.js';
 
@@ -119,21 +120,12 @@ export class OperationRegistry {
         if (isNonNullType(type)) problems.push({ path: [name], kind: 'required' });
         continue;
       }
-      coerceInputValue(value, type, (path, _invalid, error) => {
-        const named = /^Field "([^"]+)"/.exec(error.message)?.[1];
-        const fieldPath = [name, ...path.map(String)];
-        if (named && /is not defined by type/.test(error.message)) {
-          const inputType = getNamedType(typeAt(type, path));
-          const known = isInputObjectType(inputType) ? Object.keys(inputType.getFields()) : [];
-          problems.push({ path: [...fieldPath, named], kind: 'unknown_field', known });
-        } else if (named && /of required type/.test(error.message)) {
-          problems.push({ path: [...fieldPath, named], kind: 'required' });
-        } else {
-          const target = getNamedType(typeAt(type, path));
-          const allowed = isEnumType(target) ? target.getValues().map((value) => value.name) : undefined;
-          problems.push({ path: fieldPath, kind: 'invalid_value', ...(allowed ? { allowed } : {}) });
-        }
-      });
+      try {
+        coerceVariable(value, type, name, problems);
+      } catch (error) {
+        if (error !== ENOUGH_PROBLEMS) throw error;
+        break;
+      }
     }
     return problems;
   }
@@ -150,6 +142,33 @@ export class OperationRegistry {
       contextValue: context,
     });
   }
+}
+
+/** Thrown from graphql-js's coercion to stop it: the problems found so far are all the answer lists. */
+const ENOUGH_PROBLEMS = Symbol('enough problems');
+
+/**
+ * Adds the problems of one variable's value. graphql-js reports every bad field of the value,
+ * each with suggestions it computes; past MAX_ISSUE_DETAILS (one more, to say there are more)
+ * the rest are not looked at, so a body of thousands of unknown fields costs what a hundred do.
+ */
+function coerceVariable(value: unknown, type: GraphQLInputType, name: string, problems: VariableProblem[]) {
+  coerceInputValue(value, type, (path, _invalid, error) => {
+    if (problems.length > MAX_ISSUE_DETAILS) throw ENOUGH_PROBLEMS;
+    const named = /^Field "([^"]+)"/.exec(error.message)?.[1];
+    const fieldPath = [name, ...path.map(String)];
+    if (named && /is not defined by type/.test(error.message)) {
+      const inputType = getNamedType(typeAt(type, path));
+      const known = isInputObjectType(inputType) ? Object.keys(inputType.getFields()) : [];
+      problems.push({ path: [...fieldPath, named], kind: 'unknown_field', known });
+    } else if (named && /of required type/.test(error.message)) {
+      problems.push({ path: [...fieldPath, named], kind: 'required' });
+    } else {
+      const target = getNamedType(typeAt(type, path));
+      const allowed = isEnumType(target) ? target.getValues().map((value) => value.name) : undefined;
+      problems.push({ path: fieldPath, kind: 'invalid_value', ...(allowed ? { allowed } : {}) });
+    }
+  });
 }
 
 /** The type of the value at `path` inside a value of `type` (list indexes and input fields). */
