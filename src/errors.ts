@@ -122,6 +122,21 @@ export class RateLimitedError extends AppError {
   }
 }
 
+/** PostgreSQL cannot be reached: nothing is lost by refusing, and the client should try again soon. */
+export class DatabaseUnavailableError extends AppError {
+  readonly retryAfterSeconds = 5;
+  constructor() {
+    super('service_unavailable', 'The database is unavailable; try again in a few seconds');
+  }
+}
+
+/** The seconds a client should wait before trying again, for the refusals that say (429, 503). */
+export function retryAfterOf(error: AppError): number | undefined {
+  return error instanceof RateLimitedError || error instanceof DatabaseUnavailableError
+    ? error.retryAfterSeconds
+    : undefined;
+}
+
 /** "Invalid request: per_page invalid value (an integer from 1 to 100), …": each field, its issue, what is allowed. */
 export function describeIssues(
   details: FieldIssue[],

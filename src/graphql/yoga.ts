@@ -12,7 +12,14 @@ import {
 } from 'graphql';
 import { createYoga, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { AppError, httpStatusFor, RateLimitedError, ValidationError } from '../errors.js';
+import { isDatabaseUnavailable } from '../db/prisma-errors.js';
+import {
+  AppError,
+  DatabaseUnavailableError,
+  httpStatusFor,
+  retryAfterOf,
+  ValidationError,
+} from '../errors.js';
 import { isMultipart, readGraphQLMultipart } from '../http/multipart.js';
 import { unstorableTextPaths } from '../validation.js';
 import { CONSOLE_OPTIONS } from './console.js';
@@ -47,7 +54,8 @@ export interface GraphQLServerOptions {
  * request-level ones, the HTTP status); anything else becomes `internal_error`.
  */
 export function toPublicGraphQLError(error: unknown): Error {
-  const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+  const thrown = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+  const original = isDatabaseUnavailable(thrown) ? new DatabaseUnavailableError() : thrown;
   const graphQLError = error instanceof GraphQLError ? error : undefined;
   if (original instanceof AppError) {
     // A malformed request, or an upload over its limit, is the request's fault as a whole, as in /v1: 400, 413.
@@ -57,7 +65,9 @@ export function toPublicGraphQLError(error: unknown): Error {
       'rate_limited',
       'bad_request',
       'payload_too_large',
+      'service_unavailable',
     ].includes(original.code);
+    const retryAfter = retryAfterOf(original);
     return new GraphQLError(original.message, {
       nodes: graphQLError?.nodes,
       path: graphQLError?.path,
@@ -68,9 +78,7 @@ export function toPublicGraphQLError(error: unknown): Error {
           ? {
               http: {
                 status: httpStatusFor(original.code),
-                ...(original instanceof RateLimitedError
-                  ? { headers: { 'retry-after': String(original.retryAfterSeconds) } }
-                  : {}),
+                ...(retryAfter === undefined ? {} : { headers: { 'retry-after': String(retryAfter) } }),
               },
             }
           : {}),

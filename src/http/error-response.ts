@@ -1,6 +1,14 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, type FieldIssue, httpStatusFor, RateLimitedError, ValidationError } from '../errors.js';
+import { isDatabaseUnavailable } from '../db/prisma-errors.js';
+import {
+  AppError,
+  DatabaseUnavailableError,
+  type FieldIssue,
+  httpStatusFor,
+  retryAfterOf,
+  ValidationError,
+} from '../errors.js';
 
 export interface ErrorBody {
   error: { code: string; message: string; details?: FieldIssue[] };
@@ -30,7 +38,8 @@ export function sendError(
 }
 
 export function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {
-  if (error instanceof RateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
+  const retryAfter = retryAfterOf(error);
+  if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
   return sendError(
     reply,
     error.code,
@@ -65,6 +74,10 @@ export function handleHttpError(error: FastifyError | Error, request: FastifyReq
   ) {
     const message = error instanceof SyntaxError ? 'The body is not valid JSON' : 'The request is malformed';
     return sendError(reply, 'bad_request', message);
+  }
+  if (isDatabaseUnavailable(error)) {
+    request.log.warn({ err: error }, 'refused: the database is unavailable');
+    return sendAppError(reply, new DatabaseUnavailableError());
   }
   request.log.error({ err: error }, 'unexpected error');
   return sendError(

@@ -1,0 +1,93 @@
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from './support/database.js';
+import { startTern, type TestAccount, type TestTern } from './support/tern.js';
+
+// PostgreSQL goes away under a running Tern: requests that need it are answered 503
+// service_unavailable with Retry-After (the client should come back), never 500 internal_error,
+// over /v1 and GraphQL; once it is back, the same requests succeed.
+
+/** A TCP relay in front of PostgreSQL that can cut every connection and refuse new ones. */
+class DatabaseRelay {
+  private readonly sockets = new Set<Socket>();
+  private server: Server | null = null;
+  port = 0;
+
+  constructor(
+    private readonly host: string,
+    private readonly upstreamPort: number,
+  ) {}
+
+  async open(port = 0): Promise<void> {
+    const server = createServer((client) => {
+      const upstream = connect(this.upstreamPort, this.host);
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('error', () => socket.destroy());
+      }
+      client.pipe(upstream).pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    this.server = server;
+    this.port = (server.address() as { port: number }).port;
+  }
+
+  /** Every connection cut and the port closed: connection refused from now on. */
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  }
+}
+
+let t: TestTern;
+let alice: TestAccount;
+let relay: DatabaseRelay;
+
+beforeAll(async () => {
+  const database = await createTestDatabase();
+  const url = new URL(database.url);
+  relay = new DatabaseRelay(url.hostname, Number(url.port || 5432));
+  await relay.open();
+  url.host = `127.0.0.1:${relay.port}`;
+  t = await startTern({ role: 'api', env: { DATABASE_URL: url.toString() } });
+  alice = await t.createAccount();
+});
+afterAll(async () => {
+  await relay.open(relay.port).catch(() => undefined);
+  await t.stop();
+  await relay.cut();
+});
+
+describe('PostgreSQL unreachable', () => {
+  it('answers 503 service_unavailable with Retry-After over /v1 and GraphQL, and serves again when it is back', async () => {
+    await relay.cut();
+    const send = await t.request('POST', '/v1/messages/send', {
+      token: alice.token,
+      body: { to: '5511999990001', message: 'hi' },
+    });
+    expect(send.status, JSON.stringify(send.body)).toBe(503);
+    expect(send.body.error.code).toBe('service_unavailable');
+    expect(send.headers.get('retry-after')).toMatch(/^\d+$/);
+
+    const list = await t.request('GET', '/v1/messages', { token: alice.token });
+    expect(list.status, JSON.stringify(list.body)).toBe(503);
+
+    const graphql = await t.graphql('{ settings { timezone } }', {}, alice.token);
+    expect(graphql.status, JSON.stringify(graphql.body)).toBe(503);
+    expect(graphql.body.errors[0].extensions.code).toBe('service_unavailable');
+
+    const login = await t.request('POST', '/v1/auth/login', {
+      body: { email: alice.email, password: alice.password },
+    });
+    expect(login.status, JSON.stringify(login.body)).toBe(503);
+
+    await relay.open(relay.port);
+    const back = await t.request('GET', '/v1/messages', { token: alice.token });
+    expect(back.status, JSON.stringify(back.body)).toBe(200);
+  }, 60_000);
+});
