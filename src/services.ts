@@ -165,6 +165,7 @@ export function createServices(deps: Dependencies): Services {
       livePubSub,
       config.redisPrefix,
       new SubscriptionSlots(deps.redis, config.redisPrefix, config.subscriptionsPerAccount, logger('live')),
+      logger('live'),
     ),
   };
 }
