@@ -2,7 +2,6 @@ import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   type ExecutionResult,
@@ -227,8 +226,11 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
     multipart: false,
     graphiql: options.graphiql ? CONSOLE_OPTIONS : false,
     // GraphiQL from the installed package, its scripts and styles inlined in the page: the
-    // console works without internet (Yoga's default page loads them from a CDN).
-    renderGraphiQL,
+    // console works without internet (Yoga's default page loads them from a CDN). The package
+    // holds its bundle as a string, some 30 MB of heap once loaded, so it is loaded at the first
+    // visit of the console, never in a process whose console nobody opens.
+    renderGraphiQL: async (graphiQLOptions) =>
+      (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(graphiQLOptions),
     context: ({ req }) => options.createContext(req),
     maskedErrors: { maskError: (error) => toPublicGraphQLError(error) },
     logging: {
