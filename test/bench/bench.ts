@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -137,6 +137,8 @@ export interface BenchOptions {
   redisUrl: string;
   /** Where `--profile` writes CPU profiles; null without `--profile`. */
   profileDir: string | null;
+  /** Where each service's output is written when it stops. */
+  logDir: string;
 }
 
 /**
@@ -149,6 +151,8 @@ export class Bench {
   private readonly running = new Set<RunningService>();
   private token: string | null = null;
   private statements: boolean | null = null;
+  /** Names the log files of the services started from now on: the scenario and layout running. */
+  logLabel = 'bench';
 
   private constructor(
     readonly options: BenchOptions,
@@ -660,6 +664,10 @@ export class Bench {
     await Promise.all(
       service.handles.map((handle) => handle.stop('SIGTERM').catch(() => handle.stop('SIGKILL'))),
     );
+    for (const handle of service.handles) {
+      const name = `${this.logLabel}-${service.prefix}-${handle.name.replace(/[^a-z0-9]+/gi, '-')}.log`;
+      writeFileSync(join(this.options.logDir, name), handle.transcript());
+    }
     await this.deleteKeys(service.prefix);
     // A backend counts its transactions in pg_stat_database as it exits, a moment after its client has gone.
     // Should one linger, the figure is a little short, which is no reason to fail the run.

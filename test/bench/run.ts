@@ -53,11 +53,17 @@ const progress = (line: string) => process.stderr.write(`[${elapsed()}] ${line}\
 
 const profileDir = values.profile ? join(RESULTS, 'profiles') : null;
 if (profileDir) rmSync(profileDir, { recursive: true, force: true });
+// What each service printed (at LOG_LEVEL warn: its warnings and errors), kept for a figure that
+// looks wrong; a run that succeeds has no other trace of them.
+const logDir = join(RESULTS, 'logs');
+rmSync(logDir, { recursive: true, force: true });
+mkdirSync(logDir, { recursive: true });
 
 const bench = await Bench.create({
   serverUrl: process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
   redisUrl: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
   profileDir,
+  logDir,
 });
 progress(`database ${bench.databaseName} ready`);
 
@@ -96,6 +102,7 @@ try {
       }
       progress(`${layout.label} · ${scenario.name} …`);
       await bench.resetMessages();
+      bench.logLabel = `${scenario.name}-${layout.key}`;
       try {
         const result = await scenario.run(bench, layout);
         outcomes.push({ scenario: scenario.name, layout, result, error: null, skipped: null });
