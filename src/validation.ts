@@ -8,6 +8,10 @@ import { E164_EXPECTED } from './phone.js';
  * mistakes at once; the message says, per field, what is allowed where that can be told.
  */
 export function parseInput<Schema extends z.ZodType>(schema: Schema, input: unknown): z.output<Schema> {
+  // zod's fast path first: asking it to report each issue's input halves its speed on valid
+  // input too (a spreadsheet import parses 100,000 rows), and only a refusal needs it.
+  const valid = schema.safeParse(input);
+  if (valid.success) return valid.data;
   const result = schema.safeParse(input, { reportInput: true });
   if (result.success) return result.data;
   const { details, hints } = toFieldIssues(schema, result.error.issues);
