@@ -106,6 +106,7 @@ export function createServices(deps: Dependencies): Services {
     webhookSender,
     logger('webhooks'),
     config.webhookRetryBaseMs,
+    config.webhookTimeoutMs,
     deps.metrics,
   );
   return {

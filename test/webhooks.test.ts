@@ -552,6 +552,53 @@ describe('retries', () => {
     expect(callback!.body).toBe(body);
     expectSigned(secret, callback!);
   });
+
+  it('makes an attempt once when two different jobs carry it (a recovered delivery whose first job still waits)', async () => {
+    const alice = await t.createAccount();
+    const path = newPath();
+    const { webhook } = await register(alice, path, ['message.delivered']);
+    const planned = await Promise.all(
+      [1, 2, 3].map(async () => {
+        const event = newId('evt');
+        await t.tern.deps.prisma.event.create({
+          data: {
+            id: event,
+            accountId: alice.account,
+            type: 'message.delivered',
+            payload: {},
+            body: JSON.stringify({ id: event, event: 'message.delivered' }),
+            dispatchedAt: new Date(),
+          },
+        });
+        const delivery = `${event}-${webhook}`;
+        await t.tern.deps.prisma.pendingWebhookDelivery.create({
+          data: {
+            id: delivery,
+            accountId: alice.account,
+            eventId: event,
+            webhookId: webhook,
+            nextAttemptAt: new Date(),
+          },
+        });
+        return delivery;
+      }),
+    );
+    // Three jobs with different ids, each naming some of the same first attempts, one of them twice.
+    await t.tern.services.webhookDeliveryJobs.enqueue([
+      { deliveries: planned, attempt: 1 },
+      { deliveries: [planned[1]!, planned[0]!], attempt: 1 },
+      { deliveries: [planned[2]!, planned[2]!], attempt: 1 },
+    ]);
+    await callbacks(path, 1 + 3);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(receiver.at(path)).toHaveLength(1 + 3);
+    const ids = events(path)
+      .slice(1)
+      .map((event) => event.id)
+      .sort();
+    expect(ids).toEqual(planned.map((delivery) => delivery.split('-')[0]).sort());
+    expect((await deliveries(alice, webhook)).total).toBe(3);
+  });
 });
 
 describe('campaign events', () => {

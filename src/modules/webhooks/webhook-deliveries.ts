@@ -11,6 +11,15 @@ import type { WebhookSender } from './webhook-sender.js';
 /** A delivery gets five attempts in all, the first included. */
 const MAX_ATTEMPTS = 5;
 
+/** Deliveries to one destination attempted by one job. */
+export const DELIVERIES_PER_JOB = 8;
+
+// A claimed attempt holds its delivery this much longer than the callback may take, for the
+// secret, the log write and a busy event loop; a crash mid-attempt frees it once this is over.
+const CLAIM_MARGIN_MS = 30_000;
+// BullMQ's delays and the clocks of several processes may disagree by this much.
+const CLOCK_TOLERANCE_MS = 1_000;
+
 /** A delivery to plan: one event to one destination. */
 export interface PlannedDelivery {
   /** Fixed for the event and destination, so that planning the same delivery twice plans it once. */
@@ -19,6 +28,12 @@ export interface PlannedDelivery {
   eventId: string;
   webhookId?: string;
   campaignId?: string;
+}
+
+/** A delivery and the attempt a job is to make of it. */
+interface Claim {
+  delivery: string;
+  attempt: number;
 }
 
 interface AttemptRow {
@@ -52,14 +67,35 @@ interface AttemptRecord {
 // Attempts run WEBHOOK_CONCURRENCY at once; their reads and writes go to PostgreSQL in groups.
 const BATCHING = { maxBatch: 200, maxInFlight: 2 };
 
+/** The jobs that make the n-th attempt of deliveries: a job per destination and per few deliveries. */
+function jobsFor(
+  deliveries: readonly Pick<PlannedDelivery, 'id' | 'webhookId' | 'campaignId'>[],
+  attempt: number,
+): WebhookDeliveryJob[] {
+  const byDestination = new Map<string | undefined, string[]>();
+  for (const delivery of deliveries) {
+    const destination = delivery.webhookId ?? delivery.campaignId;
+    const group = byDestination.get(destination);
+    if (group) group.push(delivery.id);
+    else byDestination.set(destination, [delivery.id]);
+  }
+  return [...byDestination.values()].flatMap((group) => {
+    const jobs: WebhookDeliveryJob[] = [];
+    for (let start = 0; start < group.length; start += DELIVERIES_PER_JOB)
+      jobs.push({ deliveries: group.slice(start, start + DELIVERIES_PER_JOB), attempt });
+    return jobs;
+  });
+}
+
 /**
  * Pending deliveries and their attempts. PostgreSQL holds each delivery's attempt count and
- * when the next attempt is due; BullMQ only carries one job per attempt (`<delivery>-a<n>`),
- * so a job lost with Redis is put back by the recovery sweep and a stale copy of a job does
- * nothing. Every attempt is written to the delivery log.
+ * when the next attempt is due, and an attempt is claimed there before it is made; BullMQ only
+ * carries jobs that name the attempts to make, so a job lost with Redis is put back by the
+ * recovery sweep and a stale copy of a job does nothing. Every attempt is written to the
+ * delivery log.
  */
 export class WebhookDeliveries {
-  private readonly rows = new Batcher((ids: string[]) => this.load(ids), BATCHING);
+  private readonly claims = new Batcher((claims: Claim[]) => this.claim(claims), BATCHING);
   private readonly records = new Batcher((records: AttemptRecord[]) => this.write(records), BATCHING);
 
   constructor(
@@ -70,6 +106,7 @@ export class WebhookDeliveries {
     private readonly sender: WebhookSender,
     private readonly logger: Logger,
     private readonly retryBaseMs: number,
+    private readonly timeoutMs: number,
     private readonly metrics: Metrics,
   ) {}
 
@@ -84,54 +121,77 @@ export class WebhookDeliveries {
         ${deliveries.map((d) => d.webhookId ?? null)}::text[], ${deliveries.map((d) => d.campaignId ?? null)}::text[])
         AS v(id, account_id, event_id, webhook_id, campaign_id)
       ON CONFLICT (id) DO NOTHING`;
-    return deliveries.map((delivery) => ({ delivery: delivery.id, attempt: 1 }));
+    return jobsFor(deliveries, 1);
   }
 
   /**
-   * Makes one attempt of a delivery: with the destination's current URL and the account's
-   * current secret, a fresh timestamp and the event's stored body. A 2xx ends the delivery; so
-   * does a refused destination or the last attempt; otherwise the next attempt is scheduled
-   * `WEBHOOK_RETRY_BASE_MS × 2^(n-1)` after the n-th.
+   * Makes the job's attempts, side by side, and schedules the next attempt of those that failed
+   * and may be retried as one job. Each attempt is claimed first (its delivery still owes that
+   * attempt and is due), so two copies of a job, or a job and a recovered one, make it once.
    */
   async attempt(job: WebhookDeliveryJob): Promise<void> {
-    const row = await this.rows.add(job.delivery);
-    // Finished already, or a copy of an attempt that has been made.
-    if (!row || row.attempts !== job.attempt - 1) return;
+    const outcomes = await Promise.allSettled(
+      job.deliveries.map(async (delivery) => {
+        const row = await this.claims.add({ delivery, attempt: job.attempt });
+        return row ? this.attemptOne(row, job.attempt) : { retry: false };
+      }),
+    );
+    const retries = job.deliveries.filter((_, index) => {
+      const outcome = outcomes[index]!;
+      return outcome.status === 'fulfilled' && outcome.value.retry;
+    });
+    if (retries.length > 0)
+      await this.jobs.enqueue(
+        [{ deliveries: retries, attempt: job.attempt + 1 }],
+        this.retryDelayMs(job.attempt),
+      );
+    const failure = outcomes.find((outcome) => outcome.status === 'rejected');
+    // The failed attempt keeps its claim; the recovery sweep makes it again once the claim is over.
+    if (failure) throw failure.reason;
+  }
+
+  /**
+   * Makes one claimed attempt of a delivery: with the destination's current URL and the
+   * account's current secret, a fresh timestamp and the event's stored body. A 2xx ends the
+   * delivery; so does a refused destination or the last attempt; otherwise the next attempt is
+   * due `WEBHOOK_RETRY_BASE_MS × 2^(n-1)` after the n-th.
+   */
+  private async attemptOne(row: AttemptRow, attempt: number): Promise<{ retry: boolean }> {
     if (!row.url) {
       // The webhook was deleted, or the campaign lost its URL: nothing is owed to anyone.
-      await this.prisma.pendingWebhookDelivery.deleteMany({ where: { id: job.delivery } });
-      return;
+      await this.prisma.pendingWebhookDelivery.deleteMany({ where: { id: row.id } });
+      return { retry: false };
     }
     if (row.body === null) throw new Error(`event ${row.event_id} has no stored body`);
     const secret = await this.secrets.open(row.account_id, row.secret_sealed);
     const startedAt = this.clock.now();
     const outcome = await this.sender.send(row.url, row.body, secret, startedAt);
-    const final = outcome.ok || outcome.refused || job.attempt >= MAX_ATTEMPTS;
-    const retryInMs = this.retryBaseMs * 2 ** (job.attempt - 1);
+    const final = outcome.ok || outcome.refused || attempt >= MAX_ATTEMPTS;
     this.metrics.webhookAttempts.inc({
       outcome: outcome.ok ? 'delivered' : outcome.refused ? 'refused' : final ? 'failed' : 'retrying',
     });
     this.metrics.webhookDuration.observe(outcome.durationMs / 1000);
     await this.records.add({
       id: newId('whd'),
-      delivery: job.delivery,
+      delivery: row.id,
       accountId: row.account_id,
       eventId: row.event_id,
       webhookId: row.webhook_id,
       url: row.url,
-      attempt: job.attempt,
+      attempt,
       statusCode: outcome.statusCode,
       durationMs: outcome.durationMs,
       error: outcome.error,
       createdAt: startedAt,
-      nextAttemptAt: final ? null : new Date(this.clock.now().getTime() + retryInMs),
+      nextAttemptAt: final ? null : new Date(this.clock.now().getTime() + this.retryDelayMs(attempt)),
     });
-    if (!final) await this.jobs.enqueue([{ delivery: job.delivery, attempt: job.attempt + 1 }], retryInMs);
     if (!outcome.ok)
-      this.logger.info(
-        { delivery: job.delivery, attempt: job.attempt, error: outcome.error, final },
-        'webhook attempt failed',
-      );
+      this.logger.info({ delivery: row.id, attempt, error: outcome.error, final }, 'webhook attempt failed');
+    return { retry: !final };
+  }
+
+  private retryDelayMs(attempt: number): number {
+    return this.retryBaseMs * 2 ** (attempt - 1);
   }
 
   /**
@@ -144,24 +204,57 @@ export class WebhookDeliveries {
       where: { nextAttemptAt: { lt: new Date(this.clock.now().getTime() - overdueMs) } },
       orderBy: { nextAttemptAt: 'asc' },
       take: limit,
-      select: { id: true, attempts: true },
+      select: { id: true, attempts: true, webhookId: true, campaignId: true },
     });
-    await this.jobs.enqueue(rows.map((row) => ({ delivery: row.id, attempt: row.attempts + 1 })));
+    const attempts = [...new Set(rows.map((row) => row.attempts + 1))];
+    await this.jobs.enqueue(
+      attempts.flatMap((attempt) =>
+        jobsFor(
+          rows
+            .filter((row) => row.attempts + 1 === attempt)
+            .map((row) => ({
+              id: row.id,
+              webhookId: row.webhookId ?? undefined,
+              campaignId: row.campaignId ?? undefined,
+            })),
+          attempt,
+        ),
+      ),
+    );
     return rows.length;
   }
 
-  private async load(ids: string[]): Promise<(AttemptRow | null)[]> {
+  /**
+   * Claims attempts: a delivery that still owes the attempt and is due is held until the attempt
+   * is over (its next attempt pushed past the callback's timeout), and answered with what the
+   * attempt needs; any other claim is answered null.
+   */
+  private async claim(claims: Claim[]): Promise<(AttemptRow | null)[]> {
+    const now = this.clock.now().getTime();
     const rows = await this.prisma.$queryRaw<AttemptRow[]>`
-      SELECT p.id, p.attempts, p.account_id, p.event_id, p.webhook_id, e.body,
+      WITH claimed AS (
+        UPDATE pending_webhook_deliveries p
+        SET next_attempt_at = ${new Date(now + this.timeoutMs + CLAIM_MARGIN_MS)}
+        FROM unnest(${claims.map((claim) => claim.delivery)}::text[], ${claims.map((claim) => claim.attempt)}::int[])
+          AS v(id, attempt)
+        WHERE p.id = v.id AND p.attempts = v.attempt - 1 AND p.next_attempt_at <= ${new Date(now + CLOCK_TOLERANCE_MS)}
+        RETURNING p.id, p.attempts, p.account_id, p.event_id, p.webhook_id, p.campaign_id
+      )
+      SELECT d.id, d.attempts, d.account_id, d.event_id, d.webhook_id, e.body,
         COALESCE(w.url, c.webhook) AS url, a.webhook_secret_sealed AS secret_sealed
-      FROM pending_webhook_deliveries p
-      JOIN events e ON e.id = p.event_id
-      JOIN accounts a ON a.id = p.account_id
-      LEFT JOIN webhooks w ON w.id = p.webhook_id AND w.deleted_at IS NULL
-      LEFT JOIN campaigns c ON c.id = p.campaign_id AND c.deleted_at IS NULL
-      WHERE p.id = ANY(${ids})`;
-    const byId = new Map(rows.map((row) => [row.id, row]));
-    return ids.map((id) => byId.get(id) ?? null);
+      FROM claimed d
+      JOIN events e ON e.id = d.event_id
+      JOIN accounts a ON a.id = d.account_id
+      LEFT JOIN webhooks w ON w.id = d.webhook_id AND w.deleted_at IS NULL
+      LEFT JOIN campaigns c ON c.id = d.campaign_id AND c.deleted_at IS NULL`;
+    const claimed = new Map(rows.map((row) => [row.id, row]));
+    return claims.map((claim) => {
+      const row = claimed.get(claim.delivery);
+      if (!row || row.attempts !== claim.attempt - 1) return null;
+      // The same claim twice in one batch: the attempt is made once.
+      claimed.delete(claim.delivery);
+      return row;
+    });
   }
 
   /** Logs attempts and moves their deliveries on (next attempt due, or over) in one statement. */

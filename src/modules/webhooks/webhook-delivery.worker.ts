@@ -2,10 +2,12 @@ import { Worker } from 'bullmq';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
 import { type WebhookDeliveryJob, webhookDeliveryQueue } from '../../jobs/webhook-delivery.job.js';
 import type { WorkerContext } from '../../jobs/workers.js';
+import { DELIVERIES_PER_JOB } from './webhook-deliveries.js';
 
 /**
- * Makes webhook attempts, WEBHOOK_CONCURRENCY at once per process: each job is one attempt,
- * and schedules the next itself when one is due (see WebhookDeliveries).
+ * Makes webhook attempts, about WEBHOOK_CONCURRENCY at once per process: each job makes a few
+ * attempts side by side, and schedules the next ones itself when they are due (see
+ * WebhookDeliveries).
  */
 export function createWebhookDeliveryWorker({ deps, services }: WorkerContext): Worker<WebhookDeliveryJob> {
   const connection = createWorkerConnection(deps.config.redisUrl);
@@ -15,12 +17,12 @@ export function createWebhookDeliveryWorker({ deps, services }: WorkerContext): 
     {
       connection,
       prefix: deps.config.redisPrefix,
-      concurrency: deps.config.webhookConcurrency,
+      concurrency: Math.ceil(deps.config.webhookConcurrency / DELIVERIES_PER_JOB),
     },
   );
   // The delivery stays pending in PostgreSQL; the recovery sweep gives it a job again.
   worker.on('failed', (job, error) =>
-    deps.logger.warn({ delivery: job?.data.delivery, err: error }, 'webhook attempt could not be made'),
+    deps.logger.warn({ deliveries: job?.data.deliveries, err: error }, 'webhook attempt could not be made'),
   );
   worker.on('closed', () => void connection.quit());
   return worker;
