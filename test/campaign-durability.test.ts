@@ -276,7 +276,7 @@ async function catchBatchInsideTransaction(s: Shared, campaignId: string): Promi
     async () => {
       const { rows } = await s.pool.query<{ pid: number }>(
         `SELECT pid FROM pg_stat_activity
-         WHERE datname = $1 AND wait_event_type = 'Lock' AND query ILIKE 'INSERT INTO%messages%' AND $2 = ANY(pg_blocking_pids(pid))`,
+         WHERE datname = $1 AND wait_event_type = 'Lock' AND query ILIKE '%INSERT INTO%messages%' AND $2 = ANY(pg_blocking_pids(pid))`,
         [s.database.name, rivalPid],
       );
       return rows[0]?.pid;
