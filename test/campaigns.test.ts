@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Prisma } from '../src/generated/prisma/client.js';
 import { newId } from '../src/ids.js';
+import { pendingContactsQuery } from '../src/modules/campaigns/campaign-dispatch.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 import { waitFor } from './support/wait.js';
 
@@ -274,6 +276,50 @@ describe('the transition table', () => {
 });
 
 describe('dispatch', () => {
+  it('reads a batch with one index probe per contact, even when the statistics say a campaign has no messages', async () => {
+    const carol = await t.createAccount();
+    const prisma = t.tern.deps.prisma;
+    // A table of single sends, analysed: to the planner, campaign_id is as good as always null.
+    await prisma.$executeRaw`
+      INSERT INTO messages (id, account_id, "to", text, encoding, segments)
+      SELECT 'msg_single' || g, ${carol.account}, '5511' || g, 'hi', 'GSM-7', 1 FROM generate_series(1, 5000) g`;
+    await prisma.$executeRaw`ANALYZE messages`;
+    const campaign = await createCampaign(carol, { template: await createTemplate(carol, 'Hi {{name}}') });
+    await addContacts(carol, campaign, 3_000);
+    // Half the campaign sent already, after the statistics were taken.
+    await prisma.$executeRaw`
+      INSERT INTO messages (id, account_id, campaign_id, contact_id, "to", text, encoding, segments)
+      SELECT 'msg_sent_' || c.id, c.account_id, c.campaign_id, c.id, c.phone, 'hi', 'GSM-7', 1
+      FROM contacts c WHERE c.campaign_id = ${campaign} ORDER BY c.created_at LIMIT 1500`;
+
+    const query = pendingContactsQuery(
+      { id: campaign, account_id: carol.account, dispatched_through_at: null, dispatched_through_id: null },
+      1_000,
+    );
+    const [row] = await prisma.$queryRaw<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(
+      Prisma.sql`EXPLAIN (ANALYZE, FORMAT JSON) ${query}`,
+    );
+    const explained = row!['QUERY PLAN'][0];
+    const nodes = flatten(explained.Plan);
+    // A quadratic plan compares every contact with every message of the campaign (millions here),
+    // in a join or in a scan of the campaign's messages per contact.
+    const compared = nodes.reduce(
+      (sum, node) =>
+        sum +
+        (node['Rows Removed by Join Filter'] ?? 0) +
+        (node['Rows Removed by Filter'] ?? 0) * (node['Actual Loops'] ?? 1),
+      0,
+    );
+    expect(compared).toBeLessThanOrEqual(3_000);
+    const messageReads = nodes.filter((node) => node['Relation Name'] === 'messages');
+    expect(messageReads.length).toBeGreaterThan(0);
+    for (const read of messageReads) {
+      expect(read['Index Cond'] ?? '', JSON.stringify(read)).toContain('contact_id');
+      expect(read['Actual Rows']).toBeLessThanOrEqual(1);
+    }
+    expect(await prisma.$queryRaw<unknown[]>(query)).toHaveLength(1_000);
+  });
+
   it('sends 1,000 contacts in 10 batches of 100 at least 0.2 s apart, one message each', async () => {
     const campaign = await createCampaign(alice, { batch_size: 100, delay: 0.2 });
     await addContacts(alice, campaign, 1000);
@@ -555,3 +601,17 @@ describe('campaigns through GraphQL', () => {
     }).toEqual((({ request: _request, ...body }) => body)(rest.body));
   });
 });
+
+interface PlanNode {
+  'Relation Name'?: string;
+  'Index Cond'?: string;
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  'Rows Removed by Join Filter'?: number;
+  'Rows Removed by Filter'?: number;
+  Plans?: PlanNode[];
+}
+
+function flatten(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(flatten)];
+}

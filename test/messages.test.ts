@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SendMessageDocument, TernClient } from '../src/client/index.js';
+import { Prisma } from '../src/generated/prisma/client.js';
 import { newId } from '../src/ids.js';
+import { claimStatement } from '../src/modules/messages/message-delivery.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 import { waitFor } from './support/wait.js';
 
@@ -552,3 +554,62 @@ describe("the carrier's pace", () => {
     }
   });
 });
+
+describe('claims under misleading statistics', () => {
+  it('claims a batch by probing each message, when the statistics say no message is queued', async () => {
+    const carol = await t.createAccount();
+    const prisma = t.tern.deps.prisma;
+    // A table of delivered messages, analysed: to the planner, almost nothing is queued.
+    await prisma.$executeRaw`
+      INSERT INTO messages (id, account_id, "to", text, encoding, segments, status)
+      SELECT 'msg_done' || g, ${carol.account}, '5511' || g, 'hi', 'GSM-7', 1, 'delivered' FROM generate_series(1, 5000) g`;
+    await prisma.$executeRaw`ANALYZE messages`;
+    // Then a campaign's worth is queued (dated ahead, so that no worker of the test's Tern takes them).
+    await prisma.$executeRaw`
+      INSERT INTO messages (id, account_id, "to", text, encoding, segments, created_at)
+      SELECT 'msg_wait' || g, ${carol.account}, '5511' || g, 'hi', 'GSM-7', 1, now() + interval '1 day'
+      FROM generate_series(1, 3000) g`;
+    const requests = Array.from({ length: 100 }, (_, i) => ({
+      id: `msg_wait${i * 30 + 1}`,
+      leaseMs: 60_000,
+    }));
+    const statement = claimStatement(requests, { now: new Date(), carrierSender: null, skipLocked: true });
+    const rolledBack = new Error('rolled back');
+    let plan: PlanNode | undefined;
+    await prisma
+      .$transaction(async (tx) => {
+        const [row] = await tx.$queryRaw<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(
+          Prisma.sql`EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`,
+        );
+        plan = row!['QUERY PLAN'][0].Plan;
+        throw rolledBack;
+      })
+      .catch((error: unknown) => {
+        if (error !== rolledBack) throw error;
+      });
+    const nodes = flatten(plan!);
+    // Scanning the queued messages per claim compares 100 × 3,000 rows.
+    const compared = nodes.reduce(
+      (sum, node) =>
+        sum +
+        (node['Rows Removed by Join Filter'] ?? 0) +
+        (node['Rows Removed by Filter'] ?? 0) * (node['Actual Loops'] ?? 1),
+      0,
+    );
+    expect(compared).toBeLessThanOrEqual(100);
+    expect(plan!['Actual Rows']).toBe(100);
+    await prisma.message.deleteMany({ where: { accountId: carol.account } });
+  });
+});
+
+interface PlanNode {
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  'Rows Removed by Join Filter'?: number;
+  'Rows Removed by Filter'?: number;
+  Plans?: PlanNode[];
+}
+
+function flatten(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(flatten)];
+}

@@ -23,7 +23,7 @@ type ClaimRow = Omit<ClaimedMessage, 'campaignId' | 'reclaimed'> & {
   previous_claim: Date | null;
 };
 
-interface ClaimRequest {
+export interface ClaimRequest {
   id: string;
   leaseMs: number;
 }
@@ -140,19 +140,34 @@ export class MessageDelivery {
   }
 
   private claimRows(requests: ClaimRequest[], skipLocked: boolean) {
-    const now = this.clock.now();
-    return this.prisma.$queryRaw<ClaimRow[]>`
-      WITH request AS (
-        SELECT * FROM unnest(${requests.map((r) => r.id)}::text[], ${requests.map((r) => new Date(now.getTime() - r.leaseMs).toISOString())}::timestamptz[])
-          AS r(id, lapsed_before)),
-      prior AS (
-        SELECT m.id, m.claimed_at, request.lapsed_before FROM messages m JOIN request USING (id)
-        WHERE m.status = 'queued'
-        ORDER BY m.id FOR UPDATE OF m ${skipLocked ? Prisma.sql`SKIP LOCKED` : Prisma.empty})
-      UPDATE messages m SET claimed_at = ${now},
-        sender = COALESCE((SELECT default_sender FROM account_settings s WHERE s.account_id = m.account_id), ${this.carrierSender})
-      FROM prior
-      WHERE m.id = prior.id AND m.status = 'queued' AND (prior.claimed_at IS NULL OR prior.claimed_at < prior.lapsed_before)
-      RETURNING m.id, m."to", m.campaign_id, m.text, m.encoding::text AS encoding, m.segments, prior.claimed_at AS previous_claim, m.sender`;
+    return this.prisma.$queryRaw<ClaimRow[]>(
+      claimStatement(requests, { now: this.clock.now(), carrierSender: this.carrierSender, skipLocked }),
+    );
   }
+}
+
+/**
+ * Claims the requested messages still queued and not claimed within their lease, answering them.
+ * It finds them by id alone and reads their status from the locked row: asked for
+ * `status = 'queued'`, a planner whose statistics say almost no message is queued (a table of
+ * delivered messages, then a campaign queues 20,000) scans every queued message for each one
+ * claimed. Only this statement touches the locked rows until it ends, so their status holds for
+ * the UPDATE.
+ */
+export function claimStatement(
+  requests: readonly ClaimRequest[],
+  { now, carrierSender, skipLocked }: { now: Date; carrierSender: string | null; skipLocked: boolean },
+): Prisma.Sql {
+  return Prisma.sql`
+    WITH request AS (
+      SELECT * FROM unnest(${requests.map((r) => r.id)}::text[], ${requests.map((r) => new Date(now.getTime() - r.leaseMs).toISOString())}::timestamptz[])
+        AS r(id, lapsed_before)),
+    prior AS (
+      SELECT m.id, m.status, m.claimed_at, request.lapsed_before FROM messages m JOIN request USING (id)
+      ORDER BY m.id FOR UPDATE OF m ${skipLocked ? Prisma.sql`SKIP LOCKED` : Prisma.empty})
+    UPDATE messages m SET claimed_at = ${now},
+      sender = COALESCE((SELECT default_sender FROM account_settings s WHERE s.account_id = m.account_id), ${carrierSender})
+    FROM prior
+    WHERE m.id = prior.id AND prior.status = 'queued' AND (prior.claimed_at IS NULL OR prior.claimed_at < prior.lapsed_before)
+    RETURNING m.id, m."to", m.campaign_id, m.text, m.encoding::text AS encoding, m.segments, prior.claimed_at AS previous_claim, m.sender`;
 }

@@ -84,9 +84,20 @@ export function optedOutError(): ValidationError {
 
 /**
  * SQL true when the contact row aliased `contact` has opted out of the campaign's account
- * `accountId`: campaign dispatch leaves such contacts out, and stats count them.
+ * `accountId`: campaign dispatch leaves such contacts out, and stats count them. It is a probe
+ * of the (account, phone) key per contact whatever the statistics say (see `perRowProbe`).
  */
 export function contactOptedOut(accountId: Prisma.Sql | string, contact = 'c'): Prisma.Sql {
   const account = typeof accountId === 'string' ? Prisma.sql`${accountId}` : accountId;
-  return Prisma.sql`EXISTS (SELECT 1 FROM opt_outs o WHERE o.account_id = ${account} AND o.phone = ${Prisma.raw(`${contact}.phone`)})`;
+  return Prisma.sql`EXISTS (SELECT 1 FROM opt_outs o WHERE o.account_id = ${account} AND o.phone = ${Prisma.raw(`${contact}.phone`)} ${perRowProbe})`;
 }
+
+/**
+ * Ends an EXISTS subquery that must stay a per-row index probe. Without it PostgreSQL may turn
+ * the subquery into an anti-join, and when its statistics say the inner side is a row or two (a
+ * new campaign in a table of single sends, whose campaign_id is almost always null; an account's
+ * opt-outs before ANALYZE) it materialises the inner rows and compares each outer row with all
+ * of them: quadratic, 8 s instead of 18 ms for a batch of 1,000 out of 20,000 contacts. An
+ * OFFSET keeps the subquery from being pulled up (PostgreSQL's documented optimisation fence).
+ */
+export const perRowProbe = Prisma.raw('OFFSET 0');

@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE INDEX "messages_contact_id_idx" ON "messages"("contact_id");
