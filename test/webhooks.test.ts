@@ -89,6 +89,34 @@ function expectSigned(secret: string, callback: ReceivedCallback) {
   expect(callback.headers['content-type']).toBe('application/json');
 }
 
+/**
+ * A dispatched `message.delivered` event and its pending delivery to `webhook`, due at
+ * `nextAttemptAt`, as the dispatcher leaves them just before it enqueues: no job in Redis.
+ */
+async function plantDelivery(account: TestAccount, webhook: string, nextAttemptAt: Date) {
+  const event = newId('evt');
+  const body = JSON.stringify({
+    id: event,
+    event: 'message.delivered',
+    created_at: new Date().toISOString(),
+  });
+  await t.tern.deps.prisma.event.create({
+    data: {
+      id: event,
+      accountId: account.account,
+      type: 'message.delivered',
+      payload: {},
+      body,
+      dispatchedAt: new Date(),
+    },
+  });
+  const delivery = `${event}-${webhook}`;
+  await t.tern.deps.prisma.pendingWebhookDelivery.create({
+    data: { id: delivery, accountId: account.account, eventId: event, webhookId: webhook, nextAttemptAt },
+  });
+  return { event, delivery, body };
+}
+
 async function deliveries(account: TestAccount, webhook: string, query = '') {
   const response = await api(account, 'GET', `/v1/webhooks/${webhook}/deliveries${query}`);
   expect(response.status).toBe(200);
@@ -523,31 +551,7 @@ describe('retries', () => {
     const alice = await t.createAccount();
     const path = newPath();
     const { webhook, secret } = await register(alice, path, ['message.delivered']);
-    const event = newId('evt');
-    const body = JSON.stringify({
-      id: event,
-      event: 'message.delivered',
-      created_at: new Date().toISOString(),
-    });
-    await t.tern.deps.prisma.event.create({
-      data: {
-        id: event,
-        accountId: alice.account,
-        type: 'message.delivered',
-        payload: {},
-        body,
-        dispatchedAt: new Date(),
-      },
-    });
-    await t.tern.deps.prisma.pendingWebhookDelivery.create({
-      data: {
-        id: `${event}-${webhook}`,
-        accountId: alice.account,
-        eventId: event,
-        webhookId: webhook,
-        nextAttemptAt: new Date(Date.now() - 1_000),
-      },
-    });
+    const { body } = await plantDelivery(alice, webhook, new Date(Date.now() - 1_000));
     const [, callback] = await callbacks(path, 1 + 1);
     expect(callback!.body).toBe(body);
     expectSigned(secret, callback!);
@@ -557,32 +561,8 @@ describe('retries', () => {
     const alice = await t.createAccount();
     const path = newPath();
     const { webhook } = await register(alice, path, ['message.delivered']);
-    const planned = await Promise.all(
-      [1, 2, 3].map(async () => {
-        const event = newId('evt');
-        await t.tern.deps.prisma.event.create({
-          data: {
-            id: event,
-            accountId: alice.account,
-            type: 'message.delivered',
-            payload: {},
-            body: JSON.stringify({ id: event, event: 'message.delivered' }),
-            dispatchedAt: new Date(),
-          },
-        });
-        const delivery = `${event}-${webhook}`;
-        await t.tern.deps.prisma.pendingWebhookDelivery.create({
-          data: {
-            id: delivery,
-            accountId: alice.account,
-            eventId: event,
-            webhookId: webhook,
-            nextAttemptAt: new Date(),
-          },
-        });
-        return delivery;
-      }),
-    );
+    const planted = await Promise.all([1, 2, 3].map(() => plantDelivery(alice, webhook, new Date())));
+    const planned = planted.map(({ delivery }) => delivery);
     // Three jobs with different ids, each naming some of the same first attempts, one of them twice.
     await t.tern.services.webhookDeliveryJobs.enqueue([
       { deliveries: planned, attempt: 1 },
@@ -596,7 +576,7 @@ describe('retries', () => {
       .slice(1)
       .map((event) => event.id)
       .sort();
-    expect(ids).toEqual(planned.map((delivery) => delivery.split('-')[0]).sort());
+    expect(ids).toEqual(planted.map(({ event }) => event).sort());
     expect((await deliveries(alice, webhook)).total).toBe(3);
   });
 });
