@@ -60,6 +60,11 @@ export class MessageStatusChanges {
     );
   }
 
+  /**
+   * The messages are found by id alone and their status read from the locked rows (as the send
+   * claim does): asked for `status IN ('queued', 'sent')`, the planner may read every queued
+   * message for each batch when its statistics say there are none.
+   */
   private async applyDistinct(changes: StatusChange[]): Promise<string[]> {
     const column = <T>(pick: (change: StatusChange) => T) => changes.map(pick);
     const rows = await this.prisma.$queryRaw<{ message_id: string; account_id: string }[]>`
@@ -71,8 +76,7 @@ export class MessageStatusChanges {
           ${column(() => newId('evt'))}::text[], ${column((c) => JSON.stringify(messageStatusPayload(c.message, c)))}::jsonb[])
           AS c(id, status, at, carrier, carrier_message_id, error_code, error_message, event_id, payload)),
       target AS (
-        SELECT m.id FROM messages m JOIN change c USING (id)
-        WHERE m.status = 'queued' OR (m.status = 'sent' AND c.status <> 'sent')
+        SELECT m.id, m.status FROM messages m JOIN change c USING (id)
         ORDER BY m.id FOR UPDATE OF m),
       moved AS (
         UPDATE messages m SET
@@ -85,7 +89,7 @@ export class MessageStatusChanges {
           carrier = COALESCE(m.carrier, c.carrier),
           carrier_message_id = COALESCE(m.carrier_message_id, c.carrier_message_id)
         FROM change c, target
-        WHERE m.id = c.id AND target.id = m.id AND (m.status = 'queued' OR (m.status = 'sent' AND c.status <> 'sent'))
+        WHERE m.id = c.id AND target.id = m.id AND (target.status = 'queued' OR (target.status = 'sent' AND c.status <> 'sent'))
         RETURNING m.id, m.account_id, m.campaign_id, c.status, c.at, c.event_id, c.payload)
       INSERT INTO events (id, account_id, type, payload, campaign_id, message_id, created_at)
       SELECT event_id, account_id, 'message.' || status, payload, campaign_id, id, at
