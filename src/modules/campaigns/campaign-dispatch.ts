@@ -1,12 +1,13 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
+import { perRowProbe } from '../../db/per-row-probe.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
 import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { analyzeText, type Encoding } from '../messages/encoding.js';
-import { contactOptedOut, perRowProbe } from '../opt-outs/opt-outs.service.js';
+import { contactOptedOut } from '../opt-outs/opt-outs.service.js';
 import { renderTemplate } from '../templates/render-template.js';
 import { type LockedCampaign, lockCampaign, writeCampaignEvent } from './campaign-rows.js';
 

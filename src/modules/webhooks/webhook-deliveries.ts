@@ -67,22 +67,29 @@ interface AttemptRecord {
 // Attempts run WEBHOOK_CONCURRENCY at once; their reads and writes go to PostgreSQL in groups.
 const BATCHING = { maxBatch: 200, maxInFlight: 2 };
 
-/** The jobs that make the n-th attempt of deliveries: a job per destination and per few deliveries. */
-function jobsFor(
-  deliveries: readonly Pick<PlannedDelivery, 'id' | 'webhookId' | 'campaignId'>[],
-  attempt: number,
-): WebhookDeliveryJob[] {
-  const byDestination = new Map<string | undefined, string[]>();
-  for (const delivery of deliveries) {
-    const destination = delivery.webhookId ?? delivery.campaignId;
-    const group = byDestination.get(destination);
-    if (group) group.push(delivery.id);
-    else byDestination.set(destination, [delivery.id]);
+/** A delivery whose next attempt is to be made. */
+interface DueAttempt {
+  delivery: string;
+  /** The webhook or the campaign called. */
+  destination: string;
+  attempt: number;
+}
+
+/** The jobs that make these attempts: a job per destination and attempt number, of a few deliveries each. */
+function jobsFor(due: readonly DueAttempt[]): WebhookDeliveryJob[] {
+  const groups = new Map<string, DueAttempt[]>();
+  for (const item of due) {
+    const key = `${item.attempt}:${item.destination}`;
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
   }
-  return [...byDestination.values()].flatMap((group) => {
+  return [...groups.values()].flatMap((group) => {
     const jobs: WebhookDeliveryJob[] = [];
-    for (let start = 0; start < group.length; start += DELIVERIES_PER_JOB)
-      jobs.push({ deliveries: group.slice(start, start + DELIVERIES_PER_JOB), attempt });
+    for (let start = 0; start < group.length; start += DELIVERIES_PER_JOB) {
+      const deliveries = group.slice(start, start + DELIVERIES_PER_JOB).map((item) => item.delivery);
+      jobs.push({ deliveries, attempt: group[0]!.attempt });
+    }
     return jobs;
   });
 }
@@ -121,7 +128,9 @@ export class WebhookDeliveries {
         ${deliveries.map((d) => d.webhookId ?? null)}::text[], ${deliveries.map((d) => d.campaignId ?? null)}::text[])
         AS v(id, account_id, event_id, webhook_id, campaign_id)
       ON CONFLICT (id) DO NOTHING`;
-    return jobsFor(deliveries, 1);
+    return jobsFor(
+      deliveries.map((d) => ({ delivery: d.id, destination: d.webhookId ?? d.campaignId ?? '', attempt: 1 })),
+    );
   }
 
   /**
@@ -206,19 +215,13 @@ export class WebhookDeliveries {
       take: limit,
       select: { id: true, attempts: true, webhookId: true, campaignId: true },
     });
-    const attempts = [...new Set(rows.map((row) => row.attempts + 1))];
     await this.jobs.enqueue(
-      attempts.flatMap((attempt) =>
-        jobsFor(
-          rows
-            .filter((row) => row.attempts + 1 === attempt)
-            .map((row) => ({
-              id: row.id,
-              webhookId: row.webhookId ?? undefined,
-              campaignId: row.campaignId ?? undefined,
-            })),
-          attempt,
-        ),
+      jobsFor(
+        rows.map((row) => ({
+          delivery: row.id,
+          destination: row.webhookId ?? row.campaignId ?? '',
+          attempt: row.attempts + 1,
+        })),
       ),
     );
     return rows.length;
