@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { InvalidStateError } from '../../src/errors.js';
 import {
+  assertMoveAllowed,
   CAMPAIGN_ACTIONS,
   CAMPAIGN_TRANSITIONS,
   describeTransition,
@@ -52,5 +54,14 @@ describe('the campaign transition table', () => {
         summary: `${describeTransition(action)}; 409 invalid_state from any other status`,
       });
     }
+  });
+
+  it('holds the service its own moves too, and refuses every move the table does not list', () => {
+    expect(describeTransition('startAtSendAt')).toBe('scheduled → running');
+    expect(describeTransition('finish')).toBe('running → finished');
+    expect(CAMPAIGN_ACTIONS).not.toContain('finish');
+    expect(() => assertMoveAllowed('paused', 'finish')).toThrow(/A paused campaign cannot finish/);
+    expect(() => assertMoveAllowed('draft', 'startAtSendAt')).toThrow(InvalidStateError);
+    expect(assertMoveAllowed('running', 'finish').to).toBe('finished');
   });
 });

@@ -6,10 +6,12 @@ import { newId } from '../../ids.js';
 import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import type { LivePublisher } from '../live/live-events.js';
-import { analyzeText, type Encoding } from '../messages/encoding.js';
+import { analyzeText } from '../messages/encoding.js';
+import { insertMessageRows } from '../messages/message-rows.js';
 import { contactOptedOut } from '../opt-outs/opt-outs.service.js';
 import { renderTemplate } from '../templates/render-template.js';
-import { type LockedCampaign, lockCampaign, writeCampaignEvent } from './campaign-rows.js';
+import { type LockedCampaign, lockCampaign } from './campaign-rows.js';
+import { moveCampaign } from './campaign-transitions.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -79,37 +81,33 @@ export class CampaignDispatch {
           );
         }
         const created = contacts.length
-          ? await insertCampaignMessages(
+          ? await insertMessageRows(
               tx,
               contacts.map((contact) => {
                 const text = renderTemplate(template.content, contact);
                 const { encoding, segments } = analyzeText(text);
                 return {
                   id: newId('msg'),
+                  accountId: campaign.account_id,
+                  campaignId,
                   contactId: contact.id,
                   to: contact.phone,
                   text,
                   encoding,
                   segments,
+                  createdAt: now,
                 };
               }),
-              { accountId: campaign.account_id, campaignId, createdAt: now },
             )
           : [];
         dispatched = { accountId: campaign.account_id, messages: created };
         // A short batch was the last: every contact the campaign had has its message now.
         if (contacts.length < campaign.batch_size) {
-          await tx.campaign.update({
-            where: { id: campaignId },
-            data: {
-              status: 'finished',
-              finishedAt: now,
-              nextBatchAt: null,
-              updatedAt: now,
-              dispatchedBatches: { increment: created.length ? 1 : 0 },
-            },
+          await moveCampaign(tx, campaign, 'finish', now, {
+            finishedAt: now,
+            nextBatchAt: null,
+            dispatchedBatches: { increment: created.length ? 1 : 0 },
           });
-          await writeCampaignEvent(tx, campaign, 'campaign.finished', 'finished', now);
           return { messageIds: created.map((m) => m.id), next: null };
         }
         const delayMs = Math.round(campaign.delay * 1000);
@@ -196,35 +194,4 @@ export function pendingContactsQuery(
       AND NOT ${contactOptedOut(campaign.account_id)}
     ORDER BY c.created_at, c.id
     LIMIT ${limit}`;
-}
-
-interface CampaignMessage {
-  id: string;
-  contactId: string;
-  to: string;
-  text: string;
-  encoding: Encoding;
-  segments: number;
-}
-
-/**
- * Inserts a batch's messages in one statement (a contact that has its message already gets no
- * second one) and answers those inserted. Written in SQL: through the ORM, a batch of 1,000 rows
- * cost more CPU to build and read back than everything else the batch does.
- */
-function insertCampaignMessages(
-  tx: Tx,
-  messages: CampaignMessage[],
-  { accountId, campaignId, createdAt }: { accountId: string; campaignId: string; createdAt: Date },
-): Promise<{ id: string; to: string }[]> {
-  return tx.$queryRaw<{ id: string; to: string }[]>`
-    INSERT INTO messages (id, account_id, campaign_id, contact_id, "to", text, encoding, segments, created_at)
-    SELECT id, ${accountId}::text, ${campaignId}::text, contact_id, "to", text, encoding, segments, ${createdAt.toISOString()}::timestamptz
-    FROM unnest(
-      ${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.contactId)}::text[], ${messages.map((m) => m.to)}::text[],
-      ${messages.map((m) => m.text)}::text[], ${messages.map((m) => m.encoding)}::"MessageEncoding"[],
-      ${messages.map((m) => m.segments)}::int[])
-      AS v(id, contact_id, "to", text, encoding, segments)
-    ON CONFLICT DO NOTHING
-    RETURNING id, "to"`;
 }

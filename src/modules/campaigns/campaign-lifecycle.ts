@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
-import { InvalidStateError, NotFoundError, ValidationError } from '../../errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
 import type { LivePublisher } from '../live/live-events.js';
-import { lockCampaign, writeCampaignEvent } from './campaign-rows.js';
-import { type CampaignAction, transitionOf } from './campaign-transitions.js';
+import { lockCampaign } from './campaign-rows.js';
+import { assertMoveAllowed, type CampaignAction, moveCampaign } from './campaign-transitions.js';
 
 /** A campaign's status changes, by the transition table: a client's actions, and the start at send_at. */
 export class CampaignLifecycle {
@@ -19,34 +19,25 @@ export class CampaignLifecycle {
 
   /** One of the campaign actions of the transition table; 409 invalid_state when its status forbids it. */
   async act(accountId: string, id: string, action: CampaignAction): Promise<void> {
-    const rule = transitionOf(action);
     const now = this.clock.now();
     const moved = await this.prisma.$transaction(async (tx) => {
       const campaign = await lockCampaign(tx, id);
       if (!campaign || campaign.account_id !== accountId || campaign.deleted_at)
         throw new NotFoundError('Campaign');
-      if (!rule.from.includes(campaign.status)) {
-        throw new InvalidStateError(
-          `A ${campaign.status} campaign cannot ${action}; allowed from: ${rule.from.join(', ')}`,
-        );
-      }
+      const rule = assertMoveAllowed(campaign.status, action);
       if (rule.to === 'running' && !campaign.template_id)
         throw new ValidationError([{ field: 'template', issue: 'required' }]);
-      await tx.campaign.update({
-        where: { id },
-        data: {
-          status: rule.to,
-          updatedAt: now,
-          ...(action === 'start' ? { startedAt: now, nextBatchAt: now } : {}),
-          ...(action === 'resume' ? { nextBatchAt: now } : {}),
-        },
+      await moveCampaign(tx, campaign, action, now, {
+        ...(action === 'start' ? { startedAt: now, nextBatchAt: now } : {}),
+        ...(action === 'resume' ? { nextBatchAt: now } : {}),
       });
-      if (rule.event) await writeCampaignEvent(tx, campaign, rule.event, rule.to, now);
-      return campaign;
+      return { campaign, rule };
     });
     this.live.campaign(accountId, id);
-    if (rule.to === 'running') await this.dispatchJobs.enqueueBatch(id, moved.dispatched_batches + 1, 0);
-    if (action === 'schedule' && moved.send_at) await this.dispatchJobs.scheduleStart(id, moved.send_at);
+    if (moved.rule.to === 'running')
+      await this.dispatchJobs.enqueueBatch(id, moved.campaign.dispatched_batches + 1, 0);
+    if (action === 'schedule' && moved.campaign.send_at)
+      await this.dispatchJobs.scheduleStart(id, moved.campaign.send_at);
   }
 
   /** The delayed `start` job of a scheduled campaign fires; it starts only if still scheduled for that time. */
@@ -68,11 +59,7 @@ export class CampaignLifecycle {
         );
         return null;
       }
-      await tx.campaign.update({
-        where: { id: campaignId },
-        data: { status: 'running', startedAt: now, nextBatchAt: now, updatedAt: now },
-      });
-      await writeCampaignEvent(tx, campaign, 'campaign.started', 'running', now);
+      await moveCampaign(tx, campaign, 'startAtSendAt', now, { startedAt: now, nextBatchAt: now });
       return campaign;
     });
     if (started) this.live.campaign(started.account_id, campaignId);

@@ -12,7 +12,8 @@ import { parseInput } from '../../validation.js';
 import { findCampaign } from '../campaigns/campaign-lookup.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { type OptOutService, optedOutError } from '../opt-outs/opt-outs.service.js';
-import { analyzeText, type Encoding, STORED_ENCODING } from './encoding.js';
+import { analyzeText } from './encoding.js';
+import { insertMessageRows, type NewMessageRow } from './message-rows.js';
 import { messageText } from './message-text.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -34,17 +35,6 @@ export interface MessageAcceptance {
   replayed: boolean;
 }
 
-interface NewMessage {
-  id: string;
-  accountId: string;
-  campaignId: string | null;
-  to: string;
-  text: string;
-  encoding: Encoding;
-  segments: number;
-  createdAt: Date;
-}
-
 /**
  * Accepts messages for sending: each is committed in PostgreSQL before the caller hears 202,
  * then handed to the send queue. Should Redis not take the job, the recovery sweep enqueues it later.
@@ -52,7 +42,7 @@ interface NewMessage {
 export class MessageSending {
   // One acceptance batch at a time: sends arriving meanwhile wait a few milliseconds and share
   // the next one, so that send jobs (made per batch) carry many messages under load.
-  private readonly accepted = new Batcher((messages: NewMessage[]) => this.insertAndEnqueue(messages), {
+  private readonly accepted = new Batcher((messages: NewMessageRow[]) => this.insertAndEnqueue(messages), {
     maxBatch: 100,
     maxInFlight: 1,
   });
@@ -77,10 +67,11 @@ export class MessageSending {
       throw new ValidationError([{ field: 'campaign', issue: 'not_found' }]);
     }
     const { encoding, segments } = analyzeText(data.message);
-    const message: NewMessage = {
+    const message: NewMessageRow = {
       id: newId('msg'),
       accountId,
       campaignId,
+      contactId: null,
       to: data.to,
       text: data.message,
       encoding,
@@ -94,7 +85,7 @@ export class MessageSending {
   }
 
   /** A send with an Idempotency-Key: the same key and request within 24 hours answer the first acceptance again. */
-  private async sendOnce(message: NewMessage, key: string): Promise<MessageAcceptance> {
+  private async sendOnce(message: NewMessageRow, key: string): Promise<MessageAcceptance> {
     const { accountId, createdAt: now } = message;
     const requestHash = createHash('sha256')
       .update(JSON.stringify([message.to, message.text, message.campaignId]))
@@ -108,10 +99,7 @@ export class MessageSending {
         this.prisma.idempotencyKey.deleteMany({
           where: { accountId, key, createdAt: { lte: new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS) } },
         }),
-        this.prisma.message.create({
-          data: { ...message, encoding: STORED_ENCODING[message.encoding] },
-          select: { id: true },
-        }),
+        insertMessageRows(this.prisma, [message]),
         this.prisma.idempotencyKey.create({
           data: { accountId, key, requestHash, messageId: message.id, createdAt: now },
         }),
@@ -164,7 +152,7 @@ export class MessageSending {
    * one `addBulk`: the commit and the round trips are most of a send's cost, not the rows. Should
    * the INSERT fail, each message is tried alone, so that one bad row fails only its own request.
    */
-  private async insertAndEnqueue(batch: NewMessage[]): Promise<(Error | null)[]> {
+  private async insertAndEnqueue(batch: NewMessageRow[]): Promise<(Error | null)[]> {
     const optedOut = await this.optOuts.optedOut(batch);
     const messages = batch.filter((_, index) => !optedOut[index]);
     const results = messages.length > 0 ? await this.insertAndEnqueueReachable(messages) : [];
@@ -172,7 +160,7 @@ export class MessageSending {
     return batch.map((_, index) => (optedOut[index] ? optedOutError() : results[result++]!));
   }
 
-  private async insertAndEnqueueReachable(messages: NewMessage[]): Promise<(Error | null)[]> {
+  private async insertAndEnqueueReachable(messages: NewMessageRow[]): Promise<(Error | null)[]> {
     try {
       await this.insertMessages(messages);
     } catch (error) {
@@ -194,7 +182,7 @@ export class MessageSending {
    * Published before the send job exists, on the connection the job is added on: Redis keeps
    * their order, so no subscriber hears of a message being sent before hearing it was queued.
    */
-  private publishQueued(messages: NewMessage[]): void {
+  private publishQueued(messages: NewMessageRow[]): void {
     this.live.messages(
       messages.map(({ id, accountId, to, campaignId }) => ({
         id,
@@ -206,13 +194,8 @@ export class MessageSending {
     );
   }
 
-  private async insertMessages(messages: NewMessage[]): Promise<void> {
-    await this.prisma.$executeRaw`
-      INSERT INTO messages (id, account_id, campaign_id, "to", text, encoding, segments, created_at)
-      SELECT * FROM unnest(
-        ${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.accountId)}::text[], ${messages.map((m) => m.campaignId)}::text[],
-        ${messages.map((m) => m.to)}::text[], ${messages.map((m) => m.text)}::text[], ${messages.map((m) => m.encoding)}::"MessageEncoding"[],
-        ${messages.map((m) => m.segments)}::int[], ${messages.map((m) => m.createdAt.toISOString())}::timestamptz[])`;
+  private async insertMessages(messages: NewMessageRow[]): Promise<void> {
+    await insertMessageRows(this.prisma, messages);
   }
 }
 

@@ -8,6 +8,9 @@ import {
   type MessageSubject,
   messageStatusPayload,
 } from '../webhooks/webhook-events.js';
+import { allowedMessageMoves } from './message-transitions.js';
+
+const ALLOWED_MOVES = allowedMessageMoves();
 
 /** A status change of one message; `carrier` and `carrierMessageId` come with what a carrier said. */
 export interface StatusChange extends MessageStatusEvent {
@@ -21,9 +24,10 @@ export interface StatusChange extends MessageStatusEvent {
 export const STATEMENT_BATCHING = { maxBatch: 100, maxInFlight: 2 };
 
 /**
- * Moves messages forward, each with its event, for the workers and the carrier's reports.
- * Statuses only move forward (queued → sent → delivered or failed), so a late or repeated
- * change leaves the message alone and writes no event. Concurrent changes share a statement.
+ * The one way a message's status changes, each change with its event, for the workers and the
+ * carrier's reports. A change the transition table (message-transitions.ts) does not allow from
+ * the message's current status leaves it alone and writes no event: a late or repeated report
+ * is answered "already moved on". Concurrent changes share a statement.
  */
 export class MessageStatusChanges {
   private readonly changes = new Batcher(
@@ -75,6 +79,8 @@ export class MessageStatusChanges {
           ${column((c) => c.error?.code ?? null)}::text[], ${column((c) => c.error?.message ?? null)}::text[],
           ${column(() => newId('evt'))}::text[], ${column((c) => JSON.stringify(messageStatusPayload(c.message, c)))}::jsonb[])
           AS c(id, status, at, carrier, carrier_message_id, error_code, error_message, event_id, payload)),
+      allowed AS (
+        SELECT * FROM unnest(${ALLOWED_MOVES.from}::text[], ${ALLOWED_MOVES.to}::text[]) AS a(from_status, to_status)),
       target AS (
         SELECT m.id, m.status FROM messages m JOIN change c USING (id)
         ORDER BY m.id FOR UPDATE OF m),
@@ -89,7 +95,8 @@ export class MessageStatusChanges {
           carrier = COALESCE(m.carrier, c.carrier),
           carrier_message_id = COALESCE(m.carrier_message_id, c.carrier_message_id)
         FROM change c, target
-        WHERE m.id = c.id AND target.id = m.id AND (target.status = 'queued' OR (target.status = 'sent' AND c.status <> 'sent'))
+        WHERE m.id = c.id AND target.id = m.id
+          AND EXISTS (SELECT 1 FROM allowed a WHERE a.from_status = target.status::text AND a.to_status = c.status)
         RETURNING m.id, m.account_id, m.campaign_id, c.status, c.at, c.event_id, c.payload)
       INSERT INTO events (id, account_id, type, payload, campaign_id, message_id, created_at)
       SELECT event_id, account_id, 'message.' || status, payload, campaign_id, id, at

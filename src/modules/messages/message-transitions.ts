@@ -1,0 +1,24 @@
+import type { MessageStatus } from '../../generated/prisma/enums.js';
+
+/**
+ * Where a message may go from each status. Statuses only move forward, so a late or repeated
+ * report (a receipt after the failure, a second `sent`) changes nothing. A queued message may
+ * be reported delivered or failed before the carrier's answer to the hand-over arrives.
+ */
+export const MESSAGE_TRANSITIONS = {
+  queued: ['sent', 'delivered', 'failed'],
+  sent: ['delivered', 'failed'],
+  delivered: [],
+  failed: [],
+} as const satisfies Record<MessageStatus, readonly MessageStatus[]>;
+
+/** A status a message can be moved to. */
+export type MessageTarget = (typeof MESSAGE_TRANSITIONS)[MessageStatus][number];
+
+/** Every allowed move as two parallel columns, for a statement that checks them row by row. */
+export function allowedMessageMoves(): { from: MessageStatus[]; to: MessageTarget[] } {
+  const moves = (Object.entries(MESSAGE_TRANSITIONS) as [MessageStatus, readonly MessageTarget[]][]).flatMap(
+    ([from, targets]) => targets.map((to) => [from, to] as const),
+  );
+  return { from: moves.map(([from]) => from), to: moves.map(([, to]) => to) };
+}

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { allowedMessageMoves, MESSAGE_TRANSITIONS } from '../../src/modules/messages/message-transitions.js';
+
+describe('the message transition table', () => {
+  it('moves only forward: nothing leaves delivered or failed, nothing goes back to queued', () => {
+    expect(MESSAGE_TRANSITIONS.delivered).toEqual([]);
+    expect(MESSAGE_TRANSITIONS.failed).toEqual([]);
+    expect(allowedMessageMoves().to).not.toContain('queued');
+  });
+
+  it('lists each allowed move once, as the status-change statement checks them', () => {
+    const { from, to } = allowedMessageMoves();
+    expect(from.map((status, index) => `${status}→${to[index]}`)).toEqual([
+      'queued→sent',
+      'queued→delivered',
+      'queued→failed',
+      'sent→delivered',
+      'sent→failed',
+    ]);
+  });
+});
