@@ -5,6 +5,7 @@ import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
 import type { WebhookDeliveryJob, WebhookDeliveryJobs } from '../../jobs/webhook-delivery.job.js';
 import type { Metrics } from '../../metrics/metrics.js';
+import { eventBody } from './webhook-events.js';
 import type { WebhookSecrets } from './webhook-secrets.js';
 import type { WebhookSender } from './webhook-sender.js';
 
@@ -28,6 +29,21 @@ export interface PlannedDelivery {
   eventId: string;
   webhookId?: string;
   campaignId?: string;
+}
+
+/** An event row as planning reads it: its body is fixed the first time it goes anywhere. */
+export interface StoredEvent {
+  id: string;
+  type: string;
+  payload: unknown;
+  created_at: Date;
+  body: string | null;
+}
+
+/** An event and where it is to go (perhaps nowhere). */
+export interface EventDeliveries {
+  event: StoredEvent;
+  deliveries: PlannedDelivery[];
 }
 
 /** A delivery and the attempt a job is to make of it. */
@@ -117,8 +133,44 @@ export class WebhookDeliveries {
     private readonly metrics: Metrics,
   ) {}
 
-  /** Stores the deliveries, inside the caller's transaction; enqueue the jobs it answers once it has committed. */
-  async plan(tx: Prisma.TransactionClient, deliveries: PlannedDelivery[]): Promise<WebhookDeliveryJob[]> {
+  /**
+   * The one writer of planned deliveries, for the dispatcher and replays alike, inside the
+   * caller's transaction: each event that goes somewhere gets its body fixed (kept from then
+   * on, so that every delivery and replay sends the same bytes), `dispatchedAt` marks every
+   * event given as dispatched, and the deliveries are stored. Enqueue the jobs it answers once
+   * the transaction has committed.
+   */
+  async planEvents(
+    tx: Prisma.TransactionClient,
+    items: readonly EventDeliveries[],
+    dispatchedAt: Date | null = null,
+  ): Promise<WebhookDeliveryJob[]> {
+    // An event that goes nowhere needs no body yet; should it ever be replayed, the replay fixes it.
+    const updates = items
+      .map(({ event, deliveries }) => ({
+        id: event.id,
+        body:
+          event.body ?? (deliveries.length > 0 ? eventBody({ ...event, createdAt: event.created_at }) : null),
+        changed: dispatchedAt !== null || (event.body === null && deliveries.length > 0),
+      }))
+      .filter((update) => update.changed);
+    if (updates.length > 0) {
+      await tx.$executeRaw`
+        UPDATE events e SET dispatched_at = COALESCE(${dispatchedAt}::timestamptz, e.dispatched_at),
+          body = COALESCE(e.body, v.body)
+        FROM unnest(${updates.map((update) => update.id)}::text[], ${updates.map((update) => update.body)}::text[]) AS v(id, body)
+        WHERE e.id = v.id`;
+    }
+    return this.plan(
+      tx,
+      items.flatMap((item) => item.deliveries),
+    );
+  }
+
+  private async plan(
+    tx: Prisma.TransactionClient,
+    deliveries: PlannedDelivery[],
+  ): Promise<WebhookDeliveryJob[]> {
     if (deliveries.length === 0) return [];
     const now = this.clock.now();
     await tx.$executeRaw`

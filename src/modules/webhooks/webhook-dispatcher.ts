@@ -3,17 +3,35 @@ import type { Clock } from '../../clock.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { PollingLoop } from '../../jobs/polling-loop.js';
 import type { WebhookDeliveryJobs } from '../../jobs/webhook-delivery.job.js';
-import type { PlannedDelivery, WebhookDeliveries } from './webhook-deliveries.js';
-import { eventBody, goesToCampaignUrl, isSubscribable } from './webhook-events.js';
+import type { PlannedDelivery, StoredEvent, WebhookDeliveries } from './webhook-deliveries.js';
+import { goesToCampaignUrl, isSubscribable } from './webhook-events.js';
 
-interface UndispatchedEvent {
-  id: string;
+interface UndispatchedEvent extends StoredEvent {
   account_id: string;
-  type: string;
-  payload: unknown;
   campaign_id: string | null;
-  created_at: Date;
-  body: string | null;
+}
+
+/**
+ * Where an event goes: each registered webhook of the account subscribed to its kind, and the
+ * campaign's own URL for the events of a campaign that has one.
+ */
+function destinationsOf(
+  event: UndispatchedEvent,
+  webhooks: readonly { id: string; events: string[] }[],
+  campaignsWithUrl: ReadonlySet<string>,
+): PlannedDelivery[] {
+  const destinations: PlannedDelivery[] = [];
+  const common = { accountId: event.account_id, eventId: event.id };
+  if (isSubscribable(event.type)) {
+    for (const webhook of webhooks) {
+      if (webhook.events.includes(event.type))
+        destinations.push({ ...common, id: `${event.id}-${webhook.id}`, webhookId: webhook.id });
+    }
+  }
+  if (event.campaign_id && campaignsWithUrl.has(event.campaign_id) && goesToCampaignUrl(event.type)) {
+    destinations.push({ ...common, id: `${event.id}-${event.campaign_id}`, campaignId: event.campaign_id });
+  }
+  return destinations;
 }
 
 const BATCH = 500;
@@ -97,49 +115,11 @@ export class WebhookDispatcher {
       const webhooksOf = new Map<string, typeof webhooks>();
       for (const webhook of webhooks)
         webhooksOf.set(webhook.accountId, [...(webhooksOf.get(webhook.accountId) ?? []), webhook]);
-      const planned: PlannedDelivery[] = [];
-      const bodies: (string | null)[] = [];
-      for (const event of events) {
-        const destinations: PlannedDelivery[] = [];
-        if (isSubscribable(event.type)) {
-          for (const webhook of webhooksOf.get(event.account_id) ?? []) {
-            if (webhook.events.includes(event.type)) {
-              destinations.push({
-                id: `${event.id}-${webhook.id}`,
-                accountId: event.account_id,
-                eventId: event.id,
-                webhookId: webhook.id,
-              });
-            }
-          }
-        }
-        if (event.campaign_id && withUrl.has(event.campaign_id) && goesToCampaignUrl(event.type)) {
-          destinations.push({
-            id: `${event.id}-${event.campaign_id}`,
-            accountId: event.account_id,
-            eventId: event.id,
-            campaignId: event.campaign_id,
-          });
-        }
-        planned.push(...destinations);
-        // An event that goes nowhere needs no body yet; should it ever be replayed, the replay fixes it.
-        bodies.push(
-          event.body ??
-            (destinations.length > 0
-              ? eventBody({
-                  id: event.id,
-                  type: event.type,
-                  payload: event.payload,
-                  createdAt: event.created_at,
-                })
-              : null),
-        );
-      }
-      await tx.$executeRaw`
-        UPDATE events e SET dispatched_at = ${now}, body = COALESCE(e.body, v.body)
-        FROM unnest(${events.map((event) => event.id)}::text[], ${bodies}::text[]) AS v(id, body)
-        WHERE e.id = v.id`;
-      return { taken: events.length, jobs: await this.deliveries.plan(tx, planned) };
+      const items = events.map((event) => ({
+        event,
+        deliveries: destinationsOf(event, webhooksOf.get(event.account_id) ?? [], withUrl),
+      }));
+      return { taken: events.length, jobs: await this.deliveries.planEvents(tx, items, now) };
     });
     await this.deliveryJobs.enqueue(jobs);
     return taken;

@@ -8,8 +8,8 @@ import { newId } from '../../ids.js';
 import type { WebhookDeliveryJobs } from '../../jobs/webhook-delivery.job.js';
 import { newestFirst, type PageArgs, type PageRequest, parsePage } from '../../pagination.js';
 import { parseInput } from '../../validation.js';
-import type { PlannedDelivery, WebhookDeliveries } from './webhook-deliveries.js';
-import { eventBody, pingBody, SUBSCRIBABLE_EVENTS } from './webhook-events.js';
+import type { StoredEvent, WebhookDeliveries } from './webhook-deliveries.js';
+import { pingBody, SUBSCRIBABLE_EVENTS } from './webhook-events.js';
 import type { WebhookSecrets } from './webhook-secrets.js';
 import type { WebhookSender } from './webhook-sender.js';
 import { webhookUrl } from './webhook-url.js';
@@ -63,14 +63,6 @@ export interface ReplayOutcome {
   webhookId: string;
   /** Events queued for delivery again. */
   events: number;
-}
-
-interface ReplayedEvent {
-  id: string;
-  type: string;
-  payload: unknown;
-  created_at: Date;
-  body: string | null;
 }
 
 /**
@@ -243,7 +235,7 @@ export class WebhookService {
     let replayed = 0;
     let after: { createdAt: Date; id: string } | null = null;
     for (;;) {
-      const events: ReplayedEvent[] = await this.prisma.$queryRaw<ReplayedEvent[]>`
+      const events: StoredEvent[] = await this.prisma.$queryRaw<StoredEvent[]>`
         SELECT id, type, payload, created_at, body FROM events
         WHERE account_id = ${accountId} AND type = ANY(${webhook.events})
           AND ${eventId ? Prisma.sql`id = ${eventId}` : Prisma.sql`created_at >= ${since}`}
@@ -251,24 +243,18 @@ export class WebhookService {
         ORDER BY created_at, id
         LIMIT ${REPLAY_CHUNK}`;
       if (events.length === 0) break;
-      const planned: PlannedDelivery[] = events.map((event) => ({
-        id: `${event.id}-${webhook.id}-${replayTag}`,
-        accountId,
-        eventId: event.id,
-        webhookId: webhook.id,
+      const items = events.map((event) => ({
+        event,
+        deliveries: [
+          {
+            id: `${event.id}-${webhook.id}-${replayTag}`,
+            accountId,
+            eventId: event.id,
+            webhookId: webhook.id,
+          },
+        ],
       }));
-      const jobs = await this.prisma.$transaction(async (tx) => {
-        const missing = events.filter((event) => event.body === null);
-        if (missing.length > 0) {
-          // Not dispatched yet, or dispatched to no one: the body is fixed now, and kept from here on.
-          await tx.$executeRaw`
-            UPDATE events e SET body = COALESCE(e.body, v.body)
-            FROM unnest(${missing.map((event) => event.id)}::text[],
-              ${missing.map((event) => eventBody({ id: event.id, type: event.type, payload: event.payload, createdAt: event.created_at }))}::text[]) AS v(id, body)
-            WHERE e.id = v.id`;
-        }
-        return this.deliveries.plan(tx, planned);
-      });
+      const jobs = await this.prisma.$transaction((tx) => this.deliveries.planEvents(tx, items));
       await this.deliveryJobs.enqueue(jobs);
       replayed += events.length;
       const last = events[events.length - 1]!;
