@@ -13,7 +13,19 @@ interface Operation {
   summary: string;
   parameters?: { name: string; in: string }[];
   requestBody?: { content: Record<string, { schema: { properties?: object; required?: string[] } }> };
-  responses: Record<string, { description: string }>;
+  responses: Record<string, Response>;
+}
+
+interface Response {
+  content?: Record<
+    string,
+    { schema?: { properties?: { error?: { properties?: { code?: { enum?: string[] } } } } } }
+  >;
+}
+
+/** The error codes a response may carry, as its body's schema lists them. */
+function codesOf(response: Response): string[] {
+  return response.content?.['application/json']?.schema?.properties?.error?.properties?.code?.enum ?? [];
 }
 
 function section(method: string, path: string, operation: Operation): string {
@@ -30,15 +42,10 @@ function section(method: string, path: string, operation: Operation): string {
   // 500 and 503 can answer any route: the page says so once, above the routes.
   const statuses = Object.entries(operation.responses)
     .filter(([status]) => Number(status) < 500)
-    .map(([status, { description }]) =>
-      description.startsWith('Error: ')
-        ? `${status} (${description
-            .slice('Error: '.length)
-            .split(' or ')
-            .map((code) => `\`${code}\``)
-            .join(', ')})`
-        : status,
-    );
+    .map(([status, response]) => {
+      const codes = codesOf(response);
+      return codes.length > 0 ? `${status} (${codes.map((code) => `\`${code}\``).join(', ')})` : status;
+    });
   lines.push('', `Statuses: ${statuses.join('; ')}.`);
   return lines.join('\n');
 }

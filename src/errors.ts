@@ -1,39 +1,125 @@
 /**
- * The service's error model. Every expected failure is an AppError with one of the codes
- * below; this table is the only place that turns a code into an HTTP status, for /v1
- * responses and GraphQL-over-HTTP alike.
+ * The service's error model: every expected failure is an AppError with one of these codes,
+ * and this table is the only place that says what a code means. The HTTP status of /v1 and
+ * GraphQL-over-HTTP, the GraphQL error types, and the OpenAPI document's responses are derived
+ * from it.
+ *
+ * `level: 'request'`: the request as a whole is refused; GraphQL answers a top-level error with
+ * the code in `extensions.code` and the HTTP status. `level: 'field'`: the field failed and
+ * answers its result union's member `type`; the rest of the operation stands.
  */
-export const HTTP_STATUS_BY_CODE = {
-  bad_request: 400,
-  invalid_credentials: 401,
-  unauthorized: 401,
-  otp_required: 401,
-  forbidden: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  invalid_state: 409,
-  conflict: 409,
-  payload_too_large: 413,
-  validation_error: 422,
-  rate_limited: 429,
-  internal_error: 500,
-  service_unavailable: 503,
+export const ERRORS = {
+  bad_request: {
+    status: 400,
+    level: 'request',
+    description: 'The request is malformed: not JSON, a wrong content type, an unreadable upload',
+  },
+  invalid_credentials: {
+    status: 401,
+    level: 'field',
+    type: 'InvalidCredentialsError',
+    description: 'Wrong e-mail, password or two-factor code',
+  },
+  unauthorized: {
+    status: 401,
+    level: 'request',
+    description: 'No valid bearer token: missing, expired, revoked, or its account is gone',
+  },
+  otp_required: {
+    status: 401,
+    level: 'field',
+    type: 'OtpRequiredError',
+    description: 'Two-factor login is on for the account: send `otp` too',
+  },
+  forbidden: {
+    status: 403,
+    level: 'request',
+    description: 'The credential may not do this (an API key managing API keys or two-factor login)',
+  },
+  not_found: {
+    status: 404,
+    level: 'field',
+    type: 'NotFoundError',
+    description: 'No such item in the account',
+  },
+  method_not_allowed: {
+    status: 405,
+    level: 'request',
+    description: 'The path exists, but not with this method',
+  },
+  invalid_state: {
+    status: 409,
+    level: 'field',
+    type: 'InvalidStateError',
+    description: 'Not allowed in the item’s current status',
+  },
+  conflict: {
+    status: 409,
+    level: 'field',
+    type: 'ConflictError',
+    description: 'The change clashes with what exists, e.g. a name in use',
+  },
+  payload_too_large: {
+    status: 413,
+    level: 'request',
+    description: 'The body or the upload is over its limit',
+  },
+  validation_error: {
+    status: 422,
+    level: 'field',
+    type: 'ValidationError',
+    description: 'The input was refused: `details` names each bad field and its issue',
+  },
+  rate_limited: {
+    status: 429,
+    level: 'request',
+    description: 'Over a rate limit: try again after `Retry-After` seconds',
+  },
+  internal_error: {
+    status: 500,
+    level: 'request',
+    description: 'A failure of the service itself; quote the request id when reporting it',
+  },
+  service_unavailable: {
+    status: 503,
+    level: 'request',
+    description:
+      'A store the service needs is unavailable, or it is shutting down: try again after `Retry-After`',
+  },
+} as const satisfies Record<
+  string,
+  { status: number; level: 'request' | 'field'; type?: string; description: string }
+>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** The codes answered as a typed member of a field's result union. */
+export type FieldErrorCode = {
+  [Code in ErrorCode]: (typeof ERRORS)[Code]['level'] extends 'field' ? Code : never;
+}[ErrorCode];
+
+export const ERROR_CODES = Object.keys(ERRORS) as ErrorCode[];
+
+export const FIELD_ERROR_CODES = ERROR_CODES.filter(
+  (code): code is FieldErrorCode => ERRORS[code].level === 'field',
+);
+
+/** What a `details` entry says is wrong with its field. */
+export const ISSUES = {
+  required: 'The field is missing',
+  invalid_e164: 'Not a phone number: 7 to 15 digits, with an optional leading +',
+  too_short: 'Shorter than allowed',
+  too_long: 'Longer than allowed',
+  invalid_format: 'Not in the expected format (an e-mail, a URL, a date)',
+  not_found: 'It names nothing of the account',
+  invalid_value: 'Not one of the allowed values, or out of range',
+  unknown_field: 'The operation takes no such field',
+  reused: 'The Idempotency-Key was used with another request',
+  unreachable: 'The URL did not answer the signed ping with a 2xx',
+  opted_out: 'The number opted out of the account (STOP)',
 } as const;
 
-export type ErrorCode = keyof typeof HTTP_STATUS_BY_CODE;
-
-export type Issue =
-  | 'required'
-  | 'invalid_e164'
-  | 'too_short'
-  | 'too_long'
-  | 'invalid_format'
-  | 'not_found'
-  | 'invalid_value'
-  | 'unknown_field'
-  | 'reused'
-  | 'unreachable'
-  | 'opted_out';
+export type Issue = keyof typeof ISSUES;
 
 export interface FieldIssue {
   field: string;
@@ -41,7 +127,11 @@ export interface FieldIssue {
 }
 
 export function httpStatusFor(code: string): number {
-  return (HTTP_STATUS_BY_CODE as Record<string, number>)[code] ?? 500;
+  return Object.hasOwn(ERRORS, code) ? ERRORS[code as ErrorCode].status : 500;
+}
+
+export function isRequestLevel(code: ErrorCode): boolean {
+  return ERRORS[code].level === 'request';
 }
 
 export class AppError extends Error {
@@ -153,3 +243,13 @@ export function describeIssues(
       : '';
   return `Invalid request: ${parts.join(', ')}${more}`;
 }
+
+/** The class of each field-level code, which the GraphQL schema turns into that code's type. */
+export const FIELD_ERROR_CLASSES = {
+  invalid_credentials: InvalidCredentialsError,
+  otp_required: OtpRequiredError,
+  not_found: NotFoundError,
+  invalid_state: InvalidStateError,
+  conflict: ConflictError,
+  validation_error: ValidationError,
+} as const satisfies Record<FieldErrorCode, abstract new (...args: never[]) => AppError>;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type GraphQLInputType, getNamedType, isInputObjectType, isListType, isNonNullType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HTTP_STATUS_BY_CODE } from '../src/errors.js';
+import { ERRORS } from '../src/errors.js';
 import { OperationRegistry } from '../src/rest/operations.js';
 import { type RestRoute, routes } from '../src/rest/route-table.js';
 import { sql } from './support/database.js';
@@ -23,7 +23,9 @@ import { WebhookReceiver } from './support/webhook-receiver.js';
  */
 
 const ANSWER_WITHIN_MS = 10_000;
-const CODES_4XX = Object.entries(HTTP_STATUS_BY_CODE).filter(([, status]) => status >= 400 && status < 500);
+const CODES_4XX = Object.entries(ERRORS)
+  .map(([code, { status }]) => [code, status] as const)
+  .filter(([, status]) => status >= 400 && status < 500);
 const CSRF = { 'x-tern-csrf': '1' };
 const CSV = 'phone,name\n5511999990301,Ana\n';
 

@@ -3,7 +3,7 @@ import { createBuilder } from './builder.js';
 import { addAccountTypes } from './types/accounts.js';
 import { addApiKeyTypes } from './types/api-keys.js';
 import { addCampaignTypes } from './types/campaigns.js';
-import { addCommonTypes } from './types/common.js';
+import { addCommonTypes, addRootTypes } from './types/common.js';
 import { addContactTypes } from './types/contacts.js';
 import { addImportTypes } from './types/imports.js';
 import { addLiveTypes } from './types/live.js';
@@ -20,7 +20,8 @@ export interface SchemaOptions {
 /** The code-first schema. Resolvers find the domain layer in the request's context, so building it connects to nothing. */
 export function createSchema(options: SchemaOptions): GraphQLSchema {
   const builder = createBuilder({ strictQueries: options.strictQueries });
-  addCommonTypes(builder);
+  addRootTypes(builder);
+  const commonTypes = addCommonTypes(builder);
   addAccountTypes(builder);
   addSettingsTypes(builder);
   addApiKeyTypes(builder);
@@ -28,7 +29,7 @@ export function createSchema(options: SchemaOptions): GraphQLSchema {
   addCampaignTypes(builder, messageTypes, addContactTypes(builder));
   addTemplateTypes(builder);
   addWebhookTypes(builder);
-  addImportTypes(builder);
+  addImportTypes(builder, commonTypes);
   addOptOutTypes(builder);
   addLiveTypes(builder, messageTypes);
   return builder.toSchema({ sortSchema: true });

@@ -16,6 +16,7 @@ import {
   AppError,
   DatabaseUnavailableError,
   httpStatusFor,
+  isRequestLevel,
   retryAfterOf,
   ValidationError,
 } from '../errors.js';
@@ -58,14 +59,7 @@ export function toPublicGraphQLError(error: unknown): Error {
   const graphQLError = error instanceof GraphQLError ? error : undefined;
   if (original instanceof AppError) {
     // A malformed request, or an upload over its limit, is the request's fault as a whole, as in /v1: 400, 413.
-    const requestLevel = [
-      'unauthorized',
-      'forbidden',
-      'rate_limited',
-      'bad_request',
-      'payload_too_large',
-      'service_unavailable',
-    ].includes(original.code);
+    const requestLevel = isRequestLevel(original.code);
     const retryAfter = retryAfterOf(original);
     return new GraphQLError(original.message, {
       nodes: graphQLError?.nodes,

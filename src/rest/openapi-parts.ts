@@ -1,18 +1,20 @@
 import { type GraphQLSchema, getNamedType, isUnionType, Kind } from 'graphql';
-import { type ErrorCode, HTTP_STATUS_BY_CODE, MAX_ISSUE_DETAILS } from '../errors.js';
+import {
+  ERRORS,
+  type ErrorCode,
+  FIELD_ERROR_CODES,
+  type FieldErrorCode,
+  ISSUES,
+  MAX_ISSUE_DETAILS,
+} from '../errors.js';
 import type { Operation } from './operations.js';
 import type { JsonSchema } from './request-schemas.js';
 import type { RestRoute } from './route-table.js';
 
 /** The result-union members of Tern's schema that are expected failures, by their error code. */
-const CODE_BY_ERROR_TYPE: Readonly<Record<string, ErrorCode>> = {
-  ValidationError: 'validation_error',
-  NotFoundError: 'not_found',
-  ConflictError: 'conflict',
-  InvalidStateError: 'invalid_state',
-  InvalidCredentialsError: 'invalid_credentials',
-  OtpRequiredError: 'otp_required',
-};
+const CODE_BY_ERROR_TYPE: ReadonlyMap<string, FieldErrorCode> = new Map(
+  FIELD_ERROR_CODES.map((code) => [ERRORS[code].type, code]),
+);
 
 /** The expected failures the operation's field declares: the error members of its result union. */
 export function declaredErrorCodes(operation: Operation, schema: GraphQLSchema): Set<ErrorCode> {
@@ -22,7 +24,7 @@ export function declaredErrorCodes(operation: Operation, schema: GraphQLSchema):
   const field = selection?.kind === Kind.FIELD ? root?.getFields()[selection.name.value] : undefined;
   const result = field ? getNamedType(field.type) : undefined;
   const members = result && isUnionType(result) ? result.getTypes() : [];
-  return new Set(members.flatMap((member) => CODE_BY_ERROR_TYPE[member.name] ?? []));
+  return new Set(members.flatMap((member) => CODE_BY_ERROR_TYPE.get(member.name) ?? []));
 }
 
 /**
@@ -34,18 +36,13 @@ export function errorCodesOf(route: RestRoute, declared: ReadonlySet<ErrorCode>)
   if (route.body) codes.push('bad_request', 'payload_too_large');
   if (!route.public) codes.push('unauthorized');
   if (route.loginTokenOnly) codes.push('forbidden');
-  for (const code of [
-    'invalid_credentials',
-    'otp_required',
-    'not_found',
-    'conflict',
-    'invalid_state',
-  ] as const) {
-    // An id in the path that names nothing of the account's is a 404 whatever the field declares.
-    if (declared.has(code) || (code === 'not_found' && route.params)) codes.push(code);
+  const takesInput = Boolean(route.body || route.query || route.params || route.headers);
+  for (const code of FIELD_ERROR_CODES) {
+    // An id in the path that names nothing of the account's is a 404 whatever the field declares,
+    // and anything the route takes may be refused.
+    const implied = (code === 'not_found' && route.params) || (code === 'validation_error' && takesInput);
+    if (declared.has(code) || implied) codes.push(code);
   }
-  if (declared.has('validation_error') || route.body || route.query || route.params || route.headers)
-    codes.push('validation_error');
   // Any route: a failure of the service's own (answered without details), or a shutdown under way.
   codes.push('rate_limited', 'internal_error', 'service_unavailable');
   return codes;
@@ -120,7 +117,10 @@ function errorSchema(codes: string[]): JsonSchema {
             items: {
               type: 'object',
               required: ['field', 'issue'],
-              properties: { field: { type: 'string' }, issue: { type: 'string' } },
+              properties: {
+                field: { type: 'string' },
+                issue: { type: 'string', enum: Object.keys(ISSUES) },
+              },
             },
           },
         },
@@ -132,16 +132,16 @@ function errorSchema(codes: string[]): JsonSchema {
 
 /** Each error status the route can answer with, and the codes behind it. */
 export function errorResponses(route: RestRoute, declared: ReadonlySet<ErrorCode>) {
-  const byStatus = new Map<number, string[]>();
+  const byStatus = new Map<number, ErrorCode[]>();
   for (const code of errorCodesOf(route, declared)) {
-    const status = HTTP_STATUS_BY_CODE[code];
+    const status = ERRORS[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   return Object.fromEntries(
     [...byStatus].map(([status, codes]) => [
       status,
       {
-        description: `Error: ${codes.join(' or ')}`,
+        description: codes.map((code) => `\`${code}\`: ${ERRORS[code].description}`).join('; '),
         content: {
           'application/json': {
             schema: errorSchema(codes),

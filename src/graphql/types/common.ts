@@ -2,17 +2,22 @@ import { GraphQLUpload } from 'graphql-upload-minimal';
 import {
   type AppError,
   ConflictError,
+  ERRORS,
+  FIELD_ERROR_CLASSES,
+  FIELD_ERROR_CODES,
   type FieldIssue,
-  InvalidCredentialsError,
   InvalidStateError,
+  ISSUES,
+  type Issue,
   NotFoundError,
-  OtpRequiredError,
   ValidationError,
 } from '../../errors.js';
 import type { Builder } from '../builder.js';
 
 /** The failures a client is expected to handle, returned as typed members of a field's union. */
 export const EXPECTED_ERRORS = [ValidationError, NotFoundError, ConflictError, InvalidStateError];
+
+export type CommonTypeRefs = ReturnType<typeof addCommonTypes>;
 
 export function addCommonTypes(builder: Builder) {
   builder.scalarType('DateTime', {
@@ -32,52 +37,49 @@ export function addCommonTypes(builder: Builder) {
     description: 'An expected failure: `code` is the machine-readable code of the REST error body.',
     fields: (t) => ({
       code: t.exposeString('code', {
-        description:
-          'Machine-readable: validation_error, not_found, conflict, invalid_state, invalid_credentials, otp_required',
+        description: `Machine-readable: ${FIELD_ERROR_CODES.join(', ')}`,
       }),
       message: t.exposeString('message', { description: 'For people; may change between versions' }),
     }),
+  });
+
+  const issueCode = builder.enumType('IssueCode', {
+    description: 'What is wrong with one input field',
+    values: Object.fromEntries(
+      Object.entries(ISSUES).map(([issue, description]) => [issue, { description }]),
+    ) as Record<Issue, { description: string }>,
   });
 
   const fieldIssue = builder.objectRef<FieldIssue>('FieldIssue').implement({
     description: 'One bad input field and what is wrong with it',
     fields: (t) => ({
       field: t.exposeString('field', { description: 'Dotted path of the field, e.g. `to` or `events.0`' }),
-      issue: t.exposeString('issue', {
-        description:
-          'required, invalid_value, invalid_format, invalid_e164, too_short, too_long, unknown_field, not_found, reused, unreachable or opted_out',
-      }),
+      issue: t.expose('issue', { type: issueCode, description: 'What is wrong with it' }),
     }),
   });
 
-  builder.objectType(ValidationError, {
-    name: 'ValidationError',
-    description: 'The input was refused: `details` names each bad field (HTTP 422 in /v1)',
-    interfaces: [errorInterface],
-    // One entry per bad input field: bounded by the request's own input, not by stored rows.
-    fields: (t) => ({
-      details: t.field({
-        type: [fieldIssue],
-        description: 'One entry per bad field',
-        complexity: { field: 20, multiplier: 20 },
-        resolve: (error) => error.details,
-      }),
-    }),
-  });
-  for (const [errorClass, name, description] of [
-    [NotFoundError, 'NotFoundError', 'No such item in the account (HTTP 404 in /v1)'],
-    [
-      ConflictError,
-      'ConflictError',
-      'The change clashes with the current state, e.g. a name in use (HTTP 409)',
-    ],
-    [InvalidStateError, 'InvalidStateError', 'Not allowed in the item’s current status (HTTP 409)'],
-    [InvalidCredentialsError, 'InvalidCredentialsError', 'Wrong email or password (HTTP 401)'],
-    [OtpRequiredError, 'OtpRequiredError', 'Two-factor login is on: send `otp` too (HTTP 401)'],
-  ] as const) {
-    builder.objectType(errorClass, { name, description, interfaces: [errorInterface] });
+  for (const code of FIELD_ERROR_CODES) {
+    const { type, status, description } = ERRORS[code];
+    builder.objectType(FIELD_ERROR_CLASSES[code], {
+      name: type,
+      description: `${description} (HTTP ${status} in /v1)`,
+      interfaces: [errorInterface],
+    });
   }
+  // One entry per bad input field: bounded by the request's own input, not by stored rows.
+  builder.objectFields(ValidationError, (t) => ({
+    details: t.field({
+      type: [fieldIssue],
+      description: 'One entry per bad field',
+      complexity: { field: 20, multiplier: 20 },
+      resolve: (error) => error.details,
+    }),
+  }));
 
+  return { issueCode };
+}
+
+export function addRootTypes(builder: Builder) {
   builder.queryType({
     description: 'Reads; each needs a token (a login token or an API key)',
     authScopes: { account: true },

@@ -8,8 +8,9 @@ import {
 } from '../../modules/imports/import-options.js';
 import type { Builder } from '../builder.js';
 import { idArg, inputArg } from './args.js';
+import type { CommonTypeRefs } from './common.js';
 
-export function addImportTypes(builder: Builder) {
+export function addImportTypes(builder: Builder, common: CommonTypeRefs) {
   const importStatus = builder.enumType('ImportStatus', {
     description: 'processing (accepted, or being read) → completed or failed',
     values: {
@@ -38,7 +39,10 @@ export function addImportTypes(builder: Builder) {
       field: t.exposeString('field', {
         description: 'The contact field: phone, name, email, document or tags',
       }),
-      issue: t.exposeString('issue', { description: 'What is wrong, as in a ValidationError detail' }),
+      issue: t.expose('issue', {
+        type: common.issueCode,
+        description: 'What is wrong, as in a ValidationError detail',
+      }),
     }),
   });
 
