@@ -48,7 +48,10 @@ export interface Tern {
 
 export function createTern(deps: Dependencies, role: Role): Tern {
   const services = createServices(deps);
-  const schema = createSchema({ strictQueries: deps.config.env !== 'production' });
+  const schema = createSchema({
+    strictQueries: deps.config.env !== 'production',
+    inputs: { allowInsecureWebhooks: deps.config.webhookAllowInsecure },
+  });
   const carrier = role === 'api' ? null : createCarrier(deps.config, deps);
   const carrierHealth = new CarrierHealthBoard(
     deps.redis,

@@ -8,13 +8,34 @@ export const DEFAULT_PER_PAGE = 20;
 const MAX_CURSOR_LENGTH = 200;
 
 export const pageInput = z.object({
-  page: z.number().int().min(1).max(1_000_000).default(1),
-  perPage: z.number().int().min(1).max(MAX_PER_PAGE).default(DEFAULT_PER_PAGE),
+  page: z.number().int().min(1).max(1_000_000).default(1).meta({ description: 'The page to read, from 1' }),
+  perPage: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PER_PAGE)
+    .default(DEFAULT_PER_PAGE)
+    .meta({ description: 'Items per page' }),
 });
 
-const cursorInput = z.object({
-  first: z.number().int().min(1).max(MAX_PER_PAGE).optional(),
-  after: z.string().min(1).max(MAX_CURSOR_LENGTH).optional(),
+export const cursorInput = z.object({
+  first: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PER_PAGE)
+    .meta({
+      description: `Rows of a page read by cursor, instead of \`page\`; ${DEFAULT_PER_PAGE} when left out`,
+    })
+    .optional(),
+  after: z
+    .string()
+    .min(1)
+    .max(MAX_CURSOR_LENGTH)
+    .meta({
+      description: 'The `pageInfo.endCursor` of the page before; omitted, the first page of a cursor walk',
+    })
+    .optional(),
 });
 
 /**

@@ -60,3 +60,5 @@ export function createBuilder({ strictQueries }: BuilderOptions) {
 }
 
 export type Builder = ReturnType<typeof createBuilder>;
+
+export type BuilderTypes = Builder extends PothosSchemaTypes.SchemaBuilder<infer Types> ? Types : never;

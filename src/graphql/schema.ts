@@ -13,22 +13,30 @@ import { addSettingsTypes } from './types/settings.js';
 import { addTemplateTypes } from './types/templates.js';
 import { addWebhookTypes } from './types/webhooks.js';
 
+/** What the inputs' rules depend on; the printed schema is the same whatever they are. */
+export interface InputOptions {
+  allowInsecureWebhooks: boolean;
+}
+
 export interface SchemaOptions {
   strictQueries: boolean;
+  /** The rules the OpenAPI document reads back from the input types; strict when left out. */
+  inputs?: InputOptions;
 }
 
 /** The code-first schema. Resolvers find the domain layer in the request's context, so building it connects to nothing. */
 export function createSchema(options: SchemaOptions): GraphQLSchema {
   const builder = createBuilder({ strictQueries: options.strictQueries });
+  const inputs = options.inputs ?? { allowInsecureWebhooks: false };
   addRootTypes(builder);
   const commonTypes = addCommonTypes(builder);
   addAccountTypes(builder);
   addSettingsTypes(builder);
   addApiKeyTypes(builder);
   const messageTypes = addMessageTypes(builder);
-  addCampaignTypes(builder, messageTypes, addContactTypes(builder));
+  addCampaignTypes(builder, messageTypes, addContactTypes(builder), inputs);
   addTemplateTypes(builder);
-  addWebhookTypes(builder);
+  addWebhookTypes(builder, inputs);
   addImportTypes(builder, commonTypes);
   addOptOutTypes(builder);
   addLiveTypes(builder, messageTypes);

@@ -14,7 +14,6 @@ import { createFieldRateLimits } from '../graphql/field-rate-limits.js';
 import { createGraphQLServer } from '../graphql/yoga.js';
 import { buildOpenApi } from '../rest/openapi.js';
 import { OperationRegistry } from '../rest/operations.js';
-import { requestSchemas } from '../rest/request-schemas.js';
 import { registerRestRoutes } from '../rest/rest-routes.js';
 import { routes } from '../rest/route-table.js';
 import type { Services } from '../services.js';
@@ -223,7 +222,7 @@ export function createHttpServer({
   });
 
   registerRestRoutes(app, routes, registry, schema, createContext);
-  const openApi = buildOpenApi(routes, registry, schema, requestSchemas(deps.config.webhookAllowInsecure));
+  const openApi = buildOpenApi(routes, registry, schema);
   app.get('/v1/openapi.json', async () => openApi);
   registerApiDocs(app);
 

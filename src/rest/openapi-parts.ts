@@ -1,4 +1,5 @@
 import { type GraphQLSchema, getNamedType, isUnionType, Kind } from 'graphql';
+import { z } from 'zod';
 import {
   ERRORS,
   type ErrorCode,
@@ -8,7 +9,7 @@ import {
   MAX_ISSUE_DETAILS,
 } from '../errors.js';
 import type { Operation } from './operations.js';
-import type { JsonSchema } from './request-schemas.js';
+import { snakeCase } from './rest-routes.js';
 import type { RestRoute } from './route-table.js';
 
 /** The result-union members of Tern's schema that are expected failures, by their error code. */
@@ -168,4 +169,34 @@ export function nonNull(schema: JsonSchema): JsonSchema {
   if (anyOf) return anyOf.find((member) => member.type !== 'null') ?? schema;
   if (Array.isArray(schema.type)) return { ...schema, type: schema.type.find((t) => t !== 'null') };
   return schema;
+}
+
+export type JsonSchema = Record<string, unknown>;
+
+/** A zod schema as the JSON Schema of what a client sends, with /v1 (snake_case) property names. */
+export function jsonSchemaOf(schema: z.ZodType): JsonSchema {
+  const { $schema: _, ...json } = z.toJSONSchema(schema, {
+    io: 'input',
+    unrepresentable: 'any',
+  }) as JsonSchema;
+  return snakeProperties(json);
+}
+
+function snakeProperties(schema: JsonSchema): JsonSchema {
+  const result: JsonSchema = { ...schema };
+  if (schema.properties && typeof schema.properties === 'object') {
+    result.properties = Object.fromEntries(
+      Object.entries(schema.properties as Record<string, JsonSchema>).map(([key, inner]) => [
+        snakeCase(key),
+        snakeProperties(inner),
+      ]),
+    );
+  }
+  if (Array.isArray(schema.required)) result.required = (schema.required as string[]).map(snakeCase);
+  for (const key of ['items', 'anyOf', 'oneOf', 'allOf', 'not', 'if', 'then', 'else'] as const) {
+    const inner = schema[key];
+    if (Array.isArray(inner)) result[key] = inner.map((item) => snakeProperties(item as JsonSchema));
+    else if (inner && typeof inner === 'object') result[key] = snakeProperties(inner as JsonSchema);
+  }
+  return result;
 }

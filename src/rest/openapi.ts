@@ -13,10 +13,19 @@ import {
   Kind,
   type SelectionSetNode,
 } from 'graphql';
+import type { z } from 'zod';
+import { ZOD_EXTENSION } from '../graphql/zod-input.js';
 import { describeBytes } from '../uploads.js';
-import { declaredErrorCodes, errorResponses, exampleOf, nonNull, responseHeaders } from './openapi-parts.js';
+import {
+  declaredErrorCodes,
+  errorResponses,
+  exampleOf,
+  type JsonSchema,
+  jsonSchemaOf,
+  nonNull,
+  responseHeaders,
+} from './openapi-parts.js';
 import type { Operation, OperationRegistry } from './operations.js';
-import { type JsonSchema, jsonSchemaOf, type RequestSchemas } from './request-schemas.js';
 import { snakeCase } from './rest-routes.js';
 import type { RestRoute } from './route-table.js';
 
@@ -31,13 +40,13 @@ const SCALARS: Record<string, JsonSchema> = {
 
 /**
  * The OpenAPI document of /v1, derived from the same route table and GraphQL operations that
- * serve the requests: request bodies from the input types, responses from the selections.
+ * serve the requests: request bodies and parameters from the zod schemas the input types and
+ * arguments were made from (what the service enforces), responses from the selections.
  */
 export function buildOpenApi(
   routes: readonly RestRoute[],
   registry: OperationRegistry,
   schema: GraphQLSchema,
-  requests: RequestSchemas,
 ) {
   const paths: Record<string, Record<string, unknown>> = {};
   const operationIds = new Set<string>();
@@ -49,24 +58,19 @@ export function buildOpenApi(
         `operationId ${operationId} is used twice: give ${route.path} an operationId of its own`,
       );
     operationIds.add(operationId);
-    const querySchemas = { ...requests.queries['*'], ...requests.queries[route.operation] };
     const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
     const parameters = [
       ...Object.entries(route.params ?? {}).map(([name, variable]) =>
-        parameter(name, 'path', operation, variable, true),
+        parameter(name, 'path', operation, variable, true, schema),
       ),
-      ...Object.entries(route.query ?? {}).map(([name, variable]) => {
-        const zod = querySchemas[variable];
-        return zod
-          ? { name, in: 'query', required: false, schema: nonNull(jsonSchemaOf(zod)) }
-          : parameter(name, 'query', operation, variable, false);
-      }),
+      ...Object.entries(route.query ?? {}).map(([name, variable]) =>
+        parameter(name, 'query', operation, variable, false, schema),
+      ),
       ...Object.entries(route.headers ?? {}).map(([name, variable]) =>
-        parameter(name, 'header', operation, variable, false),
+        parameter(name, 'header', operation, variable, false, schema),
       ),
     ];
     const bodyType = route.body ? operation.variableTypes.get(route.body) : undefined;
-    const bodyZod = bodyType ? requests.bodies.get(getNamedType(bodyType).name) : undefined;
     const success = withRequest(responseSchema(operation, schema), route.omitNull, route.responseHeaders);
     paths[path] ??= {};
     paths[path][route.method.toLowerCase()] = {
@@ -76,9 +80,7 @@ export function buildOpenApi(
       tags: [route.path.split('/')[2] ?? 'v1'],
       ...(route.public ? { security: [] } : {}),
       ...(parameters.length ? { parameters } : {}),
-      ...(bodyType
-        ? { requestBody: requestBody(route, bodyZod ? jsonSchemaOf(bodyZod) : inputSchema(bodyType)) }
-        : {}),
+      ...(bodyType ? { requestBody: requestBody(route, bodySchema(route, bodyType)) } : {}),
       responses: {
         [route.status]: {
           description: 'Success',
@@ -126,15 +128,43 @@ function requestBody(route: RestRoute, schema: JsonSchema) {
   return { required: true, content: { 'multipart/form-data': { schema: form } } };
 }
 
+/** A JSON body: the zod schema its input type was made from; every body has one. */
+function bodySchema(route: RestRoute, type: GraphQLInputType): JsonSchema {
+  const zod = getNamedType(type).extensions[ZOD_EXTENSION] as z.ZodType | undefined;
+  if (!zod) throw new Error(`${route.method} ${route.path}: its input type was not made from a zod schema`);
+  return jsonSchemaOf(zod);
+}
+
+/**
+ * A parameter: the zod schema of the argument its variable feeds (every query parameter has
+ * one); a path parameter is an id, as its GraphQL type says.
+ */
 function parameter(
   name: string,
   where: 'path' | 'query' | 'header',
   operation: Operation,
   variable: string,
   required: boolean,
+  schema: GraphQLSchema,
 ) {
+  const zod = argumentOf(operation, variable, schema)?.extensions[ZOD_EXTENSION] as z.ZodType | undefined;
+  if (zod) return { name, in: where, required, schema: nonNull(jsonSchemaOf(zod)) };
+  if (where === 'query')
+    throw new Error(`query parameter ${name}: its argument was not made from a zod schema`);
   const type = operation.variableTypes.get(variable);
   return { name, in: where, required, schema: type ? inputSchema(type) : { type: 'string' } };
+}
+
+/** The argument of the operation's root field that the variable is passed to. */
+function argumentOf(operation: Operation, variable: string, schema: GraphQLSchema) {
+  const root = operation.definition.selectionSet.selections[0];
+  if (root?.kind !== Kind.FIELD) return undefined;
+  const node = root.arguments?.find(
+    (argument) => argument.value.kind === Kind.VARIABLE && argument.value.name.value === variable,
+  );
+  const rootType =
+    operation.definition.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
+  return rootType?.getFields()[root.name.value]?.args.find((arg) => arg.name === node?.name.value);
 }
 
 /** The success body: the operation's fields, those left out when null no longer required, and `request`. */

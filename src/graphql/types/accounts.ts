@@ -1,6 +1,8 @@
 import { InvalidCredentialsError, OtpRequiredError, ValidationError } from '../../errors.js';
+import { loginInput as loginSchema } from '../../modules/accounts/accounts.service.js';
 import type { IssuedToken } from '../../modules/accounts/tokens.js';
 import type { Builder } from '../builder.js';
+import { inputTypeFromZod } from '../zod-input.js';
 import { inputArg } from './args.js';
 
 export function addAccountTypes(builder: Builder) {
@@ -14,17 +16,7 @@ export function addAccountTypes(builder: Builder) {
     }),
   });
 
-  const loginInput = builder.inputType('LoginInput', {
-    description: "An account's credentials",
-    fields: (t) => ({
-      email: t.string({ required: true, description: 'The email the account was created with' }),
-      password: t.string({ required: true, description: "The account's password" }),
-      otp: t.string({
-        description:
-          'With two-factor login on: the 6-digit code of the authenticator app, or a recovery code. Each is accepted once',
-      }),
-    }),
-  });
+  const loginInput = inputTypeFromZod(builder, 'LoginInput', loginSchema);
 
   builder.mutationField('login', (t) =>
     t.field({

@@ -1,9 +1,15 @@
+import { systemClock } from '../../clock.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
-import type { CreatedApiKey, DeletedApiKey } from '../../modules/api-keys/api-keys.service.js';
+import {
+  apiKeyCreateInput,
+  type CreatedApiKey,
+  type DeletedApiKey,
+} from '../../modules/api-keys/api-keys.service.js';
 import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
+import { inputTypeFromZod } from '../zod-input.js';
 import { idArg, inputArg } from './args.js';
-import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
+import { addPageType, pageArgs } from './page.js';
 import { cursorArgs } from './page-info.js';
 
 interface ApiKeyPageShape {
@@ -81,22 +87,14 @@ export function addApiKeyTypes(builder: Builder) {
     total: (shape, { services }) => services.apiKeys.count(shape.accountId),
   });
 
-  const createInput = builder.inputType('CreateApiKeyInput', {
-    description: 'A new API key',
-    fields: (t) => ({
-      name: t.string({ required: true, description: '1..80 characters, to tell keys apart' }),
-      expiresAt: t.string({
-        description: 'ISO 8601 time in the future after which the key is refused; absent or null: never',
-      }),
-    }),
-  });
+  const createInput = inputTypeFromZod(builder, 'CreateApiKeyInput', apiKeyCreateInput(systemClock));
 
   builder.queryField('apiKeys', (t) =>
     t.withAuth({ account: true }).field({
       type: apiKeyPage,
       description: "The account's API keys (never the keys themselves)",
       errors: { types: [ValidationError] },
-      args: { page: t.arg.int(PAGE_ARG), perPage: t.arg.int(PER_PAGE_ARG), ...cursorArgs(t) },
+      args: { ...pageArgs(t.arg), ...cursorArgs(t) },
       resolve: (_root, args, { accountId }) => ({ accountId, page: parsePage(args) }),
     }),
   );

@@ -1,15 +1,21 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { InvalidStateError, NotFoundError, ValidationError } from '../../errors.js';
 import { CampaignStatus } from '../../generated/prisma/enums.js';
-import type { CampaignFilter } from '../../modules/campaigns/campaign-records.js';
+import {
+  type CampaignFilter,
+  campaignInputs,
+  campaignListInput,
+} from '../../modules/campaigns/campaign-records.js';
 import type { CampaignStats } from '../../modules/campaigns/campaign-stats.js';
 import { CAMPAIGN_ACTIONS, describeTransition } from '../../modules/campaigns/campaign-transitions.js';
 import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
+import type { InputOptions } from '../schema.js';
+import { argsFromZod, inputTypeFromZod } from '../zod-input.js';
 import { idArg, inputArg } from './args.js';
 import type { ContactTypeRefs } from './contacts.js';
 import type { MessageTypeRefs } from './messages.js';
-import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
+import { addPageType, pageArgs } from './page.js';
 import { cursorArgs } from './page-info.js';
 
 interface CampaignPageShape {
@@ -22,6 +28,7 @@ export function addCampaignTypes(
   builder: Builder,
   { messageStatus, message }: MessageTypeRefs,
   { contactRef }: ContactTypeRefs,
+  options: InputOptions,
 ) {
   const campaignStatus = builder.enumType('CampaignStatus', {
     description: 'Where a campaign is in its life; its mutations say which status each one leaves from',
@@ -93,8 +100,7 @@ export function addCampaignTypes(
         description: 'In the order they were added; a page of at most 100',
         args: {
           tag: t.arg.string({ description: 'Only contacts with this tag' }),
-          page: t.arg.int(PAGE_ARG),
-          perPage: t.arg.int(PER_PAGE_ARG),
+          ...pageArgs(t.arg),
         },
         byPath: true,
         resolve: (campaign) => campaign.id,
@@ -112,8 +118,7 @@ export function addCampaignTypes(
         description: 'Newest first; a page of at most 100',
         args: {
           status: t.arg({ type: messageStatus, description: 'Only messages in this status' }),
-          page: t.arg.int(PAGE_ARG),
-          perPage: t.arg.int(PER_PAGE_ARG),
+          ...pageArgs(t.arg),
         },
         byPath: true,
         resolve: (campaign) => campaign.id,
@@ -143,22 +148,9 @@ export function addCampaignTypes(
     }),
   });
 
-  // Only a new campaign must have a name; a change names the fields it changes.
-  const campaignInput = (name: string, description: string, nameRequired: boolean) =>
-    builder.inputType(name, {
-      description,
-      fields: (t) => ({
-        name: t.string({ required: nameRequired, description: '1..120 characters' }),
-        description: t.string({ description: 'Up to 2000 characters' }),
-        webhook: t.string({ description: "An https URL that receives this campaign's events" }),
-        delay: t.float({ description: 'Seconds between batches, 0..86400' }),
-        template: t.id({ description: 'A template of the account' }),
-        batchSize: t.int({ description: 'Messages per batch, 1..10000' }),
-        sendAt: t.string({ description: 'ISO 8601 time at which a scheduled campaign starts' }),
-      }),
-    });
-  const createInput = campaignInput('CreateCampaignInput', 'A new campaign', true);
-  const updateInput = campaignInput('UpdateCampaignInput', "Any subset of the campaign's fields", false);
+  const inputs = campaignInputs(options.allowInsecureWebhooks);
+  const createInput = inputTypeFromZod(builder, 'CreateCampaignInput', inputs.create, { template: 'ID' });
+  const updateInput = inputTypeFromZod(builder, 'UpdateCampaignInput', inputs.update, { template: 'ID' });
 
   builder.queryField('campaign', (t) =>
     t.withAuth({ account: true }).prismaField({
@@ -177,9 +169,8 @@ export function addCampaignTypes(
       description: "The account's campaigns",
       errors: { types: [ValidationError] },
       args: {
-        status: t.arg({ type: campaignStatus, description: 'Only campaigns in this status' }),
-        page: t.arg.int(PAGE_ARG),
-        perPage: t.arg.int(PER_PAGE_ARG),
+        ...argsFromZod(t.arg, campaignListInput, { status: campaignStatus }),
+        ...pageArgs(t.arg),
         ...cursorArgs(t),
       },
       resolve: (_root, args, { accountId, services }) => ({
@@ -192,7 +183,7 @@ export function addCampaignTypes(
   builder.mutationField('createCampaign', (t) =>
     t.withAuth({ account: true }).prismaField({
       type: 'Campaign',
-      description: 'A new campaign, in draft',
+      description: 'A new campaign: scheduled, to start by `startCampaign` or at its `sendAt`',
       errors: { types: [ValidationError] },
       args: {
         input: inputArg(t.arg, createInput),

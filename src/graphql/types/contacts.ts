@@ -1,9 +1,14 @@
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
-import type { ContactFilter } from '../../modules/contacts/contacts.service.js';
+import {
+  addContactInput,
+  type ContactFilter,
+  contactListInput,
+} from '../../modules/contacts/contacts.service.js';
 import type { PageRequest } from '../../pagination.js';
 import type { Builder } from '../builder.js';
+import { argsFromZod, inputTypeFromZod } from '../zod-input.js';
 import { idArg, inputArg } from './args.js';
-import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
+import { addPageType, pageArgs } from './page.js';
 import { cursorArgs } from './page-info.js';
 
 interface ContactPageShape {
@@ -41,19 +46,7 @@ export function addContactTypes(builder: Builder) {
     total: (shape, { services }) => services.contacts.count(shape.accountId, shape.campaignId, shape.filter),
   });
 
-  const contactInput = builder.inputType('AddContactInput', {
-    description: 'A new contact of a campaign',
-    fields: (t) => ({
-      phone: t.string({
-        required: true,
-        description: 'Digits; spaces, dashes, dots, parentheses and a leading + are removed',
-      }),
-      name: t.string({ description: 'Up to 200 characters' }),
-      email: t.string({ description: 'An email address, up to 254 characters' }),
-      document: t.string({ description: 'An identity document number, up to 64 characters' }),
-      tags: t.stringList({ description: 'Up to 20 tags of 1..50 characters' }),
-    }),
-  });
+  const contactInput = inputTypeFromZod(builder, 'AddContactInput', addContactInput);
 
   builder.queryField('contacts', (t) =>
     t.withAuth({ account: true }).field({
@@ -62,9 +55,8 @@ export function addContactTypes(builder: Builder) {
       errors: { types: [ValidationError, NotFoundError] },
       args: {
         campaign: t.arg.id({ required: true, description: 'The campaign it belongs to' }),
-        tag: t.arg.string({ description: 'Only contacts with this tag' }),
-        page: t.arg.int(PAGE_ARG),
-        perPage: t.arg.int(PER_PAGE_ARG),
+        ...argsFromZod(t.arg, contactListInput),
+        ...pageArgs(t.arg),
         ...cursorArgs(t),
       },
       resolve: async (_root, args, { accountId, services }) => ({

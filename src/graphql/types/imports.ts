@@ -5,8 +5,10 @@ import {
   FILE_FORMATS,
   type FileFormat,
   IMPORT_MAX_ROW_ERRORS,
+  importInput as importContactsInput,
 } from '../../modules/imports/import-options.js';
 import type { Builder } from '../builder.js';
+import { inputTypeFromZod } from '../zod-input.js';
 import { idArg, inputArg } from './args.js';
 import type { CommonTypeRefs } from './common.js';
 
@@ -102,23 +104,8 @@ export function addImportTypes(builder: Builder, common: CommonTypeRefs) {
     }),
   });
 
-  const importInput = builder.inputType('ImportContactsInput', {
-    description: 'How to read the file (the form fields of POST /v1/campaigns/{campaign}/contacts/import)',
-    fields: (t) => ({
-      fileFormat: t.field({
-        type: fileFormat,
-        description: 'Defaults from the file name (.csv, .txt, .xlsx)',
-      }),
-      phoneColumn: t.string({
-        description: 'Required when the file has a header; without one, a 1-based column number (default 1)',
-      }),
-      nameColumn: t.string({ description: 'A header name, or a 1-based column number without a header' }),
-      emailColumn: t.string({ description: 'A header name, or a 1-based column number without a header' }),
-      documentColumn: t.string({ description: 'A header name, or a 1-based column number without a header' }),
-      tagsColumn: t.string({ description: 'Tags split on ; or |' }),
-      delimiter: t.string({ description: 'CSV only: , (default), ;, | or a tab (also written \\t or tab)' }),
-      hasHeader: t.boolean({ description: 'Whether the first row names the columns; default true' }),
-    }),
+  const importInput = inputTypeFromZod(builder, 'ImportContactsInput', importContactsInput, {
+    fileFormat,
   });
 
   builder.mutationField('importContacts', (t) =>

@@ -1,13 +1,23 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
+import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { MessageStatus } from '../../generated/prisma/enums.js';
 import { encodingOf, type TextAnalysis } from '../../modules/messages/encoding.js';
-import type { MessageFilter } from '../../modules/messages/message-queries.js';
-import type { MessageAcceptance } from '../../modules/messages/message-sending.js';
+import {
+  type MessageFilter,
+  messageListInput,
+  previewInput as previewMessageSchema,
+} from '../../modules/messages/message-queries.js';
+import {
+  idempotencyKeyInput,
+  type MessageAcceptance,
+  sendInput as sendMessageSchema,
+} from '../../modules/messages/message-sending.js';
 import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
+import { argsFromZod, inputTypeFromZod } from '../zod-input.js';
 import { idArg, inputArg } from './args.js';
-import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
+import { addPageType, pageArgs } from './page.js';
 import { cursorArgs } from './page-info.js';
 
 interface MessagePageShape {
@@ -92,7 +102,7 @@ export function addMessageTypes(builder: Builder) {
       replies: t.withAuth({ account: true }).loadableList({
         type: reply,
         description: 'Oldest first; a page of at most 100',
-        args: { page: t.arg.int(PAGE_ARG), perPage: t.arg.int(PER_PAGE_ARG) },
+        args: { ...pageArgs(t.arg) },
         byPath: true,
         resolve: (sent) => sent.id,
         load: (messageIds: string[], context, args, info) =>
@@ -148,19 +158,8 @@ export function addMessageTypes(builder: Builder) {
     }),
   });
 
-  const sendInput = builder.inputType('SendMessageInput', {
-    description: 'One SMS to send',
-    fields: (t) => ({
-      to: t.string({ required: true, description: 'E.164 digits without the plus sign' }),
-      message: t.string({ required: true, description: '1..1600 characters' }),
-      campaign: t.id({ description: 'A campaign of the account to link the message to' }),
-    }),
-  });
-
-  const previewInput = builder.inputType('PreviewMessageInput', {
-    description: 'A text to measure',
-    fields: (t) => ({ message: t.string({ required: true, description: '1..1600 characters' }) }),
-  });
+  const sendInput = inputTypeFromZod(builder, 'SendMessageInput', sendMessageSchema, { campaign: 'ID' });
+  const previewInput = inputTypeFromZod(builder, 'PreviewMessageInput', previewMessageSchema);
 
   builder.queryField('message', (t) =>
     t.withAuth({ account: true }).prismaField({
@@ -178,11 +177,8 @@ export function addMessageTypes(builder: Builder) {
       description: "The account's messages",
       errors: { types: [ValidationError] },
       args: {
-        status: t.arg({ type: messageStatus, description: 'Only messages in this status' }),
-        campaign: t.arg.id({ description: 'Only messages of this campaign' }),
-        to: t.arg.string({ description: 'Only messages to this number (E.164 digits)' }),
-        page: t.arg.int(PAGE_ARG),
-        perPage: t.arg.int(PER_PAGE_ARG),
+        ...argsFromZod(t.arg, messageListInput, { status: messageStatus, campaign: 'ID' }),
+        ...pageArgs(t.arg),
         ...cursorArgs(t),
       },
       resolve: (_root, args, { accountId, services }) => ({
@@ -211,9 +207,7 @@ export function addMessageTypes(builder: Builder) {
       errors: { types: [ValidationError] },
       args: {
         input: inputArg(t.arg, sendInput),
-        idempotencyKey: t.arg.string({
-          description: 'The same key within 24 h answers the first acceptance again and sends nothing',
-        }),
+        ...argsFromZod(t.arg, z.object({ idempotencyKey: idempotencyKeyInput.nullish() })),
       },
       resolve: async (_root, args, context, info) => {
         await context.fieldRateLimits.sendMessage({ args, context, info });

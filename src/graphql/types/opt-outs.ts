@@ -1,7 +1,7 @@
 import { ValidationError } from '../../errors.js';
 import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
-import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
+import { addPageType, pageArgs } from './page.js';
 import { cursorArgs } from './page-info.js';
 
 interface OptOutPageShape {
@@ -31,7 +31,7 @@ export function addOptOutTypes(builder: Builder) {
       type: page,
       description: 'The numbers that opted out of the account’s messages',
       errors: { types: [ValidationError] },
-      args: { page: t.arg.int(PAGE_ARG), perPage: t.arg.int(PER_PAGE_ARG), ...cursorArgs(t) },
+      args: { ...pageArgs(t.arg), ...cursorArgs(t) },
       resolve: (_root, args, { accountId }) => ({ accountId, page: parsePage(args) }),
     }),
   );

@@ -1,4 +1,6 @@
+import { cursorInput } from '../../pagination.js';
 import type { Builder } from '../builder.js';
+import { argsFromZod } from '../zod-input.js';
 
 export interface PageInfo {
   endCursor: string | null;
@@ -10,12 +12,5 @@ export interface PageInfo {
  * walk through a list that grows meanwhile, as fast at its millionth row as at its first.
  */
 export function cursorArgs(t: Parameters<Parameters<Builder['queryField']>[1]>[0]) {
-  return {
-    first: t.arg.int({
-      description: 'Rows of a page read by cursor, 1..100 (default 20); instead of `page`',
-    }),
-    after: t.arg.string({
-      description: 'The `pageInfo.endCursor` of the page before; omitted, the first page of a cursor walk',
-    }),
-  };
+  return argsFromZod(t.arg, cursorInput);
 }

@@ -1,21 +1,17 @@
+import type { ArgBuilder, SchemaTypes } from '@pothos/core';
 import type PrismaTypes from '../../generated/pothos-prisma-types.js';
-import {
-  type CursorKey,
-  DEFAULT_PER_PAGE,
-  encodeCursor,
-  MAX_PER_PAGE,
-  type PageRequest,
-} from '../../pagination.js';
+import { type CursorKey, encodeCursor, type PageRequest, pageInput } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import type { Context } from '../context.js';
+import { argsFromZod } from '../zod-input.js';
 import type { PageInfo } from './page-info.js';
 
 type Model = keyof PrismaTypes & string;
 
-export const PAGE_ARG = { description: 'The page to read, from 1; 1 when left out' };
-export const PER_PAGE_ARG = {
-  description: `Items per page, 1..${MAX_PER_PAGE}; ${DEFAULT_PER_PAGE} when left out`,
-};
+/** `page` and `perPage`, as the service parses them. */
+export function pageArgs<Types extends SchemaTypes>(arg: ArgBuilder<Types>) {
+  return argsFromZod(arg, pageInput);
+}
 
 export interface PageSource<Shape, Name extends Model> {
   /** The page's rows, with the selection Pothos computed spread into the query. */

@@ -1,6 +1,12 @@
 import { InvalidStateError, ValidationError } from '../../errors.js';
-import type { TwoFactorActivation, TwoFactorSetup } from '../../modules/accounts/two-factor.js';
+import {
+  type TwoFactorActivation,
+  type TwoFactorSetup,
+  codeInput as twoFactorCodeInput,
+} from '../../modules/accounts/two-factor.js';
+import { updateSettingsInput as updateSettingsSchema } from '../../modules/settings/settings.service.js';
 import type { Builder } from '../builder.js';
+import { inputTypeFromZod } from '../zod-input.js';
 import { inputArg } from './args.js';
 import { EXPECTED_ERRORS } from './common.js';
 
@@ -20,13 +26,7 @@ export function addSettingsTypes(builder: Builder) {
     }),
   });
 
-  const updateSettingsInput = builder.inputType('UpdateSettingsInput', {
-    description: 'The settings to change; a field left out keeps its value',
-    fields: (t) => ({
-      timezone: t.string({ description: 'An IANA time zone name, e.g. Europe/Lisbon' }),
-      defaultSender: t.string({ description: '3..11 letters and digits, or 3..15 digits; null clears it' }),
-    }),
-  });
+  const updateSettingsInput = inputTypeFromZod(builder, 'UpdateSettingsInput', updateSettingsSchema);
 
   const twoFactorSetup = builder.objectRef<TwoFactorSetup>('TwoFactorSetup').implement({
     description: 'A new TOTP secret (SHA-1, 6 digits, 30 s), not in force until a code of it is confirmed',
@@ -67,16 +67,7 @@ export function addSettingsTypes(builder: Builder) {
     }),
   });
 
-  const codeInput = builder.inputType('TwoFactorCodeInput', {
-    description: 'A code that proves the authenticator app (or a recovery code) is at hand',
-    fields: (t) => ({
-      code: t.string({
-        required: true,
-        description:
-          'The 6-digit code of the authenticator app (or, to turn two-factor login off, a recovery code)',
-      }),
-    }),
-  });
+  const codeInput = inputTypeFromZod(builder, 'TwoFactorCodeInput', twoFactorCodeInput);
 
   builder.queryField('settings', (t) =>
     t.withAuth({ account: true }).prismaField({

@@ -1,10 +1,15 @@
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { placeholderNames } from '../../modules/templates/render-template.js';
-import type { DeletedTemplate } from '../../modules/templates/templates.service.js';
+import {
+  createTemplateInput,
+  type DeletedTemplate,
+  updateTemplateInput,
+} from '../../modules/templates/templates.service.js';
 import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
+import { inputTypeFromZod } from '../zod-input.js';
 import { idArg, inputArg } from './args.js';
-import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
+import { addPageType, pageArgs } from './page.js';
 import { cursorArgs } from './page-info.js';
 
 interface TemplatePageShape {
@@ -44,24 +49,8 @@ export function addTemplateTypes(builder: Builder) {
     }),
   });
 
-  const createInput = builder.inputType('CreateTemplateInput', {
-    description: 'A new template',
-    fields: (t) => ({
-      name: t.string({ required: true, description: '3..80 characters' }),
-      content: t.string({
-        required: true,
-        description: '1..1600 characters; placeholders are written {{name}}',
-      }),
-    }),
-  });
-
-  const updateInput = builder.inputType('UpdateTemplateInput', {
-    description: "A template's new text, and name if given",
-    fields: (t) => ({
-      name: t.string({ description: '3..80 characters; unchanged when left out' }),
-      content: t.string({ required: true, description: '1..1600 characters' }),
-    }),
-  });
+  const createInput = inputTypeFromZod(builder, 'CreateTemplateInput', createTemplateInput);
+  const updateInput = inputTypeFromZod(builder, 'UpdateTemplateInput', updateTemplateInput);
 
   builder.queryField('template', (t) =>
     t.withAuth({ account: true }).prismaField({
@@ -79,7 +68,7 @@ export function addTemplateTypes(builder: Builder) {
       type: page,
       description: "The account's templates",
       errors: { types: [ValidationError] },
-      args: { page: t.arg.int(PAGE_ARG), perPage: t.arg.int(PER_PAGE_ARG), ...cursorArgs(t) },
+      args: { ...pageArgs(t.arg), ...cursorArgs(t) },
       resolve: (_root, args, { accountId }) => ({ accountId, page: parsePage(args) }),
     }),
   );

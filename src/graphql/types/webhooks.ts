@@ -1,15 +1,19 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { SUBSCRIBABLE_EVENTS } from '../../modules/webhooks/webhook-events.js';
-import type {
-  DeletedWebhook,
-  RegisteredWebhook,
-  ReplayOutcome,
+import {
+  type DeletedWebhook,
+  type RegisteredWebhook,
+  type ReplayOutcome,
+  replayInput as replayWebhookInput,
+  webhookInputs,
 } from '../../modules/webhooks/webhooks.service.js';
 import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
+import type { InputOptions } from '../schema.js';
+import { inputTypeFromZod } from '../zod-input.js';
 import { idArg, inputArg } from './args.js';
-import { addPageType, PAGE_ARG, PER_PAGE_ARG } from './page.js';
+import { addPageType, pageArgs } from './page.js';
 import { cursorArgs } from './page-info.js';
 
 interface WebhookPageShape {
@@ -30,7 +34,7 @@ const EVENT_KIND_MEANING: Record<(typeof SUBSCRIBABLE_EVENTS)[number], string> =
 
 const KINDS = SUBSCRIBABLE_EVENTS.map((kind) => `\`${kind}\``).join(', ');
 
-export function addWebhookTypes(builder: Builder) {
+export function addWebhookTypes(builder: Builder, options: InputOptions) {
   const eventKind = builder.enumType('WebhookEventKind', {
     description:
       'A kind of event a webhook can subscribe to; the callback body and /v1 write it with a dot (`message_delivered` is `message.delivered`)',
@@ -84,7 +88,7 @@ export function addWebhookTypes(builder: Builder) {
       deliveries: t.withAuth({ account: true }).loadableList({
         type: delivery,
         description: 'The delivery log, newest first',
-        args: { page: t.arg.int(PAGE_ARG), perPage: t.arg.int(PER_PAGE_ARG) },
+        args: { ...pageArgs(t.arg) },
         byPath: true,
         resolve: (webhook) => webhook.id,
         load: (webhookIds: string[], context, args, info) =>
@@ -155,35 +159,12 @@ export function addWebhookTypes(builder: Builder) {
     total: (shape, { services }) => services.webhooks.countDeliveries(shape.webhookId),
   });
 
-  const registerInput = builder.inputType('RegisterWebhookInput', {
-    description: 'A new webhook',
-    fields: (t) => ({
-      url: t.string({
-        required: true,
-        description:
-          'An https URL (http only with WEBHOOK_ALLOW_INSECURE); it must answer a signed webhook.ping with a 2xx',
-      }),
-      events: t.field({ type: [eventKind], required: true, description: 'At least one kind' }),
-    }),
+  const inputs = webhookInputs(options.allowInsecureWebhooks);
+  const registerInput = inputTypeFromZod(builder, 'RegisterWebhookInput', inputs.register, {
+    events: [eventKind],
   });
-
-  const updateInput = builder.inputType('UpdateWebhookInput', {
-    description: "A webhook's new URL or kinds; a field left out keeps its value",
-    fields: (t) => ({
-      url: t.string({ description: 'A new URL is pinged as at registration' }),
-      events: t.field({ type: [eventKind], description: 'At least one kind' }),
-    }),
-  });
-
-  const replayInput = builder.inputType('ReplayWebhookInput', {
-    description: 'Exactly one of `since` and `event`',
-    fields: (t) => ({
-      since: t.string({
-        description: 'ISO 8601 time, at most 7 days back: every subscribed event since then',
-      }),
-      event: t.id({ description: 'One event of the account' }),
-    }),
-  });
+  const updateInput = inputTypeFromZod(builder, 'UpdateWebhookInput', inputs.update, { events: [eventKind] });
+  const replayInput = inputTypeFromZod(builder, 'ReplayWebhookInput', replayWebhookInput, { event: 'ID' });
 
   builder.queryField('webhook', (t) =>
     t.withAuth({ account: true }).prismaField({
@@ -200,7 +181,7 @@ export function addWebhookTypes(builder: Builder) {
       type: webhookPage,
       description: "The account's webhooks",
       errors: { types: [ValidationError] },
-      args: { page: t.arg.int(PAGE_ARG), perPage: t.arg.int(PER_PAGE_ARG), ...cursorArgs(t) },
+      args: { ...pageArgs(t.arg), ...cursorArgs(t) },
       resolve: (_root, args, { accountId }) => ({ accountId, page: parsePage(args) }),
     }),
   );
@@ -212,8 +193,7 @@ export function addWebhookTypes(builder: Builder) {
       errors: { types: [ValidationError, NotFoundError] },
       args: {
         webhook: t.arg.id({ required: true, description: 'The webhook' }),
-        page: t.arg.int(PAGE_ARG),
-        perPage: t.arg.int(PER_PAGE_ARG),
+        ...pageArgs(t.arg),
         ...cursorArgs(t),
       },
       resolve: (_root, args, { accountId, services }) =>

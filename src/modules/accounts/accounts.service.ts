@@ -22,11 +22,21 @@ const password = z.string().min(8).max(1024);
 
 const createAccountInput = z.object({ email, password });
 
-export const loginInput = z.object({
-  email: z.string().min(1).max(254),
-  password: z.string().min(1).max(1024),
-  otp: z.string().min(1).max(64).nullish(),
-});
+export const loginInput = z
+  .object({
+    email: z.string().min(1).max(254).meta({ description: 'The e-mail the account was created with' }),
+    password: z.string().min(1).max(1024).meta({ description: "The account's password" }),
+    otp: z
+      .string()
+      .min(1)
+      .max(64)
+      .meta({
+        description:
+          'With two-factor login on: the 6-digit code of the authenticator app, or a recovery code. Each is accepted once',
+      })
+      .nullish(),
+  })
+  .meta({ description: "An account's credentials" });
 
 export interface CreatedAccount {
   account: string;

@@ -34,7 +34,14 @@ const recoveryCharacters = customAlphabet(RECOVERY_ALPHABET, RECOVERY_CODE_CHARA
 export const CODE_ATTEMPTS = 10;
 export const CODE_ATTEMPTS_WINDOW_SECONDS = 15 * 60;
 
-export const codeInput = z.strictObject({ code: z.string().trim().min(1).max(64) });
+export const codeInput = z
+  .strictObject({
+    code: z.string().trim().min(1).max(64).meta({
+      description:
+        'The 6-digit code of the authenticator app (or, to turn two-factor login off, a recovery code)',
+    }),
+  })
+  .meta({ description: 'A code that proves the authenticator app (or a recovery code) is at hand' });
 
 export interface TwoFactorSetup {
   /** The TOTP secret in base32, for typing into an authenticator app. */

@@ -36,18 +36,23 @@ export interface DeletedApiKey {
 
 /** The body of a new key: its name and, optionally, when it stops working (in the future). */
 export function apiKeyCreateInput(clock: Clock) {
-  return z.strictObject({
-    name: z.string().trim().min(1).max(80),
-    expiresAt: z.iso
-      .datetime({ offset: true })
-      .transform((value) => new Date(value))
-      .refine((at) => at.getTime() > clock.now().getTime(), {
-        ...issue('invalid_value'),
-        message: 'expires_at must be in the future',
-      })
-      .nullable()
-      .optional(),
-  });
+  return z
+    .strictObject({
+      name: z.string().trim().min(1).max(80).meta({ description: 'A name, to tell keys apart' }),
+      expiresAt: z.iso
+        .datetime({ offset: true })
+        .meta({
+          description: 'ISO 8601 time in the future after which the key is refused; absent or null: never',
+        })
+        .transform((value) => new Date(value))
+        .refine((at) => at.getTime() > clock.now().getTime(), {
+          ...issue('invalid_value'),
+          message: 'expires_at must be in the future',
+        })
+        .nullable()
+        .optional(),
+    })
+    .meta({ description: 'A new API key' });
 }
 
 /** Who manages keys: the owner with a login token, or an operator through the CLI. */

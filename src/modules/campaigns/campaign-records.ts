@@ -3,7 +3,7 @@ import type { Clock } from '../../clock.js';
 import { isForeignKeyViolation } from '../../db/prisma-errors.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
-import type { CampaignStatus } from '../../generated/prisma/enums.js';
+import { CampaignStatus } from '../../generated/prisma/enums.js';
 import { newId } from '../../ids.js';
 import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
 import { newestFirst, type PageArgs, type PageRequest, parsePage } from '../../pagination.js';
@@ -11,25 +11,36 @@ import { parseInput } from '../../validation.js';
 import { webhookUrl } from '../webhooks/webhook-url.js';
 import { type CampaignQuery, liveCampaign, requireCampaign } from './campaign-lookup.js';
 
-const isoTime = z.iso.datetime({ offset: true }).transform((value) => new Date(value));
-
 function campaignFields(allowInsecureWebhooks: boolean) {
   return {
-    name: z.string().trim().min(1).max(120),
-    description: z.string().max(2000),
-    webhook: webhookUrl(allowInsecureWebhooks).nullable(),
-    delay: z.number().min(0).max(86_400),
-    template: z.string().min(1).max(64).nullable(),
-    batchSize: z.number().int().min(1).max(10_000),
-    sendAt: isoTime.nullable(),
+    name: z.string().trim().min(1).max(120).meta({ description: 'Its name, for people' }),
+    description: z.string().max(2000).meta({ description: 'What it is for, for people' }),
+    webhook: webhookUrl(allowInsecureWebhooks)
+      .meta({ description: "A URL that receives this campaign's events besides the account's webhooks" })
+      .nullable(),
+    delay: z.number().min(0).max(86_400).meta({ description: 'Seconds between batches' }),
+    template: z.string().min(1).max(64).meta({ description: 'A template of the account' }).nullable(),
+    batchSize: z.number().int().min(1).max(10_000).meta({ description: 'Messages per batch' }),
+    sendAt: z.iso
+      .datetime({ offset: true })
+      .meta({ description: 'ISO 8601 time with offset at which a scheduled campaign starts' })
+      .transform((value) => new Date(value))
+      .nullable(),
   };
 }
 
 /** The create and update bodies of a campaign: every field but `name` may be left out. */
 export function campaignInputs(allowInsecureWebhooks: boolean) {
   const fields = z.object(campaignFields(allowInsecureWebhooks)).partial();
-  return { create: fields.required({ name: true }), update: z.strictObject(fields.shape) };
+  return {
+    create: fields.required({ name: true }).meta({ description: 'A new campaign' }),
+    update: z.strictObject(fields.shape).meta({ description: "Any subset of the campaign's fields" }),
+  };
 }
+
+export const campaignListInput = z.object({
+  status: z.enum(CampaignStatus).meta({ description: 'Only campaigns in this status' }).nullish(),
+});
 
 export interface CampaignFilter {
   status?: CampaignStatus;
@@ -85,7 +96,8 @@ export class CampaignRecords {
   }
 
   parseListArgs(args: { status?: CampaignStatus | null } & PageArgs) {
-    return { page: parsePage(args), filter: args.status ? { status: args.status } : {} };
+    const { status } = parseInput(campaignListInput, { status: args.status });
+    return { page: parsePage(args), filter: status ? { status } : {} };
   }
 
   list(accountId: string, filter: CampaignFilter, page: PageRequest, query: CampaignQuery = {}) {

@@ -6,9 +6,22 @@ import { normalizedPhone } from '../../phone.js';
  * parser thread loads this module without the database client the contact service needs.
  */
 export const contactFields = {
-  phone: normalizedPhone,
-  name: z.string().trim().max(200).nullish(),
-  email: z.string().trim().max(254).pipe(z.email()).nullish(),
-  document: z.string().trim().max(64).nullish(),
-  tags: z.array(z.string().trim().min(1).max(50)).max(20).nullish(),
+  phone: normalizedPhone.meta({
+    description: 'A phone number; spaces, dashes, dots, parentheses and a leading + are removed',
+  }),
+  name: z.string().trim().max(200).meta({ description: 'A name, for {{name}}' }).nullish(),
+  // The format is said here: JSON Schema of what a client sends stops at the pipe's input side.
+  email: z
+    .string()
+    .trim()
+    .max(254)
+    .pipe(z.email())
+    .meta({ description: 'An e-mail address', format: 'email' })
+    .nullish(),
+  document: z.string().trim().max(64).meta({ description: 'An identity document number' }).nullish(),
+  tags: z
+    .array(z.string().trim().min(1).max(50))
+    .max(20)
+    .meta({ description: 'Tags, to filter contacts by' })
+    .nullish(),
 };

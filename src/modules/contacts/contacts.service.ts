@@ -10,10 +10,14 @@ import { parseInput } from '../../validation.js';
 import { requireCampaign } from '../campaigns/campaign-lookup.js';
 import { contactFields } from './contact-fields.js';
 
-export const addContactInput = z.strictObject(contactFields);
+export const addContactInput = z
+  .strictObject(contactFields)
+  .meta({ description: 'A new contact of a campaign' });
 
 /** A tag longer than any tag can be is a mistake, not a filter that finds nothing. */
-const listInput = z.object({ tag: z.string().max(50).nullish() });
+export const contactListInput = z.object({
+  tag: z.string().max(50).meta({ description: 'Only contacts with this tag' }).nullish(),
+});
 
 /** The selection Pothos computes for a field; spread into every query. */
 type ContactQuery = Pick<Prisma.ContactFindFirstArgs, 'select' | 'include'>;
@@ -64,7 +68,7 @@ export class ContactService {
 
   async parseListArgs(accountId: string, campaignId: string, args: { tag?: string | null } & PageArgs) {
     await requireCampaign(this.prisma, accountId, campaignId);
-    const { tag } = parseInput(listInput, { tag: args.tag });
+    const { tag } = parseInput(contactListInput, { tag: args.tag });
     return { page: parsePage(args), filter: tag ? { tag } : {} };
   }
 

@@ -35,7 +35,8 @@ const MAX_COLUMN_NUMBER = 16_384;
 
 const COLUMN_FIELDS = ['phoneColumn', 'nameColumn', 'emailColumn', 'documentColumn', 'tagsColumn'] as const;
 
-const columnName = z.string().trim().min(1).max(200).nullish();
+const columnName = (description: string) => z.string().trim().min(1).max(200).meta({ description }).nullish();
+const OTHER_COLUMN = 'A header name, or a 1-based column number without a header';
 
 function isColumnNumber(value: string): boolean {
   return /^[1-9][0-9]{0,4}$/.test(value) && Number(value) <= MAX_COLUMN_NUMBER;
@@ -44,17 +45,35 @@ function isColumnNumber(value: string): boolean {
 /** The fields of the import form (GraphQL names); `phoneColumn` is required when the file has a header. */
 export const importInput = z
   .strictObject({
-    fileFormat: z.enum(FILE_FORMATS).nullish(),
-    phoneColumn: columnName,
-    nameColumn: columnName,
-    emailColumn: columnName,
-    documentColumn: columnName,
-    tagsColumn: columnName,
+    fileFormat: z
+      .enum(FILE_FORMATS)
+      .meta({ description: 'Defaults from the file name (.csv, .txt, .xlsx)' })
+      .nullish(),
+    phoneColumn: columnName(
+      'Required when the file has a header; without one, a 1-based column number, 1 when left out',
+    ),
+    nameColumn: columnName(OTHER_COLUMN),
+    emailColumn: columnName(OTHER_COLUMN),
+    documentColumn: columnName(OTHER_COLUMN),
+    tagsColumn: columnName(`${OTHER_COLUMN}; its tags are split on ; or |`),
     delimiter: z
       .string()
       .refine((value) => Object.hasOwn(DELIMITERS, value), issue('invalid_value'))
+      .meta({
+        description: 'CSV only: , (default), ;, | or a tab (also written \\t or tab)',
+        enum: Object.keys(DELIMITERS),
+      })
       .nullish(),
-    hasHeader: z.boolean().nullish(),
+    hasHeader: z
+      .boolean()
+      .meta({ description: 'Whether the first row names the columns; true when left out' })
+      .nullish(),
+  })
+  .meta({
+    description: 'How to read the file (the form fields of POST /v1/campaigns/{campaign}/contacts/import)',
+    // phoneColumn is required unless hasHeader is false.
+    if: { properties: { hasHeader: { const: false } }, required: ['hasHeader'] },
+    else: { required: ['phoneColumn'] },
   })
   .superRefine((input, context) => {
     const hasHeader = input.hasHeader ?? true;

@@ -8,12 +8,14 @@ import { parseInput } from '../../validation.js';
 import { analyzeText, type TextAnalysis } from './encoding.js';
 import { messageText } from './message-text.js';
 
-export const previewInput = z.object({ message: messageText });
+export const previewInput = z
+  .object({ message: messageText.meta({ description: 'The text to measure' }) })
+  .meta({ description: 'A text to measure' });
 
 export const messageListInput = z.object({
-  status: z.enum(MessageStatus).nullish(),
-  campaign: z.string().max(64).nullish(),
-  to: e164.nullish(),
+  status: z.enum(MessageStatus).meta({ description: 'Only messages in this status' }).nullish(),
+  campaign: z.string().max(64).meta({ description: 'Only messages of this campaign' }).nullish(),
+  to: e164.meta({ description: 'Only messages to this number (E.164 digits)' }).nullish(),
 });
 
 export interface MessageFilter {

@@ -18,13 +18,24 @@ import { messageText } from './message-text.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-export const sendInput = z.object({
-  to: e164,
-  message: messageText,
-  campaign: z.string().min(1).max(64).nullish(),
-});
+export const sendInput = z
+  .object({
+    to: e164,
+    message: messageText.meta({ description: 'The text to send' }),
+    campaign: z
+      .string()
+      .min(1)
+      .max(64)
+      .meta({ description: 'A campaign of the account to link the message to' })
+      .nullish(),
+  })
+  .meta({ description: 'One SMS to send' });
 
-const idempotencyKey = z.string().min(1).max(255);
+export const idempotencyKeyInput = z
+  .string()
+  .min(1)
+  .max(255)
+  .meta({ description: 'The same key within 24 h answers the first acceptance again and sends nothing' });
 
 /** What a send answers: the message as it was accepted, also on an idempotent replay. */
 export interface MessageAcceptance {
@@ -57,7 +68,7 @@ export class MessageSending {
 
   async send(accountId: string, input: unknown, key?: string | null): Promise<MessageAcceptance> {
     const data = parseInput(sendInput, input);
-    if (key !== undefined && key !== null && !idempotencyKey.safeParse(key).success) {
+    if (key !== undefined && key !== null && !idempotencyKeyInput.safeParse(key).success) {
       throw new ValidationError([
         { field: 'Idempotency-Key', issue: key.length === 0 ? 'too_short' : 'too_long' },
       ]);

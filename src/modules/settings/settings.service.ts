@@ -13,26 +13,28 @@ function isIanaTimeZone(name: string): boolean {
   }
 }
 
-export const updateSettingsInput = z.strictObject({
-  timezone: z
-    .string()
-    .max(64)
-    .refine(isIanaTimeZone, issue('invalid_value'))
-    .meta({ description: 'An IANA time zone name', examples: ['America/Sao_Paulo', 'UTC'] })
-    .optional(),
-  defaultSender: z
-    .string()
-    .refine(
-      (value) => /^[A-Za-z0-9]{3,11}$/.test(value) || /^[0-9]{3,15}$/.test(value),
-      issue('invalid_format'),
-    )
-    .meta({
-      pattern: '^([A-Za-z0-9]{3,11}|[0-9]{3,15})$',
-      description: 'An alphanumeric sender (3–11) or a number (3–15 digits)',
-    })
-    .nullable()
-    .optional(),
-});
+export const updateSettingsInput = z
+  .strictObject({
+    timezone: z
+      .string()
+      .max(64)
+      .refine(isIanaTimeZone, issue('invalid_value'))
+      .meta({ description: 'An IANA time zone name', examples: ['America/Sao_Paulo', 'UTC'] })
+      .optional(),
+    defaultSender: z
+      .string()
+      .refine(
+        (value) => /^[A-Za-z0-9]{3,11}$/.test(value) || /^[0-9]{3,15}$/.test(value),
+        issue('invalid_format'),
+      )
+      .meta({
+        pattern: '^([A-Za-z0-9]{3,11}|[0-9]{3,15})$',
+        description: 'An alphanumeric sender (3–11) or a number (3–15 digits); null clears it',
+      })
+      .nullable()
+      .optional(),
+  })
+  .meta({ description: 'The settings to change; a field left out keeps its value' });
 
 type SettingsQuery = Omit<Prisma.AccountSettingsFindUniqueArgs, 'where'>;
 

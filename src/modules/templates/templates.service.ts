@@ -34,11 +34,18 @@ const templateContent = characters('content', 1, MAX_MESSAGE_CHARACTERS).refine(
   },
 );
 
-export const createTemplateInput = z.strictObject({ name: templateName, content: templateContent });
-export const updateTemplateInput = z.strictObject({
-  name: templateName.optional(),
-  content: templateContent,
-});
+export const createTemplateInput = z
+  .strictObject({
+    name: templateName.meta({ description: 'Its name, unique in the account' }),
+    content: templateContent.meta({ description: 'The text; placeholders are written {{name}}' }),
+  })
+  .meta({ description: 'A new template' });
+export const updateTemplateInput = z
+  .strictObject({
+    name: templateName.meta({ description: 'A new name; unchanged when left out' }).optional(),
+    content: templateContent.meta({ description: 'The new text; placeholders are written {{name}}' }),
+  })
+  .meta({ description: "A template's new text, and name if given" });
 
 export interface DeletedTemplate {
   id: string;

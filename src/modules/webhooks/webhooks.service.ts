@@ -21,19 +21,21 @@ const REPLAY_CHUNK = 1_000;
 const eventKinds = z
   .array(z.enum(SUBSCRIBABLE_EVENTS))
   .min(1)
+  .meta({ description: 'The kinds of event it receives' })
   .transform((kinds) => [...new Set(kinds)]);
 
 export const replayInput = z
   .object({
     since: z.iso
       .datetime({ offset: true })
+      .meta({ description: 'ISO 8601 time, at most 7 days back: every subscribed event since then' })
       .transform((value) => new Date(value))
       .nullish(),
-    event: z.string().min(1).max(64).nullish(),
+    event: z.string().min(1).max(64).meta({ description: 'One event of the account' }).nullish(),
   })
   // Exactly one of the two: a time to replay from, or one event.
   .meta({
-    description: 'Exactly one of since (within the last 7 days) or event',
+    description: 'Exactly one of `since` (within the last 7 days) and `event`',
     oneOf: [
       { required: ['since'], properties: { since: { type: 'string' } } },
       { required: ['event'], properties: { event: { type: 'string' } } },
@@ -44,8 +46,21 @@ export const replayInput = z
 export function webhookInputs(allowInsecure: boolean) {
   const url = webhookUrl(allowInsecure);
   return {
-    register: z.object({ url, events: eventKinds }),
-    update: z.strictObject({ url: url.optional(), events: eventKinds.optional() }),
+    register: z
+      .object({
+        url: url.meta({
+          description:
+            'An https URL (http only with WEBHOOK_ALLOW_INSECURE); it must answer a signed webhook.ping with a 2xx',
+        }),
+        events: eventKinds,
+      })
+      .meta({ description: 'A new webhook' }),
+    update: z
+      .strictObject({
+        url: url.meta({ description: 'A new URL, pinged as at registration' }).optional(),
+        events: eventKinds.optional(),
+      })
+      .meta({ description: "A webhook's new URL or kinds; a field left out keeps its value" }),
   };
 }
 
