@@ -132,8 +132,13 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'tern_' });
-    const sources = () => this.sources;
+    this.addBacklogSeries();
+    this.addCarrierSeries();
+  }
 
+  /** Series read at scrape time from what this process observes: queue depths, the oldest queued message. */
+  private addBacklogSeries(): void {
+    const sources = () => this.sources;
     new Gauge({
       name: 'tern_queue_jobs',
       help: 'Jobs in each queue by state (waiting, active, delayed, prioritized), read from Redis at scrape time',
@@ -163,7 +168,11 @@ export class Metrics {
         if (oldest !== undefined) this.set(oldest ? Math.max(0, (Date.now() - oldest.getTime()) / 1000) : 0);
       },
     });
+  }
 
+  /** The carrier's state, window and error counts, read from it at scrape time. */
+  private addCarrierSeries(): void {
+    const sources = () => this.sources;
     new Gauge({
       name: 'tern_carrier_up',
       help: "1 for this process's carrier in its current state (simulator: ready; SMPP: bound, connecting, disconnected, bind_failed, stopped); summed over processes",

@@ -7,7 +7,7 @@ import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { analyzeText } from '../messages/encoding.js';
-import { insertMessageRows } from '../messages/message-rows.js';
+import { insertMessageRows, type NewMessageRow } from '../messages/message-rows.js';
 import { contactOptedOut } from '../opt-outs/opt-outs.service.js';
 import { renderTemplate } from '../templates/render-template.js';
 import { type LockedCampaign, lockCampaign } from './campaign-rows.js';
@@ -32,6 +32,12 @@ export interface DispatchOutcome {
   next: { batch: number; delayMs: number } | null;
 }
 
+/** The messages a batch made, for the live updates once it has committed. */
+interface DispatchedBatch {
+  accountId: string;
+  messages: { id: string; to: string }[];
+}
+
 // Campaigns the recovery sweep looks at per round, of each kind.
 const RECOVERY_LIMIT = 500;
 
@@ -54,77 +60,8 @@ export class CampaignDispatch {
    */
   async dispatchBatch(campaignId: string): Promise<DispatchOutcome> {
     const now = this.clock.now();
-    let dispatched: { accountId: string; messages: { id: string; to: string }[] } | null = null;
-    const outcome = await this.prisma.$transaction(
-      async (tx): Promise<DispatchOutcome> => {
-        const campaign = await lockCampaign(tx, campaignId);
-        if (!campaign || campaign.deleted_at || campaign.status !== 'running')
-          return { messageIds: [], next: null };
-        const template = campaign.template_id
-          ? await tx.template.findUnique({ where: { id: campaign.template_id }, select: { content: true } })
-          : null;
-        if (!template) {
-          this.logger.warn(
-            { campaign: campaignId },
-            'running campaign without a template; nothing dispatched',
-          );
-          return { messageIds: [], next: null };
-        }
-        // Read on from the last batch; a short read means the end, where a read from the start
-        // also finds contacts that committed late with an earlier created_at (an import's rows).
-        let contacts = await this.pendingContacts(tx, campaign, campaign.batch_size);
-        if (contacts.length < campaign.batch_size && campaign.dispatched_through_id) {
-          contacts = await this.pendingContacts(
-            tx,
-            { ...campaign, dispatched_through_at: null, dispatched_through_id: null },
-            campaign.batch_size,
-          );
-        }
-        const created = contacts.length
-          ? await insertMessageRows(
-              tx,
-              contacts.map((contact) => {
-                const text = renderTemplate(template.content, contact);
-                const { encoding, segments } = analyzeText(text);
-                return {
-                  id: newId('msg'),
-                  accountId: campaign.account_id,
-                  campaignId,
-                  contactId: contact.id,
-                  to: contact.phone,
-                  text,
-                  encoding,
-                  segments,
-                  createdAt: now,
-                };
-              }),
-            )
-          : [];
-        dispatched = { accountId: campaign.account_id, messages: created };
-        // A short batch was the last: every contact the campaign had has its message now.
-        if (contacts.length < campaign.batch_size) {
-          await moveCampaign(tx, campaign, 'finish', now, {
-            finishedAt: now,
-            nextBatchAt: null,
-            dispatchedBatches: { increment: created.length ? 1 : 0 },
-          });
-          return { messageIds: created.map((m) => m.id), next: null };
-        }
-        const delayMs = Math.round(campaign.delay * 1000);
-        await tx.campaign.update({
-          where: { id: campaignId },
-          data: {
-            dispatchedBatches: { increment: 1 },
-            nextBatchAt: new Date(now.getTime() + delayMs),
-            dispatchedThroughAt: contacts.at(-1)!.created_at,
-            dispatchedThroughId: contacts.at(-1)!.id,
-          },
-        });
-        return {
-          messageIds: created.map((m) => m.id),
-          next: { batch: campaign.dispatched_batches + 2, delayMs },
-        };
-      },
+    const { outcome, dispatched } = await this.prisma.$transaction(
+      (tx) => this.dispatchLocked(tx, campaignId, now),
       { timeout: 60_000 },
     );
     if (dispatched) this.publish(campaignId, dispatched);
@@ -132,6 +69,80 @@ export class CampaignDispatch {
     if (outcome.next)
       await this.dispatchJobs.enqueueBatch(campaignId, outcome.next.batch, outcome.next.delayMs);
     return outcome;
+  }
+
+  private async dispatchLocked(
+    tx: Tx,
+    campaignId: string,
+    now: Date,
+  ): Promise<{ outcome: DispatchOutcome; dispatched: DispatchedBatch | null }> {
+    const idle = { outcome: { messageIds: [], next: null }, dispatched: null };
+    const campaign = await lockCampaign(tx, campaignId);
+    if (!campaign || campaign.deleted_at || campaign.status !== 'running') return idle;
+    const template = campaign.template_id
+      ? await tx.template.findUnique({ where: { id: campaign.template_id }, select: { content: true } })
+      : null;
+    if (!template) {
+      this.logger.warn({ campaign: campaignId }, 'running campaign without a template; nothing dispatched');
+      return idle;
+    }
+    const contacts = await this.batchContacts(tx, campaign);
+    const created = contacts.length
+      ? await insertMessageRows(tx, campaignMessages(campaign, template.content, contacts, now))
+      : [];
+    const next = await this.advance(tx, campaign, contacts, created.length > 0, now);
+    return {
+      outcome: { messageIds: created.map((m) => m.id), next },
+      dispatched: { accountId: campaign.account_id, messages: created },
+    };
+  }
+
+  /**
+   * The batch's contacts, read on from the last batch. A short read means the end, where a read
+   * from the start also finds contacts that committed late with an earlier created_at (an
+   * import's rows).
+   */
+  private async batchContacts(tx: Tx, campaign: LockedCampaign): Promise<PendingContact[]> {
+    const contacts = await this.pendingContacts(tx, campaign, campaign.batch_size);
+    if (contacts.length === campaign.batch_size || !campaign.dispatched_through_id) return contacts;
+    return this.pendingContacts(
+      tx,
+      { ...campaign, dispatched_through_at: null, dispatched_through_id: null },
+      campaign.batch_size,
+    );
+  }
+
+  /**
+   * After a batch: a short batch was the last (every contact the campaign had has its message
+   * now) and finishes the campaign; a full one schedules the next after the campaign's delay.
+   */
+  private async advance(
+    tx: Tx,
+    campaign: LockedCampaign,
+    contacts: PendingContact[],
+    createdAny: boolean,
+    now: Date,
+  ): Promise<DispatchOutcome['next']> {
+    if (contacts.length < campaign.batch_size) {
+      await moveCampaign(tx, campaign, 'finish', now, {
+        finishedAt: now,
+        nextBatchAt: null,
+        dispatchedBatches: { increment: createdAny ? 1 : 0 },
+      });
+      return null;
+    }
+    const delayMs = Math.round(campaign.delay * 1000);
+    const last = contacts.at(-1)!;
+    await tx.campaign.update({
+      where: { id: campaign.id },
+      data: {
+        dispatchedBatches: { increment: 1 },
+        nextBatchAt: new Date(now.getTime() + delayMs),
+        dispatchedThroughAt: last.created_at,
+        dispatchedThroughId: last.id,
+      },
+    });
+    return { batch: campaign.dispatched_batches + 2, delayMs };
   }
 
   /**
@@ -160,7 +171,7 @@ export class CampaignDispatch {
   }
 
   /** The batch's new messages (queued), and the campaign whose counts (and perhaps status) moved. */
-  private publish(campaignId: string, batch: { accountId: string; messages: { id: string; to: string }[] }) {
+  private publish(campaignId: string, batch: DispatchedBatch) {
     const { accountId, messages } = batch;
     this.live.messages(messages.map(({ id, to }) => ({ accountId, id, to, campaignId, status: 'queued' })));
     this.live.campaign(accountId, campaignId);
@@ -194,4 +205,28 @@ export function pendingContactsQuery(
       AND NOT ${contactOptedOut(campaign.account_id)}
     ORDER BY c.created_at, c.id
     LIMIT ${limit}`;
+}
+
+/** A batch's messages: the template rendered for each contact. */
+function campaignMessages(
+  campaign: LockedCampaign,
+  template: string,
+  contacts: PendingContact[],
+  now: Date,
+): NewMessageRow[] {
+  return contacts.map((contact) => {
+    const text = renderTemplate(template, contact);
+    const { encoding, segments } = analyzeText(text);
+    return {
+      id: newId('msg'),
+      accountId: campaign.account_id,
+      campaignId: campaign.id,
+      contactId: contact.id,
+      to: contact.phone,
+      text,
+      encoding,
+      segments,
+      createdAt: now,
+    };
+  });
 }

@@ -67,44 +67,12 @@ export function importInOneTransaction(run: ImportRun): Promise<ImportOutcome | 
   return inTransaction(run.pool, (client) => importFile(client, run));
 }
 
-async function importFile(
-  client: pg.PoolClient,
-  { job, clock, limits, onProgress }: ImportRun,
-): Promise<ImportOutcome | null> {
-  const options = job.options as unknown as ImportOptions;
+async function importFile(client: pg.PoolClient, run: ImportRun): Promise<ImportOutcome | null> {
+  const { job, clock } = run;
   await client.query(
     'CREATE TEMP TABLE import_staging (id text, phone text, name text, email text, document text, tags text) ON COMMIT DROP',
   );
-  let staged = 0;
-  // One batch is written while the thread reads the next; the database does its share meanwhile.
-  let staging: Promise<unknown> = Promise.resolve();
-  const parsing = parseInThread({
-    path: job.filePath!,
-    format: job.fileFormat as FileFormat,
-    options,
-    maxInflatedBytes: limits.maxInflatedBytes,
-  });
-  let file: ParsedFile;
-  try {
-    let step = await parsing.next();
-    while (!step.done) {
-      const message = step.value;
-      if (message.kind === 'batch') {
-        await staging;
-        staging = stage(client, message.contacts);
-        staging.catch(() => undefined);
-        staged += message.contacts.length;
-      } else {
-        await onProgress(message.rows);
-      }
-      step = await parsing.next();
-    }
-    file = step.value;
-    await staging;
-  } finally {
-    // Stops the thread if the database failed first.
-    await parsing.return(undefined as never);
-  }
+  const { file, staged } = await stageFile(client, run);
 
   // Imports into one campaign take their turn here, which also makes a second run of this
   // job (a worker thought dead that was not) wait, then see the first one's result.
@@ -132,12 +100,52 @@ async function importFile(
     invalid: file.invalid,
     errors: file.errors,
   };
-  await client.query(
+  await completeJob(client, job.id, outcome, now);
+  return outcome;
+}
+
+/** Reads the file in the parser thread into the staging table: one batch is written while the thread reads the next. */
+async function stageFile(
+  client: pg.PoolClient,
+  { job, limits, onProgress }: ImportRun,
+): Promise<{ file: ParsedFile; staged: number }> {
+  let staged = 0;
+  let staging: Promise<unknown> = Promise.resolve();
+  const parsing = parseInThread({
+    path: job.filePath!,
+    format: job.fileFormat as FileFormat,
+    options: job.options as unknown as ImportOptions,
+    maxInflatedBytes: limits.maxInflatedBytes,
+  });
+  try {
+    let step = await parsing.next();
+    while (!step.done) {
+      const message = step.value;
+      if (message.kind === 'batch') {
+        await staging;
+        staging = stage(client, message.contacts);
+        staging.catch(() => undefined);
+        staged += message.contacts.length;
+      } else {
+        await onProgress(message.rows);
+      }
+      step = await parsing.next();
+    }
+    await staging;
+    return { file: step.value, staged };
+  } finally {
+    // Stops the thread if the database failed first.
+    await parsing.return(undefined as never);
+  }
+}
+
+function completeJob(client: pg.PoolClient, jobId: string, outcome: ImportOutcome, now: Date) {
+  return client.query(
     `UPDATE import_jobs SET status = 'completed', total_rows = $2, processed = $2, imported = $3, duplicates = $4, invalid = $5,
          row_errors = $6, file_path = NULL, finished_at = $7
        WHERE id = $1`,
     [
-      job.id,
+      jobId,
       outcome.rows,
       outcome.imported,
       outcome.duplicates,
@@ -146,7 +154,6 @@ async function importFile(
       now,
     ],
   );
-  return outcome;
 }
 
 /** Stages a batch of contacts in the run's temporary table. */
