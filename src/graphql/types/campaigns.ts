@@ -8,6 +8,7 @@ import {
 } from '../../modules/campaigns/campaign-records.js';
 import type { CampaignStats } from '../../modules/campaigns/campaign-stats.js';
 import { CAMPAIGN_ACTIONS, describeTransition } from '../../modules/campaigns/campaign-transitions.js';
+import { contactListInput } from '../../modules/contacts/contacts.service.js';
 import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import type { InputOptions } from '../schema.js';
@@ -18,6 +19,8 @@ import type { MessageTypeRefs } from './messages.js';
 import { addPageType, pageArgs } from './page.js';
 import { cursorArgs } from './page-info.js';
 
+type CampaignStatusRef = ReturnType<typeof addCampaignObject>;
+
 interface CampaignPageShape {
   accountId: string;
   filter: CampaignFilter;
@@ -26,9 +29,20 @@ interface CampaignPageShape {
 
 export function addCampaignTypes(
   builder: Builder,
+  messageRefs: MessageTypeRefs,
+  contactRefs: ContactTypeRefs,
+  options: InputOptions,
+) {
+  const campaignStatus = addCampaignObject(builder, messageRefs, contactRefs);
+  addCampaignQueries(builder, campaignStatus);
+  addCampaignMutations(builder, options);
+}
+
+/** The Campaign object, its status and its stats. */
+function addCampaignObject(
+  builder: Builder,
   { messageStatus, message }: MessageTypeRefs,
   { contactRef }: ContactTypeRefs,
-  options: InputOptions,
 ) {
   const campaignStatus = builder.enumType('CampaignStatus', {
     description: 'Where a campaign is in its life; its mutations say which status each one leaves from',
@@ -98,17 +112,14 @@ export function addCampaignTypes(
       contacts: t.withAuth({ account: true }).loadableList({
         type: contactRef,
         description: 'In the order they were added; a page of at most 100',
-        args: {
-          tag: t.arg.string({ description: 'Only contacts with this tag' }),
-          ...pageArgs(t.arg),
-        },
+        args: { ...argsFromZod(t.arg, contactListInput), ...pageArgs(t.arg) },
         byPath: true,
         resolve: (campaign) => campaign.id,
         load: (campaignIds: string[], context, args, info) =>
           context.services.contacts.pagesByCampaign(
             context.accountId,
             campaignIds,
-            args.tag ? { tag: args.tag } : {},
+            context.services.contacts.parseFilter(args),
             parsePage(args),
             queryFromInfo({ context, info }),
           ),
@@ -134,23 +145,15 @@ export function addCampaignTypes(
     }),
   });
 
+  return campaignStatus;
+}
+
+function addCampaignQueries(builder: Builder, campaignStatus: CampaignStatusRef) {
   const campaignPage = addPageType(builder, 'CampaignPage', 'Campaign', 'Newest first', {
     nodes: (query, shape: CampaignPageShape, { services }) =>
       services.campaigns.list(shape.accountId, shape.filter, shape.page, query),
     total: (shape, { services }) => services.campaigns.count(shape.accountId, shape.filter),
   });
-
-  const deleted = builder.objectRef<{ id: string; deleted: true }>('DeletedCampaign').implement({
-    description: 'A deleted campaign',
-    fields: (t) => ({
-      id: t.exposeID('id', { description: 'Its id, prefixed by its kind' }),
-      deleted: t.exposeBoolean('deleted', { description: 'Always true' }),
-    }),
-  });
-
-  const inputs = campaignInputs(options.allowInsecureWebhooks);
-  const createInput = inputTypeFromZod(builder, 'CreateCampaignInput', inputs.create, { template: 'ID' });
-  const updateInput = inputTypeFromZod(builder, 'UpdateCampaignInput', inputs.update, { template: 'ID' });
 
   builder.queryField('campaign', (t) =>
     t.withAuth({ account: true }).prismaField({
@@ -179,6 +182,20 @@ export function addCampaignTypes(
       }),
     }),
   );
+}
+
+function addCampaignMutations(builder: Builder, options: InputOptions) {
+  const deleted = builder.objectRef<{ id: string; deleted: true }>('DeletedCampaign').implement({
+    description: 'A deleted campaign',
+    fields: (t) => ({
+      id: t.exposeID('id', { description: 'Its id, prefixed by its kind' }),
+      deleted: t.exposeBoolean('deleted', { description: 'Always true' }),
+    }),
+  });
+
+  const inputs = campaignInputs(options.allowInsecureWebhooks);
+  const createInput = inputTypeFromZod(builder, 'CreateCampaignInput', inputs.create, { template: 'ID' });
+  const updateInput = inputTypeFromZod(builder, 'UpdateCampaignInput', inputs.update, { template: 'ID' });
 
   builder.mutationField('createCampaign', (t) =>
     t.withAuth({ account: true }).prismaField({

@@ -29,6 +29,12 @@ interface MessagePageShape {
 export type MessageTypeRefs = ReturnType<typeof addMessageTypes>;
 
 export function addMessageTypes(builder: Builder) {
+  const refs = addMessageObjects(builder);
+  addMessageFields(builder, refs);
+  return { messageStatus: refs.messageStatus, message: refs.message };
+}
+
+function addMessageObjects(builder: Builder) {
   const messageStatus = builder.enumType('MessageStatus', {
     description: 'queued → sent (taken by the carrier) → delivered or failed',
     values: {
@@ -140,6 +146,13 @@ export function addMessageTypes(builder: Builder) {
     }),
   });
 
+  return { messageStatus, message, acceptance };
+}
+
+function addMessageFields(
+  builder: Builder,
+  { messageStatus, message, acceptance }: ReturnType<typeof addMessageObjects>,
+) {
   const page = addPageType(builder, 'MessagePage', 'Message', 'Newest first', {
     nodes: (query, shape: MessagePageShape, { services }) =>
       services.messages.list(shape.accountId, shape.filter, shape.page, query),

@@ -35,6 +35,11 @@ const EVENT_KIND_MEANING: Record<(typeof SUBSCRIBABLE_EVENTS)[number], string> =
 const KINDS = SUBSCRIBABLE_EVENTS.map((kind) => `\`${kind}\``).join(', ');
 
 export function addWebhookTypes(builder: Builder, options: InputOptions) {
+  const refs = addWebhookObjects(builder);
+  addWebhookFields(builder, refs, options);
+}
+
+function addWebhookObjects(builder: Builder) {
   const eventKind = builder.enumType('WebhookEventKind', {
     description:
       'A kind of event a webhook can subscribe to; the callback body and /v1 write it with a dot (`message_delivered` is `message.delivered`)',
@@ -147,6 +152,14 @@ export function addWebhookTypes(builder: Builder, options: InputOptions) {
     }),
   });
 
+  return { eventKind, registration, secret, replay, deleted };
+}
+
+function addWebhookFields(
+  builder: Builder,
+  { eventKind, registration, secret, replay, deleted }: ReturnType<typeof addWebhookObjects>,
+  options: InputOptions,
+) {
   const webhookPage = addPageType(builder, 'WebhookPage', 'Webhook', 'Newest first', {
     nodes: (query, shape: WebhookPageShape, { services }) =>
       services.webhooks.list(shape.accountId, shape.page, query),

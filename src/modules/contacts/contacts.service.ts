@@ -68,8 +68,12 @@ export class ContactService {
 
   async parseListArgs(accountId: string, campaignId: string, args: { tag?: string | null } & PageArgs) {
     await requireCampaign(this.prisma, accountId, campaignId);
+    return { page: parsePage(args), filter: this.parseFilter(args) };
+  }
+
+  parseFilter(args: { tag?: string | null }): ContactFilter {
     const { tag } = parseInput(contactListInput, { tag: args.tag });
-    return { page: parsePage(args), filter: tag ? { tag } : {} };
+    return tag ? { tag } : {};
   }
 
   list(
