@@ -9,22 +9,23 @@ const LONGEST_RECONNECT_PAUSE_MS = 1_000;
  * is never held by a missing Redis. A Redis that is gone refuses at once; one that hangs
  * (stopped, overloaded, a network that drops packets) answers nothing, so every command on the
  * request path also gives up after `commandTimeoutMs`.
- *
- * Giving up per command would still cost every request that long for each command it sends (a
- * send three, a login five). So the connection is the circuit: when it has waited
- * `commandTimeoutMs` for any answer, it is dropped (ioredis's `socketTimeout`), and until a new
- * connection has shaken hands with Redis every command on it fails at once, as while Redis is
- * refusing. The new connection is tried after 50 ms, then at doubling pauses up to a second,
- * each handshake bounded by the same timeout: once Redis answers, the next attempt closes the
- * circuit by itself. Every user of the request path (the budget, the field limits, the login
- * lock, subscription slots, the queues' producers, `/health`) shares this one connection, so one
- * timeout opens the circuit for all of them in the process. A command cut off with its connection
- * is not sent again on the next one: its caller has been told it failed.
  */
 export function createWorkerConnection(redisUrl: string): Redis {
   return new Redis(redisUrl, { maxRetriesPerRequest: null });
 }
 
+/**
+ * The request path's connection. Giving up per command would still cost every request that long
+ * for each command it sends (a send three, a login five), so the connection is a circuit: when it
+ * has waited `commandTimeoutMs` for any answer, it is dropped (ioredis's `socketTimeout`), and
+ * until a new connection has shaken hands with Redis every command on it fails at once, as while
+ * Redis is refusing. The new connection is tried after 50 ms, then at doubling pauses up to a
+ * second, each handshake bounded by the same timeout: once Redis answers, the next attempt closes
+ * the circuit by itself. Every user of the request path (the budget, the field limits, the login
+ * lock, subscription slots, the queues' producers, `/health`) shares this one connection, so one
+ * timeout opens the circuit for all of them in the process. A command cut off with its
+ * connection is not sent again on the next one: its caller has been told it failed.
+ */
 export function createProducerConnection(redisUrl: string, commandTimeoutMs: number): Redis {
   return new Redis(redisUrl, {
     lazyConnect: true,
