@@ -116,7 +116,7 @@ export function createServices(deps: Dependencies): Services {
       prisma,
       clock,
       tokens,
-      new LoginGuard(deps.redis, config.redisPrefix),
+      new LoginGuard(deps.redis, config.redisPrefix, clock),
       twoFactor,
     ),
     apiKeys,

@@ -1,5 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { type GraphQLInputType, getNamedType, isInputObjectType, isListType, isNonNullType } from 'graphql';
+import {
+  astFromValue,
+  coerceInputValue,
+  type GraphQLInputType,
+  getNamedType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  print,
+} from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors.js';
 import { OperationRegistry } from '../src/rest/operations.js';
@@ -8,6 +17,7 @@ import { sql } from './support/database.js';
 import {
   argumentPaths,
   type RootField,
+  resultSelection,
   rootFieldDocument,
   rootFields,
   setAt,
@@ -583,6 +593,38 @@ async function runGraphQL(root: RootField, variables: Record<string, unknown>): 
   return send({ label: root.name, method: 'POST', path: '/graphql', headers: CSRF, body: form });
 }
 
+/**
+ * Runs one root field with its values written into the document as literals (a file, which
+ * cannot be, goes as a variable).
+ */
+async function runGraphQLLiterals(root: RootField, values: Record<string, unknown>): Promise<Answer> {
+  const upload = uploadArgument(root);
+  const written = root.field.args
+    .filter((arg) => arg.name !== upload && values[arg.name] !== undefined)
+    .map(
+      (arg) => `${arg.name}: ${print(astFromValue(coerceInputValue(values[arg.name], arg.type), arg.type)!)}`,
+    );
+  const uploadType = root.field.args.find((arg) => arg.name === upload)?.type.toString();
+  const document = `${root.operation} ${upload ? `($${upload}: ${uploadType})` : ''} { result: ${root.field.name}(${[
+    ...written,
+    ...(upload ? [`${upload}: $${upload}`] : []),
+  ].join(', ')}) ${resultSelection(getNamedType(root.field.type))} }`;
+  if (!upload) {
+    return send({
+      label: root.name,
+      method: 'POST',
+      path: '/graphql',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: document }),
+    });
+  }
+  const form = new FormData();
+  form.append('operations', JSON.stringify({ query: document, variables: { [upload]: null } }));
+  form.append('map', JSON.stringify({ 0: [`variables.${upload}`] }));
+  form.append('0', new Blob([CSV]), 'contacts.csv');
+  return send({ label: root.name, method: 'POST', path: '/graphql', headers: CSRF, body: form });
+}
+
 /** Refused: a typed error result, or GraphQL errors with a 4xx code of Tern's or of the protocol; never internal_error. */
 function expectGraphQLRefusal(label: string, answer: Answer) {
   const text = `${label}: ${answer.status} ${answer.text.slice(0, 300)}`;
@@ -648,6 +690,33 @@ describe('every GraphQL query and mutation', () => {
           batch.map(async (c) => [c.label, await runGraphQL(root, c.variables)] as const),
         );
         for (const [label, answer] of answered) expectGraphQLRefusal(label, answer);
+      }
+      expect(await rowCounts(), `${root.name} wrote rows`).toEqual(before);
+    }
+  });
+
+  it('refuses a NUL written into the document, in every text argument and input field, as in a variable', {
+    timeout: 120_000,
+  }, async () => {
+    // The escape \u0000 is valid GraphQL: the parser reads it into a NUL, which PostgreSQL refuses.
+    for (const root of rootFields(t.tern.schema).filter((r) => r.field.args.length > 0)) {
+      const valid = VALID_VARIABLES[root.name]!();
+      const before = await rowCounts();
+      const paths = argumentPaths(root.field, (name) => name === 'String' || name === 'ID');
+      for (const path of paths) {
+        const label = `${root.name} ${path.join('.')} written as "a\\u0000b"`;
+        const answer = await runGraphQLLiterals(root, setAt(valid, path, NUL));
+        expectGraphQLRefusal(label, answer);
+        // A list of text written as one string is a list of one: its string is at position 0.
+        expect(answer.json.errors?.[0]?.extensions, `${label}: ${answer.text.slice(0, 300)}`).toMatchObject({
+          code: 'validation_error',
+          details: [
+            {
+              field: expect.stringMatching(new RegExp(`^${path.join('\\.')}(\\.0)?$`)),
+              issue: 'invalid_value',
+            },
+          ],
+        });
       }
       expect(await rowCounts(), `${root.name} wrote rows`).toEqual(before);
     }

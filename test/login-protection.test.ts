@@ -89,3 +89,46 @@ describe('repeated login failures', () => {
     expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 });
+
+describe('failures for one e-mail from many addresses', () => {
+  /** `count` addresses of their own: no address's lock or slowdown plays a part. */
+  const addresses = (block: number, count: number) =>
+    Array.from({ length: count }, (_, i) => `198.18.${block}.${i + 1}`);
+  const answersOf = async (email: string, from: string[]) =>
+    (await Promise.all(from.map((address, i) => login(email, `wrong ${i}`, address)))).map(
+      (answer) => answer.status,
+    );
+  const count = (statuses: number[], status: number) => statuses.filter((s) => s === status).length;
+
+  it('lock it everywhere once 100 fall in an hour, until the oldest is an hour old, however they arrive', async () => {
+    const target = await t.createAccount('spread@example.com', 'the right password');
+    expect(await answersOf(target.email, addresses(1, 50))).toEqual(Array(50).fill(401));
+
+    t.clock.advance(30 * 60_000);
+    // Of 80 sent at once, exactly the 50 the hour has left are checked.
+    const burst = await answersOf(target.email, addresses(2, 80));
+    expect([count(burst, 401), count(burst, 429)]).toEqual([50, 30]);
+
+    // Locked everywhere until the first 50 are an hour old: half an hour, not 15 minutes.
+    const locked = await login(target.email, target.password, '198.18.9.1');
+    expect(locked.status).toBe(429);
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(29 * 60);
+    expect(Number(locked.headers.get('retry-after'))).toBeLessThanOrEqual(30 * 60);
+    t.clock.advance(16 * 60_000);
+    expect((await login(target.email, target.password, '198.18.9.2')).status).toBe(429);
+
+    // An hour after the first 50 they leave the window; the other 50 are still in it, so only
+    // 50 more are checked, and the next waits for the second 50 to leave.
+    t.clock.advance(15 * 60_000);
+    const later = await answersOf(target.email, addresses(3, 60));
+    expect([count(later, 401), count(later, 429)]).toEqual([50, 10]);
+    const lockedAgain = await login(target.email, target.password, '198.18.9.3');
+    expect(lockedAgain.status).toBe(429);
+    expect(Number(lockedAgain.headers.get('retry-after'))).toBeGreaterThan(28 * 60);
+    expect(Number(lockedAgain.headers.get('retry-after'))).toBeLessThanOrEqual(29 * 60);
+
+    t.clock.advance(30 * 60_000);
+    // The hour now holds the 50 of a while ago only: the right password gets its token.
+    expect((await login(target.email, target.password, '198.18.9.4')).status).toBe(200);
+  }, 120_000);
+});

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 
@@ -261,4 +262,70 @@ describe('per-field limits under a burst', () => {
     expect(answers.filter((answer) => answer.status === 401)).toHaveLength(30);
     expect(answers.filter((answer) => answer.status === 429)).toHaveLength(10);
   }, 60_000);
+});
+
+describe('credentials nobody knows yet', () => {
+  let keyed: TestTern;
+  let owner: TestAccount;
+  let key: string;
+  beforeAll(async () => {
+    // Only the API runs, so every statement it makes is one this test caused.
+    keyed = await startTern({
+      role: 'api',
+      env: { RATE_LIMIT_MAX: '10', RATE_LIMIT_WINDOW_S: '60', TRUST_PROXY: 'true' },
+    });
+    owner = await keyed.createAccount();
+    key = (await keyed.request('POST', '/v1/api-keys', { token: owner.token, body: { name: 'Server' } })).body
+      .key;
+  });
+  afterAll(() => keyed.stop());
+
+  const from = (address: string, credential?: string) =>
+    keyed.request('GET', '/v1/settings', { token: credential, headers: { 'x-forwarded-for': address } });
+  const guessedKey = () =>
+    `tern_live_${randomBytes(30).toString('base64url').replace(/[-_]/g, 'x').slice(0, 40)}`;
+
+  it('are charged to the address first: over its budget, refused without a PostgreSQL lookup', async () => {
+    // Every statement Tern sends PostgreSQL takes a connection from its pool.
+    let statements = 0;
+    keyed.tern.deps.pool.on('acquire', () => {
+      statements += 1;
+    });
+    const statuses: number[] = [];
+    for (let i = 0; i < 110; i += 1) statuses.push((await from('203.0.113.50', guessedKey())).status);
+    expect(statuses).toEqual([...Array(10).fill(401), ...Array(100).fill(429)]);
+    // The ten within the address's budget were looked up; the hundred beyond it were not.
+    expect(statements).toBe(10);
+  });
+
+  it('charge a key found valid to its account, giving the address its request back', async () => {
+    const remaining = (response: { headers: Headers }) =>
+      Number(response.headers.get('x-ratelimit-remaining'));
+    const before = remaining(await from('203.0.113.60', owner.token));
+    const fresh = await from('203.0.113.51', key);
+    expect(fresh.status).toBe(200);
+    expect(remaining(fresh)).toBe(before - 1);
+    // The address spent nothing on it: this is its first counted request.
+    expect(remaining(await from('203.0.113.51'))).toBe(9);
+  });
+
+  it('let a key this process has found valid, and a login token, through an address over its budget', async () => {
+    // 203.0.113.50 spent its budget above; the key is known since the test before.
+    const viaKey = await from('203.0.113.50', key);
+    expect(viaKey.status).toBe(200);
+    const viaToken = await from('203.0.113.50', owner.token);
+    expect(viaToken.status).toBe(200);
+    expect(Number(viaToken.headers.get('x-ratelimit-remaining'))).toBe(
+      Number(viaKey.headers.get('x-ratelimit-remaining')) - 1,
+    );
+  });
+
+  it('refuse a revoked key at once, even one this process knew, and forget it', async () => {
+    const other = await keyed.request('POST', '/v1/api-keys', { token: owner.token, body: { name: 'Gone' } });
+    expect((await from('203.0.113.52', other.body.key)).status).toBe(200);
+    await keyed.tern.services.apiKeys.revoke(owner.account, other.body.api_key, 'operator');
+    expect((await from('203.0.113.52', other.body.key)).status).toBe(401);
+    // Forgotten: from a spent address it is refused as any unknown key, without a lookup.
+    expect((await from('203.0.113.50', other.body.key)).status).toBe(429);
+  });
 });

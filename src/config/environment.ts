@@ -5,6 +5,21 @@ import { z } from 'zod';
 
 export class ConfigError extends Error {}
 
+/**
+ * A whole number written in decimal digits and nothing else. Read with `Number()`, as zod's
+ * coercion does, a blank value would be 0 (turning a limit off) and `0x10` or `1e1` would pass.
+ */
+function decimal(min: number, max: number = Number.MAX_SAFE_INTEGER) {
+  return z
+    .string()
+    .regex(/^[0-9]+$/, 'expected a whole number in decimal digits')
+    .transform(Number)
+    .pipe(z.number().min(min).max(max));
+}
+
+/** The longest a Node.js timer waits; a longer one fires at once. */
+const LONGEST_TIMER_MS = 2_147_483_647;
+
 const booleanFlag = z
   .enum(['true', 'false', '1', '0'])
   .transform((value) => value === 'true' || value === '1');
@@ -13,25 +28,26 @@ const booleanFlag = z
 export const environmentSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   HOST: z.string().min(1).default('0.0.0.0'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: decimal(0, 65535).default(3000),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).default('postgresql://postgres@127.0.0.1:5432/tern'),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
   REDIS_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9:_-]{1,40}$/)
     .default('tern'),
-  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  REDIS_COMMAND_TIMEOUT_MS: decimal(10, 60_000).default(1_000),
   JWT_SECRET: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
   // 0 picks a free port, as PORT does; `off` serves no metrics.
-  METRICS_PORT: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).default(9464),
+  METRICS_PORT: z
+    .union([z.literal('off'), decimal(0, 65535)], {
+      error: 'expected `off` or a port, 0..65535 in decimal digits',
+    })
+    .default(9464),
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   // 0 keeps everything. At least 7 otherwise: a webhook replay reaches 7 days back.
-  RETENTION_DAYS: z.coerce
-    .number()
-    .int()
-    .max(36_500)
+  RETENTION_DAYS: decimal(0, 36_500)
     .refine((days) => days === 0 || days >= 7, 'must be 0 (keep everything) or at least 7')
     .default(30),
   CARRIER: z.enum(['simulator', 'smpp']).default('simulator'),
@@ -42,40 +58,40 @@ export const environmentSchema = z.object({
     .string()
     .regex(/^(\+?\d{3,15}|[A-Za-z0-9 ]{3,11})$/, 'a number of 3..15 digits or 3..11 letters and digits')
     .optional(),
-  SMPP_WINDOW: z.coerce.number().int().min(1).max(1_000).default(10),
+  SMPP_WINDOW: decimal(1, 1_000).default(10),
   SMPP_CONCAT: z.enum(['udh', 'payload']).default('udh'),
-  SMPP_ENQUIRE_LINK_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
-  SMPP_RESPONSE_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(10_000),
-  SMPP_RECONNECT_MS: z.coerce.number().int().min(10).max(600_000).default(1_000),
-  SMPP_THROTTLE_BACKOFF_MS: z.coerce.number().int().min(10).max(600_000).default(1_000),
-  SIMULATOR_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(200),
-  SIMULATOR_SUBMIT_LATENCY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
-  SEND_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(32),
-  CARRIER_MAX_PER_SECOND: z.coerce.number().int().min(1).optional(),
-  RECOVERY_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
-  RECOVERY_AFTER_MS: z.coerce.number().int().min(100).default(15_000),
-  CLAIM_LEASE_MS: z.coerce.number().int().min(100).default(60_000),
+  SMPP_ENQUIRE_LINK_MS: decimal(100, 3_600_000).default(30_000),
+  SMPP_RESPONSE_TIMEOUT_MS: decimal(50, 600_000).default(10_000),
+  SMPP_RECONNECT_MS: decimal(10, 600_000).default(1_000),
+  SMPP_THROTTLE_BACKOFF_MS: decimal(10, 600_000).default(1_000),
+  SIMULATOR_DELAY_MS: decimal(0, 3_600_000).default(200),
+  SIMULATOR_SUBMIT_LATENCY_MS: decimal(0, 60_000).default(0),
+  SEND_CONCURRENCY: decimal(1, 1_000).default(32),
+  CARRIER_MAX_PER_SECOND: decimal(1).optional(),
+  RECOVERY_INTERVAL_MS: decimal(100, LONGEST_TIMER_MS).default(5_000),
+  RECOVERY_AFTER_MS: decimal(100, LONGEST_TIMER_MS).default(15_000),
+  CLAIM_LEASE_MS: decimal(100, LONGEST_TIMER_MS).default(60_000),
   WEBHOOK_ALLOW_INSECURE: booleanFlag.default(false),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: booleanFlag.default(false),
-  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(10_000),
-  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
-  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
+  WEBHOOK_TIMEOUT_MS: decimal(10, 10_000).default(10_000),
+  WEBHOOK_RETRY_BASE_MS: decimal(10, 3_600_000).default(30_000),
+  WEBHOOK_CONCURRENCY: decimal(1, 1_000).default(64),
   WEBHOOK_SECRET_KEY: z.string().optional(),
   TWO_FACTOR_SECRET_KEY: z.string().optional(),
-  RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(600),
-  RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(60),
-  RATE_LIMIT_SEND_MESSAGE_MAX: z.coerce.number().int().min(0).default(300),
-  RATE_LIMIT_LOGIN_MAX: z.coerce.number().int().min(0).default(30),
-  SUBSCRIPTIONS_PER_ACCOUNT: z.coerce.number().int().min(1).max(10_000).default(20),
+  RATE_LIMIT_MAX: decimal(1).default(600),
+  RATE_LIMIT_WINDOW_S: decimal(1, 86_400).default(60),
+  RATE_LIMIT_SEND_MESSAGE_MAX: decimal(0).default(300),
+  RATE_LIMIT_LOGIN_MAX: decimal(0).default(30),
+  SUBSCRIPTIONS_PER_ACCOUNT: decimal(1, 10_000).default(20),
   TRUST_PROXY: booleanFlag.default(false),
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(20),
+  DATABASE_POOL_SIZE: decimal(1, 500).default(20),
   GRAPHIQL: booleanFlag.optional(),
   GRAPHQL_INTROSPECTION: booleanFlag.optional(),
   DEMO_ACCOUNT: booleanFlag.optional(),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
-  WEB_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+  SHUTDOWN_TIMEOUT_MS: decimal(0, 86_400_000).default(10_000),
+  WEB_CONCURRENCY: decimal(1, 64).default(1),
   IMPORT_DIR: z.string().min(1).optional(),
-  IMPORT_MAX_INFLATED_MB: z.coerce.number().int().min(1).max(4_096).default(100),
+  IMPORT_MAX_INFLATED_MB: decimal(1, 4_096).default(100),
 });
 
 export type Environment = z.infer<typeof environmentSchema>;

@@ -25,6 +25,7 @@ import { unstorableTextPaths } from '../validation.js';
 import { CONSOLE_OPTIONS } from './console.js';
 import type { Context } from './context.js';
 import { csrfPrevention } from './csrf.js';
+import { unstorableLiteralPaths } from './document-literals.js';
 import { checkVariablesInTheDomain } from './domain-checked-schema.js';
 import { assertListsBounded, limitQueryCost, MAX_DOCUMENT_TOKENS } from './query-cost.js';
 
@@ -187,12 +188,16 @@ function streamedUploads(maxFieldBytes: number): Plugin<Record<string, unknown>,
 }
 
 /**
- * Variables with text that cannot be stored (NUL, a lone surrogate) are refused before any
- * resolver sees them, as /v1 refuses them (the document's own literals are refused by the parser).
+ * Text that cannot be stored (NUL, a lone surrogate), in the variables or written into the
+ * document, is refused before any resolver sees it, as /v1 refuses it: a resolver would hand it
+ * to PostgreSQL, which fails on a NUL.
  */
 const refuseUnstorableText: Plugin = {
   onExecute: ({ args, setResultAndStopExecution }) => {
-    const paths = unstorableTextPaths(args.variableValues ?? {});
+    const paths = [
+      ...unstorableLiteralPaths(args.document),
+      ...unstorableTextPaths(args.variableValues ?? {}),
+    ];
     if (paths.length === 0) return;
     const details = paths.map((path) => ({ field: path.join('.'), issue: 'invalid_value' as const }));
     setResultAndStopExecution({

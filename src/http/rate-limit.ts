@@ -9,8 +9,10 @@ export interface RateLimitOptions {
   prefix: string;
   max: number;
   windowSeconds: number;
-  /** Who a request counts against: its account when the token is valid, else its client address. */
-  identify: (request: FastifyRequest) => Promise<string>;
+  /** The account of the request's credential when that is known without a lookup (a login token's subject, an API key seen valid); else null. */
+  knownAccount: (request: FastifyRequest) => string | null;
+  /** The account of the request's credential once it is looked up; null without a valid one. */
+  lookUpAccount: (request: FastifyRequest) => Promise<string | null>;
   /** Whether requests of a route (as declared, e.g. `/health`) go uncounted. */
   uncounted: (route: string) => boolean;
   metrics: Metrics;
@@ -27,6 +29,14 @@ function setHeaders(reply: FastifyReply, limit: number, state: RateLimiterRes, n
  * the routes `uncounted` names. Counting is one atomic Redis script shared by every API process, so two
  * processes give one budget and a burst at the edge admits exactly what is left.
  *
+ * Which budget is charged is decided before PostgreSQL is asked anything. A credential whose
+ * account is known without a lookup is charged to that account. Every other request is charged
+ * to its client address first: one without a credential, one refused on sight, and one whose
+ * credential only a lookup can tell (an API key this process has not found valid). Over the
+ * address's budget it is refused then, without a lookup, so guessing API keys costs PostgreSQL
+ * no more lookups than the address's budget. A credential the lookup then finds valid gives
+ * the address its request back and is charged to its account.
+ *
  * What is counted is decided by the route the router matched, never by the raw URL: the router
  * decodes the path (`/%761/settings` is `/v1/settings`), so a test of the URL's spelling would
  * let such a request through uncounted. A path no route matches (another case, doubled
@@ -39,26 +49,40 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     points: options.max,
     duration: options.windowSeconds,
   });
-  app.addHook('onRequest', async (request, reply) => {
-    const route = request.routeOptions.url;
-    if (route !== undefined && options.uncounted(route)) return;
-    const identity = await options.identify(request);
+  /** One request more on the caller's budget; RateLimitedError past it. */
+  const charge = async (request: FastifyRequest, reply: FastifyReply, caller: string) => {
     const now = Date.now();
     try {
-      setHeaders(reply, options.max, await limiter.consume(identity), now);
+      setHeaders(reply, options.max, await limiter.consume(caller), now);
     } catch (outcome) {
       if (!(outcome instanceof RateLimiterRes)) {
         // Redis is away: the budget cannot be counted, and refusing everything would stop
         // acceptance, which PostgreSQL alone still guarantees. Serve, and say so.
         request.log.warn({ err: outcome }, 'rate limit not counted: Redis unavailable');
-        return;
+        return false;
       }
       setHeaders(reply, options.max, outcome, now);
       options.metrics.rateLimitRefusals.inc({
         limit: 'request',
-        caller: identity.startsWith('account:') ? 'account' : 'address',
+        caller: caller.startsWith('account:') ? 'account' : 'address',
       });
       throw new RateLimitedError(Math.max(1, Math.ceil(outcome.msBeforeNext / 1000)));
     }
+    return true;
+  };
+  app.addHook('onRequest', async (request, reply) => {
+    const route = request.routeOptions.url;
+    if (route !== undefined && options.uncounted(route)) return;
+    const known = options.knownAccount(request);
+    if (known) {
+      await charge(request, reply, `account:${known}`);
+      return;
+    }
+    const address = `address:${request.ip}`;
+    const counted = await charge(request, reply, address);
+    const account = await options.lookUpAccount(request);
+    if (!account) return;
+    if (counted) await limiter.reward(address, 1).catch(() => undefined);
+    await charge(request, reply, `account:${account}`);
   });
 }

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { UnauthorizedError } from '../errors.js';
 import type { RequestContext } from '../graphql/context.js';
-import type { Authenticator, Credential } from '../modules/accounts/authentication.js';
+import type { Authenticator, Credential, PresentedCredential } from '../modules/accounts/authentication.js';
 
 interface RequestCaller {
   accountId: string | null;
@@ -10,14 +10,51 @@ interface RequestCaller {
   authFailure: string | null;
 }
 
+const presentedCredentials = new WeakMap<FastifyRequest, PresentedCredential | UnauthorizedError | null>();
 const callers = new WeakMap<FastifyRequest, Promise<RequestCaller>>();
 const settledCallers = new WeakMap<FastifyRequest, RequestCaller>();
 
-/** Who is calling, read once per request from its bearer credential (the rate limit needs it first). */
+/** The request's credential as read without PostgreSQL, once per request (a login token's signature is checked once). */
+function presentedCredential(
+  request: FastifyRequest,
+  authenticator: Authenticator,
+): PresentedCredential | UnauthorizedError | null {
+  if (!presentedCredentials.has(request)) {
+    let presented: PresentedCredential | UnauthorizedError | null;
+    try {
+      presented = authenticator.read(request.headers.authorization);
+    } catch (error) {
+      if (!(error instanceof UnauthorizedError)) throw error;
+      presented = error;
+    }
+    presentedCredentials.set(request, presented);
+  }
+  return presentedCredentials.get(request) ?? null;
+}
+
+/**
+ * The account the request's credential belongs to when that is known before any lookup (see
+ * Authenticator.knownAccount); null when it is not, or there is no credential, or it is refused.
+ */
+export function knownAccount(request: FastifyRequest, authenticator: Authenticator): string | null {
+  const presented = presentedCredential(request, authenticator);
+  return presented === null || presented instanceof UnauthorizedError
+    ? null
+    : authenticator.knownAccount(presented);
+}
+
+/** Who is calling, looked up once per request from its bearer credential (the rate limit may need it first). */
 export function authenticate(request: FastifyRequest, authenticator: Authenticator): Promise<RequestCaller> {
   let caller = callers.get(request);
   if (!caller) {
-    caller = authenticator.fromHeader(request.headers.authorization).then(
+    const presented = presentedCredential(request, authenticator);
+    const lookup =
+      presented === null
+        ? Promise.resolve(null)
+        : presented instanceof UnauthorizedError
+          ? Promise.reject(presented)
+          : authenticator.confirm(presented);
+    caller = lookup.then(
       (found): RequestCaller => ({
         accountId: found?.accountId ?? null,
         credential: found?.credential ?? null,

@@ -24,7 +24,7 @@ import { checkHealth, type Readiness } from './health.js';
 import { acceptStrictJson } from './json-body.js';
 import { acceptMultipart } from './multipart.js';
 import { registerRateLimit } from './rate-limit.js';
-import { authenticate, authenticatedCaller, createRequestContext } from './request-context.js';
+import { authenticate, authenticatedCaller, createRequestContext, knownAccount } from './request-context.js';
 import { graphqlOperationObserver, type ObservedOperation, observeRequests } from './request-observer.js';
 
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
@@ -154,7 +154,11 @@ export function createHttpServer({
   observeRequests(app, {
     metrics: deps.metrics,
     restOperations,
-    accountOf: (request) => authenticatedCaller(request)?.accountId,
+    // A request refused by its account's budget before any lookup is logged with that account.
+    accountOf: (request) => {
+      const caller = authenticatedCaller(request);
+      return caller ? caller.accountId : knownAccount(request, services.authenticator);
+    },
   });
   registerRateLimit(app, {
     redis: deps.redis,
@@ -165,10 +169,8 @@ export function createHttpServer({
     // Probes poll them; they read nothing of an account's.
     uncounted: (route) => route === '/health' || route.startsWith('/health/'),
     // A login token and an API key of one account share the account's budget.
-    identify: async (request) => {
-      const { accountId } = await authenticate(request, services.authenticator);
-      return accountId ? `account:${accountId}` : `address:${request.ip}`;
-    },
+    knownAccount: (request) => knownAccount(request, services.authenticator),
+    lookUpAccount: async (request) => (await authenticate(request, services.authenticator)).accountId,
   });
   app.setErrorHandler(handleHttpError);
   app.setNotFoundHandler((request, reply) =>

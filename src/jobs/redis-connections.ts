@@ -1,5 +1,8 @@
 import { Redis } from 'ioredis';
 
+/** The longest pause between two attempts of the request path's connection to reconnect. */
+const LONGEST_RECONNECT_PAUSE_MS = 1_000;
+
 /**
  * BullMQ wants two kinds of connection (its production guide): workers block and must wait
  * for Redis forever, while producers on the request path must fail fast so that a request
@@ -11,6 +14,18 @@ export function createWorkerConnection(redisUrl: string): Redis {
   return new Redis(redisUrl, { maxRetriesPerRequest: null });
 }
 
+/**
+ * The request path's connection. Giving up per command would still cost every request that long
+ * for each command it sends (a send three, a login five), so the connection is a circuit: when it
+ * has waited `commandTimeoutMs` for any answer, it is dropped (ioredis's `socketTimeout`), and
+ * until a new connection has shaken hands with Redis every command on it fails at once, as while
+ * Redis is refusing. The new connection is tried after 50 ms, then at doubling pauses up to a
+ * second, each handshake bounded by the same timeout: once Redis answers, the next attempt closes
+ * the circuit by itself. Every user of the request path (the budget, the field limits, the login
+ * lock, subscription slots, the queues' producers, `/health`) shares this one connection, so one
+ * timeout opens the circuit for all of them in the process. A command cut off with its
+ * connection is not sent again on the next one: its caller has been told it failed.
+ */
 export function createProducerConnection(redisUrl: string, commandTimeoutMs: number): Redis {
   return new Redis(redisUrl, {
     lazyConnect: true,
@@ -18,6 +33,9 @@ export function createProducerConnection(redisUrl: string, commandTimeoutMs: num
     maxRetriesPerRequest: 1,
     connectTimeout: 5_000,
     commandTimeout: commandTimeoutMs,
+    socketTimeout: commandTimeoutMs,
+    autoResendUnfulfilledCommands: false,
+    retryStrategy: (attempt) => Math.min(50 * 2 ** (attempt - 1), LONGEST_RECONNECT_PAUSE_MS),
     // Commands issued in the same tick (each request's rate-limit check, each batch's jobs) go
     // to Redis in one write: a socket write costs more here than the command does.
     enableAutoPipelining: true,

@@ -38,3 +38,41 @@ describe('docs/configuration.md', () => {
     expect(mismatches).toEqual([]);
   });
 });
+
+const README = new URL('../../README.md', import.meta.url);
+
+/** The rows of the README's "Main settings" table. */
+function mainSettings(): Map<string, string> {
+  const text = readFileSync(README, 'utf8');
+  const section = text.slice(
+    text.indexOf('## Main settings'),
+    text.indexOf('\n## ', text.indexOf('## Main settings') + 1),
+  );
+  const rows = new Map<string, string>();
+  for (const line of section.split('\n')) {
+    const row = /^\| `([A-Z][A-Z0-9_]*)` \| ([^|]*) \|/.exec(line);
+    if (row) rows.set(row[1]!, row[2]!.trim());
+  }
+  return rows;
+}
+
+describe("README.md's main settings", () => {
+  const shown = mainSettings();
+
+  it('name what a second deployment on the same host must set apart', () => {
+    // The listeners' ports (the second start fails on a taken one) and where its state lives.
+    expect([...shown.keys()]).toEqual(
+      expect.arrayContaining(['PORT', 'METRICS_PORT', 'DATABASE_URL', 'REDIS_PREFIX', 'IMPORT_DIR']),
+    );
+  });
+
+  it('are variables the code reads, with the defaults the code gives them', () => {
+    const read = new Set(Object.keys(environmentSchema.shape));
+    const mismatches = [...shown].flatMap(([name, cell]) => {
+      if (!read.has(name)) return [`${name}: not a setting`];
+      const expected = documentedDefault(name as keyof typeof environmentSchema.shape);
+      return expected === null || cell === expected ? [] : [`${name}: shown ${cell}, code ${expected}`];
+    });
+    expect(mismatches).toEqual([]);
+  });
+});

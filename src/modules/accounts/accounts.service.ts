@@ -109,7 +109,7 @@ export class AccountService {
   ): Promise<IssuedToken> {
     const data = parseInput(loginInput, input);
     const email = data.email.trim().toLowerCase();
-    await this.guard.beforeAttempt(email, clientAddress);
+    const attempt = await this.guard.beforeAttempt(email, clientAddress);
     const account = await this.prisma.account.findUnique({
       where: { email },
       select: {
@@ -122,18 +122,18 @@ export class AccountService {
     });
     const valid = await verifyPassword(data.password, account?.passwordHash ?? (await decoyPasswordHash));
     if (!account || !valid) {
-      await this.guard.failed(email, clientAddress);
+      await this.guard.failed(attempt);
       throw new InvalidCredentialsError();
     }
     if (account.settings?.twoFactorEnabled) {
       if (!data.otp) throw new OtpRequiredError();
       if (!(await this.twoFactor.acceptCode(account.id, data.otp))) {
-        await this.guard.failed(email, clientAddress);
+        await this.guard.failed(attempt);
         throw new InvalidCredentialsError('The one-time code is wrong, expired or was already used');
       }
     }
     if (account.disabledAt) throw new InvalidCredentialsError('The account is disabled');
-    await this.guard.succeeded(email, clientAddress);
+    await this.guard.succeeded(attempt);
     return this.tokens.issue(account.id, account.tokenVersion);
   }
 

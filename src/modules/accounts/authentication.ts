@@ -3,7 +3,7 @@ import { Batcher } from '../../batcher.js';
 import { UnauthorizedError } from '../../errors.js';
 import { isApiKeyLike } from '../api-keys/api-key-secret.js';
 import type { ApiKeyService } from '../api-keys/api-keys.service.js';
-import type { TokenService } from './tokens.js';
+import type { TokenClaims, TokenService } from './tokens.js';
 
 /** What a caller presented: a login token (from /v1/auth/login) or an API key. */
 export type Credential = 'login_token' | 'api_key';
@@ -12,6 +12,14 @@ export interface Caller {
   accountId: string;
   credential: Credential;
 }
+
+/**
+ * A bearer credential as far as it can be read without PostgreSQL: a login token whose
+ * signature and expiry hold, or something shaped like an API key. Only a lookup confirms it.
+ */
+export type PresentedCredential =
+  | { kind: 'login_token'; claims: TokenClaims }
+  | { kind: 'api_key'; key: string };
 
 interface AccountState {
   id: string;
@@ -39,15 +47,40 @@ export class Authenticator {
 
   /** null when the header is absent; UnauthorizedError, saying why, for anything but a valid credential. */
   async fromHeader(header: string | undefined): Promise<Caller | null> {
+    const presented = this.read(header);
+    return presented && this.confirm(presented);
+  }
+
+  /**
+   * The credential of the header, read without PostgreSQL: null when there is no header,
+   * UnauthorizedError for a header or login token that no lookup could make valid.
+   */
+  read(header: string | undefined): PresentedCredential | null {
     if (header === undefined) return null;
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match?.[1])
       throw new UnauthorizedError('The Authorization header must be "Bearer <token or API key>"');
     const credential = match[1];
-    if (isApiKeyLike(credential))
-      return { accountId: await this.apiKeys.authenticate(credential), credential: 'api_key' };
+    if (isApiKeyLike(credential)) return { kind: 'api_key', key: credential };
+    return { kind: 'login_token', claims: this.tokens.verify(credential) };
+  }
 
-    const claims = this.tokens.verify(credential);
+  /**
+   * The account a credential claims, when that is known without a lookup: a login token's
+   * subject (its signature holds), or the account this process last found an API key valid for.
+   * null when only a lookup can tell (an API key this process has not found valid).
+   */
+  knownAccount(presented: PresentedCredential): string | null {
+    return presented.kind === 'login_token'
+      ? presented.claims.accountId
+      : this.apiKeys.accountKnownFor(presented.key);
+  }
+
+  /** The caller of a credential, looked up in PostgreSQL; UnauthorizedError, saying why, unless it is valid now. */
+  async confirm(presented: PresentedCredential): Promise<Caller> {
+    if (presented.kind === 'api_key')
+      return { accountId: await this.apiKeys.authenticate(presented.key), credential: 'api_key' };
+    const { claims } = presented;
     const account = await this.accounts.add(claims.accountId);
     if (!account) throw new UnauthorizedError('The account of this token no longer exists');
     if (account.disabled_at) throw new UnauthorizedError('The account of this token is disabled');

@@ -1,15 +1,45 @@
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Clock } from '../../clock.js';
 import { RateLimitedError } from '../../errors.js';
 
 /** Failures for one e-mail from one address before the pair is locked, and for how long. */
 export const FAILURES_BEFORE_LOCK = 10;
 export const LOCK_SECONDS = 15 * 60;
-/** Failures for one e-mail from every address together before the e-mail is locked everywhere. */
+/** Failures for one e-mail from every address together, in any window of this length, before the e-mail is locked everywhere. */
 const FAILURES_BEFORE_GLOBAL_LOCK = 100;
+const GLOBAL_WINDOW_MS = 60 * 60 * 1000;
 /** Failures after which each further attempt is answered more slowly. */
 const FAILURES_BEFORE_SLOWDOWN = 3;
 const MAX_SLOWDOWN_MS = 3_000;
+
+/**
+ * The attempts of one e-mail in the window, a sorted set dated by Tern's clock (ARGV[1]): those
+ * that left the window are dropped; with `max` (ARGV[3]) left the attempt is refused, answering
+ * the milliseconds until the oldest leaves; else it is added (ARGV[4], unique) and 0 answered.
+ * One atomic script, so however many attempts arrive at once through however many processes, no
+ * more than `max` are admitted in any window.
+ */
+const COUNT_EMAIL_ATTEMPT = `
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return tonumber(oldest[2]) + window - now
+end
+redis.call('ZADD', KEYS[1], now, ARGV[4])
+redis.call('PEXPIRE', KEYS[1], window)
+return 0`;
+
+/** One login attempt, counted: what its outcome is reported with. */
+export interface LoginAttempt {
+  email: string;
+  address: string;
+  /** Its entry among the e-mail's attempts, which a success takes back. */
+  id: string;
+}
 
 /**
  * Brute-force protection for login. Attempts are counted per (e-mail, address) *before* the
@@ -17,28 +47,31 @@ const MAX_SLOWDOWN_MS = 3_000;
  * (in parallel, batched, through several processes) at most FAILURES_BEFORE_LOCK passwords are
  * checked: the attempts beyond are refused (429) unchecked. After a few failures answers slow
  * down; after FAILURES_BEFORE_LOCK the pair is locked for LOCK_SECONDS. One address can
- * therefore never lock the account for anyone else, and the lock always ends. A much higher
- * count per e-mail over every address catches a distributed attack. A success clears the pair's
- * count and gives its attempt back to the e-mail's. Unknown e-mails are counted exactly like
- * known ones, so the answers reveal nothing.
+ * therefore never lock the account for anyone else, and the lock always ends. A success clears
+ * the pair's count. Unknown e-mails are counted exactly like known ones, so the answers reveal
+ * nothing.
+ *
+ * A distributed attack, a few attempts from each of many addresses, is caught per e-mail over
+ * every address: at most FAILURES_BEFORE_GLOBAL_LOCK attempts in any hour, the window sliding
+ * with each attempt, so the e-mail is locked until the oldest of them is an hour old. A lock of a
+ * fixed length would open a fresh hundred each time it ended (ten addresses could try a hundred
+ * passwords every 15 minutes). Attempts refused while locked are not counted and do not make the
+ * lock longer; a success takes its own attempt back. The pair's window is Redis's; the e-mail's
+ * is dated by Tern's clock, an hour being long enough for the processes' clocks to agree.
  */
 export class LoginGuard {
   private readonly byEmailAndAddress: RateLimiterRedis;
-  private readonly byEmail: RateLimiterRedis;
 
-  constructor(redis: Redis, prefix: string) {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly clock: Clock,
+  ) {
     this.byEmailAndAddress = new RateLimiterRedis({
       storeClient: redis,
       keyPrefix: `${prefix}:login-fail-pair`,
       points: FAILURES_BEFORE_LOCK,
       duration: LOCK_SECONDS,
-      blockDuration: LOCK_SECONDS,
-    });
-    this.byEmail = new RateLimiterRedis({
-      storeClient: redis,
-      keyPrefix: `${prefix}:login-fail-email`,
-      points: FAILURES_BEFORE_GLOBAL_LOCK,
-      duration: 60 * 60,
       blockDuration: LOCK_SECONDS,
     });
   }
@@ -48,40 +81,65 @@ export class LoginGuard {
    * the attempt is one more than a lock allows), or waits the slowdown. Redis out of reach
    * leaves login unguarded rather than refused, as with the request rate limit.
    */
-  async beforeAttempt(email: string, address: string): Promise<void> {
-    const pair = await this.count(this.byEmailAndAddress, `${email}|${address}`);
-    await this.count(this.byEmail, email);
+  async beforeAttempt(email: string, address: string): Promise<LoginAttempt> {
+    const attempt = { email, address, id: randomUUID() };
+    const pair = await this.countPair(`${email}|${address}`);
+    await this.countForEmail(attempt);
     const failures = (pair?.consumedPoints ?? 1) - 1;
     if (failures >= FAILURES_BEFORE_SLOWDOWN) {
       await new Promise((resolve) =>
         setTimeout(resolve, Math.min(MAX_SLOWDOWN_MS, 250 * 2 ** (failures - FAILURES_BEFORE_SLOWDOWN))),
       );
     }
+    return attempt;
   }
 
-  /** The attempt was counted already; the failure that reaches the lock starts it. */
-  async failed(email: string, address: string): Promise<void> {
+  /** The attempt was counted already; the failure that reaches the pair's lock starts it. */
+  async failed({ email, address }: LoginAttempt): Promise<void> {
     const pairKey = `${email}|${address}`;
     const pair = await this.byEmailAndAddress.get(pairKey).catch(() => null);
     if (pair && pair.consumedPoints >= FAILURES_BEFORE_LOCK)
       await this.byEmailAndAddress.block(pairKey, LOCK_SECONDS).catch(() => undefined);
   }
 
-  async succeeded(email: string, address: string): Promise<void> {
+  async succeeded({ email, address, id }: LoginAttempt): Promise<void> {
     await Promise.all([
       this.byEmailAndAddress.delete(`${email}|${address}`),
-      this.byEmail.reward(email, 1),
+      this.redis.zrem(this.emailKey(email), id),
     ]).catch(() => undefined);
   }
 
-  /** One more attempt on `key`; RateLimitedError past the limiter's points or while it is blocked. */
-  private async count(limiter: RateLimiterRedis, key: string): Promise<RateLimiterRes | undefined> {
+  /** One more attempt of the pair; RateLimitedError past its points or while it is blocked. */
+  private async countPair(key: string): Promise<RateLimiterRes | undefined> {
     try {
-      return await limiter.consume(key);
+      return await this.byEmailAndAddress.consume(key);
     } catch (outcome) {
       if (outcome instanceof RateLimiterRes)
         throw new RateLimitedError(Math.max(1, Math.ceil(outcome.msBeforeNext / 1000)));
       return undefined;
     }
+  }
+
+  /** The attempt among the e-mail's; RateLimitedError, until the oldest leaves the window, when it is full. */
+  private async countForEmail({ email, id }: LoginAttempt): Promise<void> {
+    let waitMs: unknown;
+    try {
+      waitMs = await this.redis.eval(
+        COUNT_EMAIL_ATTEMPT,
+        1,
+        this.emailKey(email),
+        this.clock.now().getTime(),
+        GLOBAL_WINDOW_MS,
+        FAILURES_BEFORE_GLOBAL_LOCK,
+        id,
+      );
+    } catch {
+      return;
+    }
+    if (typeof waitMs === 'number' && waitMs > 0) throw new RateLimitedError(Math.ceil(waitMs / 1000));
+  }
+
+  private emailKey(email: string): string {
+    return `${this.prefix}:login-attempts:${email}`;
   }
 }

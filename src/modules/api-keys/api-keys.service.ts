@@ -17,6 +17,8 @@ export const MAX_API_KEYS_PER_ACCOUNT = 100;
 export const LAST_USED_PRECISION_MS = 60_000;
 
 const BATCHING = { maxBatch: 100, maxInFlight: 2 };
+/** Keys a process remembers having found valid; past this the least recently seen is forgotten. */
+const REMEMBERED_KEYS = 10_000;
 
 export interface CreatedApiKey {
   id: string;
@@ -74,6 +76,12 @@ export class ApiKeyService {
   private readonly lookups = new Batcher((hashes: string[]) => this.findByHash(hashes), BATCHING);
   /** Keys whose last_used_at is being written by this process, so a burst writes it once. */
   private readonly touching = new Set<string>();
+  /**
+   * The account of each key this process last found valid, by hash, least recently seen first:
+   * what the request budget charges before the lookup (see accountKnownFor). It decides nothing
+   * else; every request's key is still looked up.
+   */
+  private readonly validKeys = new Map<string, string>();
   private readonly createInput: z.ZodType<{ name: string; expiresAt?: Date | null }>;
 
   constructor(
@@ -154,15 +162,29 @@ export class ApiKeyService {
    */
   async authenticate(key: string): Promise<string> {
     if (!isWellFormedApiKey(key)) throw new UnauthorizedError('The API key is malformed');
-    const row = await this.lookups.add(hashApiKey(key));
+    const hash = hashApiKey(key);
+    const row = await this.lookups.add(hash);
     const now = this.clock.now();
+    this.validKeys.delete(hash);
     if (!row) throw new UnauthorizedError('The API key is not valid (unknown or revoked)');
     if (row.expires_at && row.expires_at.getTime() <= now.getTime())
       throw new UnauthorizedError('The API key has expired');
     if (row.account_disabled_at) throw new UnauthorizedError('The account of this API key is disabled');
+    this.validKeys.set(hash, row.account_id);
+    if (this.validKeys.size > REMEMBERED_KEYS) this.validKeys.delete(this.validKeys.keys().next().value!);
     if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() >= LAST_USED_PRECISION_MS)
       this.touch(row.id, now);
     return row.account_id;
+  }
+
+  /**
+   * The account this process found the key valid for when it last looked it up, without a
+   * lookup; null for a key it has not (or no longer) found valid. Only for charging the right
+   * budget before the lookup: the lookup alone says whether the key is valid now.
+   */
+  accountKnownFor(key: string): string | null {
+    if (!isWellFormedApiKey(key)) return null;
+    return this.validKeys.get(hashApiKey(key)) ?? null;
   }
 
   private async findByHash(hashes: string[]): Promise<(KeyRow | null)[]> {
