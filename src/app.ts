@@ -76,14 +76,14 @@ export function createTern(deps: Dependencies, role: Role): Tern {
   const dispatcher =
     role === 'api'
       ? null
-      : new WebhookDispatcher(
-          deps.prisma,
-          deps.clock,
-          services.webhookDeliveries,
-          services.webhookDeliveryJobs,
-          deps.logger.child({ module: 'webhook-dispatcher' }),
-          WEBHOOK_DISPATCH_POLL_MS,
-        );
+      : new WebhookDispatcher({
+          prisma: deps.prisma,
+          clock: deps.clock,
+          deliveries: services.webhookDeliveries,
+          deliveryJobs: services.webhookDeliveryJobs,
+          logger: deps.logger.child({ module: 'webhook-dispatcher' }),
+          pollMs: WEBHOOK_DISPATCH_POLL_MS,
+        });
 
   return {
     deps,
@@ -112,7 +112,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
     async stop() {
       stopping = true;
       // Open event streams would hold the HTTP drain forever: they end first, and their clients reconnect elsewhere.
-      await services.live.close();
+      await services.liveSubscriptions.close();
       await Promise.all([http?.close(), workers?.close(), recovery?.stop(), dispatcher?.stop()]);
       await carrierHealth.stop();
       await carrier?.stop();

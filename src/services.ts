@@ -1,21 +1,22 @@
+import type { Logger } from 'pino';
 import { carrierDefaultSender } from './carriers/index.js';
 import type { Dependencies } from './deps.js';
 import { CampaignDispatchJobs } from './jobs/campaign-dispatch.job.js';
 import { ContactImportJobs } from './jobs/contact-import.job.js';
 import { MessageSendJobs } from './jobs/message-send.job.js';
 import { WebhookDeliveryJobs } from './jobs/webhook-delivery.job.js';
-import { AccountService } from './modules/accounts/accounts.service.js';
+import { Accounts } from './modules/accounts/accounts.js';
 import { Authenticator } from './modules/accounts/authentication.js';
 import { LoginGuard } from './modules/accounts/login-guard.js';
-import { TokenService } from './modules/accounts/tokens.js';
-import { TwoFactorService } from './modules/accounts/two-factor.js';
-import { ApiKeyService } from './modules/api-keys/api-keys.service.js';
+import { LoginTokens } from './modules/accounts/login-tokens.js';
+import { TwoFactorLogin } from './modules/accounts/two-factor-login.js';
+import { ApiKeys } from './modules/api-keys/api-keys.js';
 import { CampaignDispatch } from './modules/campaigns/campaign-dispatch.js';
 import { CampaignLifecycle } from './modules/campaigns/campaign-lifecycle.js';
 import { CampaignRecords } from './modules/campaigns/campaign-records.js';
 import { CampaignStatsReader } from './modules/campaigns/campaign-stats.js';
-import { ContactService } from './modules/contacts/contacts.service.js';
-import { ImportService } from './modules/imports/imports.service.js';
+import { Contacts } from './modules/contacts/contacts.js';
+import { ContactImports } from './modules/imports/contact-imports.js';
 import { createLivePubSub, LivePublisher } from './modules/live/live-events.js';
 import { LiveSubscriptions } from './modules/live/live-subscriptions.js';
 import { SubscriptionSlots } from './modules/live/subscription-slots.js';
@@ -25,25 +26,28 @@ import { MessagePages } from './modules/messages/message-pages.js';
 import { MessageQueries } from './modules/messages/message-queries.js';
 import { MessageSending } from './modules/messages/message-sending.js';
 import { MessageStatusChanges } from './modules/messages/message-status-changes.js';
-import { OptOutService } from './modules/opt-outs/opt-outs.service.js';
-import { RetentionService } from './modules/retention/retention.service.js';
-import { SettingsService } from './modules/settings/settings.service.js';
-import { TemplateService } from './modules/templates/templates.service.js';
+import { OptOuts } from './modules/opt-outs/opt-outs.js';
+import { RetentionSweep } from './modules/retention/retention-sweep.js';
+import { Settings } from './modules/settings/settings.js';
+import { Templates } from './modules/templates/templates.js';
 import { WebhookDeliveries } from './modules/webhooks/webhook-deliveries.js';
 import { WebhookSecrets } from './modules/webhooks/webhook-secrets.js';
 import { WebhookSender } from './modules/webhooks/webhook-sender.js';
-import { WebhookService } from './modules/webhooks/webhooks.service.js';
+import { Webhooks } from './modules/webhooks/webhooks.js';
 
-/** The domain layer: every rule of the service lives behind these, shared by GraphQL, /v1 and the workers. */
+/**
+ * The domain layer: every rule of the service lives behind these, shared by GraphQL, /v1 and the
+ * workers. Each is named as its class is, so a resolver's `services.messageQueries` is a
+ * `MessageQueries`.
+ */
 export interface Services {
-  tokens: TokenService;
+  loginTokens: LoginTokens;
   authenticator: Authenticator;
-  accounts: AccountService;
-  apiKeys: ApiKeyService;
-  twoFactor: TwoFactorService;
-  settings: SettingsService;
-  /** What the API reads of messages. */
-  messages: MessageQueries;
+  accounts: Accounts;
+  apiKeys: ApiKeys;
+  twoFactorLogin: TwoFactorLogin;
+  settings: Settings;
+  messageQueries: MessageQueries;
   messageSending: MessageSending;
   /** The workers' side: claims, the carrier's answers, the recovery of stranded messages. */
   messageDelivery: MessageDelivery;
@@ -51,122 +55,195 @@ export interface Services {
   carrierReports: CarrierReports;
   /** Messages listed under another row (a campaign's, a message's replies). */
   messagePages: MessagePages;
-  optOuts: OptOutService;
-  campaigns: CampaignRecords;
+  optOuts: OptOuts;
+  campaignRecords: CampaignRecords;
   campaignLifecycle: CampaignLifecycle;
   campaignDispatch: CampaignDispatch;
-  campaignStats: CampaignStatsReader;
-  contacts: ContactService;
-  imports: ImportService;
-  templates: TemplateService;
-  webhooks: WebhookService;
+  campaignStatsReader: CampaignStatsReader;
+  contacts: Contacts;
+  contactImports: ContactImports;
+  templates: Templates;
+  webhooks: Webhooks;
   webhookDeliveries: WebhookDeliveries;
   webhookDeliveryJobs: WebhookDeliveryJobs;
-  retention: RetentionService;
+  retentionSweep: RetentionSweep;
   /** GraphQL subscriptions' streams of an account's changes. */
-  live: LiveSubscriptions;
+  liveSubscriptions: LiveSubscriptions;
 }
 
 /** The composition root of the domain layer: each service made once, with what it depends on. */
 export function createServices(deps: Dependencies): Services {
   const { prisma, clock, queues, config } = deps;
   const logger = (module: string) => deps.logger.child({ module });
-
-  const sendJobs = new MessageSendJobs(queues.messageSend, logger('messages'));
-  const dispatchJobs = new CampaignDispatchJobs(queues.campaignDispatch, clock, logger('campaigns'));
-  const webhookDeliveryJobs = new WebhookDeliveryJobs(queues.webhookDelivery, logger('webhooks'));
-  const importJobs = new ContactImportJobs(queues.contactImport, logger('imports'));
-
+  const jobs = {
+    sendJobs: new MessageSendJobs(queues.messageSend, logger('messages')),
+    dispatchJobs: new CampaignDispatchJobs(queues.campaignDispatch, clock, logger('campaigns')),
+    webhookDeliveryJobs: new WebhookDeliveryJobs(queues.webhookDelivery, logger('webhooks')),
+    importJobs: new ContactImportJobs(queues.contactImport, logger('imports')),
+  };
   const livePubSub = createLivePubSub(deps.redis, deps.subscriber, logger('live'));
   const live = new LivePublisher(livePubSub, config.redisPrefix);
-
-  const tokens = new TokenService(config.jwtSecret, clock);
-  const apiKeys = new ApiKeyService(prisma, deps.pool, clock, logger('api-keys'));
-  const twoFactor = new TwoFactorService(
-    prisma,
-    clock,
-    config.twoFactorSecretKey,
-    deps.redis,
-    config.redisPrefix,
-    logger('two-factor'),
-  );
-  const optOuts = new OptOutService(prisma);
-  const statusChanges = new MessageStatusChanges(prisma, deps.metrics, live);
-  const webhookSecrets = new WebhookSecrets(prisma, config.webhookSecretKey);
-  const webhookSender = new WebhookSender({
-    timeoutMs: config.webhookTimeoutMs,
-    allowPrivateNetworks: config.webhookAllowPrivateNetworks,
-    allowInsecure: config.webhookAllowInsecure,
-  });
-  const webhookDeliveries = new WebhookDeliveries(
-    prisma,
-    clock,
-    webhookDeliveryJobs,
-    webhookSecrets,
-    webhookSender,
-    logger('webhooks'),
-    config.webhookRetryBaseMs,
-    config.webhookTimeoutMs,
-    deps.metrics,
-  );
+  const optOuts = new OptOuts(prisma);
   return {
-    tokens,
-    authenticator: new Authenticator(deps.pool, tokens, apiKeys),
-    accounts: new AccountService(
-      prisma,
-      clock,
-      tokens,
-      new LoginGuard(deps.redis, config.redisPrefix, clock),
-      twoFactor,
-    ),
-    apiKeys,
-    twoFactor,
-    settings: new SettingsService(prisma),
-    messages: new MessageQueries(prisma),
-    messagePages: new MessagePages(prisma),
-    messageSending: new MessageSending(prisma, clock, sendJobs, optOuts, live),
-    messageDelivery: new MessageDelivery(
-      prisma,
-      clock,
-      statusChanges,
-      sendJobs,
-      carrierDefaultSender(config),
-    ),
-    carrierReports: new CarrierReports(prisma, statusChanges, optOuts, live, logger('messages')),
+    ...accountServices(deps, logger),
+    ...messageServices(deps, { ...jobs, live, optOuts, logger }),
+    ...campaignServices(deps, { ...jobs, live, logger }),
+    ...webhookServices(deps, { webhookDeliveryJobs: jobs.webhookDeliveryJobs, logger }),
     optOuts,
-    campaigns: new CampaignRecords(prisma, clock, dispatchJobs, config.webhookAllowInsecure),
-    campaignLifecycle: new CampaignLifecycle(prisma, clock, dispatchJobs, live, logger('campaigns')),
-    campaignDispatch: new CampaignDispatch(prisma, clock, dispatchJobs, sendJobs, live, logger('campaigns')),
-    campaignStats: new CampaignStatsReader(prisma),
-    contacts: new ContactService(prisma, clock),
-    imports: new ImportService(
+    settings: new Settings(prisma),
+    contacts: new Contacts(prisma, clock),
+    contactImports: new ContactImports({
       prisma,
-      deps.pool,
+      pool: deps.pool,
       clock,
-      importJobs,
+      importJobs: jobs.importJobs,
       live,
-      logger('imports'),
-      config.importDir,
-      { maxInflatedBytes: config.importMaxInflatedBytes },
-    ),
-    templates: new TemplateService(prisma, clock),
-    webhooks: new WebhookService(
+      logger: logger('imports'),
+      importDir: config.importDir,
+      limits: { maxInflatedBytes: config.importMaxInflatedBytes },
+    }),
+    templates: new Templates(prisma, clock),
+    retentionSweep: new RetentionSweep({
       prisma,
       clock,
-      webhookSecrets,
-      webhookSender,
-      webhookDeliveries,
-      webhookDeliveryJobs,
-      config.webhookAllowInsecure,
-    ),
-    webhookDeliveries,
-    webhookDeliveryJobs,
-    retention: new RetentionService(prisma, clock, deps.metrics, logger('retention'), config.retentionDays),
-    live: new LiveSubscriptions(
+      metrics: deps.metrics,
+      logger: logger('retention'),
+      retentionDays: config.retentionDays,
+    }),
+    liveSubscriptions: new LiveSubscriptions(
       livePubSub,
       config.redisPrefix,
       new SubscriptionSlots(deps.redis, config.redisPrefix, config.subscriptionsPerAccount, logger('live')),
       logger('live'),
     ),
+  };
+}
+
+type ModuleLogger = (module: string) => Logger;
+
+function accountServices({ prisma, clock, config, pool, redis }: Dependencies, logger: ModuleLogger) {
+  const loginTokens = new LoginTokens(config.jwtSecret, clock);
+  const apiKeys = new ApiKeys({ prisma, pool, clock, logger: logger('api-keys') });
+  const twoFactorLogin = new TwoFactorLogin({
+    prisma,
+    clock,
+    sealingKey: config.twoFactorSecretKey,
+    redis,
+    redisPrefix: config.redisPrefix,
+    logger: logger('two-factor'),
+  });
+  return {
+    loginTokens,
+    apiKeys,
+    twoFactorLogin,
+    authenticator: new Authenticator(pool, loginTokens, apiKeys),
+    accounts: new Accounts({
+      prisma,
+      clock,
+      tokens: loginTokens,
+      guard: new LoginGuard(redis, config.redisPrefix, clock),
+      twoFactor: twoFactorLogin,
+    }),
+  };
+}
+
+function messageServices(
+  { prisma, clock, config, metrics }: Dependencies,
+  {
+    sendJobs,
+    live,
+    optOuts,
+    logger,
+  }: { sendJobs: MessageSendJobs; live: LivePublisher; optOuts: OptOuts; logger: ModuleLogger },
+) {
+  const statusChanges = new MessageStatusChanges(prisma, metrics, live);
+  return {
+    messageQueries: new MessageQueries(prisma),
+    messagePages: new MessagePages(prisma),
+    messageSending: new MessageSending({ prisma, clock, sendJobs, optOuts, live }),
+    messageDelivery: new MessageDelivery({
+      prisma,
+      clock,
+      statusChanges,
+      sendJobs,
+      carrierSender: carrierDefaultSender(config),
+    }),
+    carrierReports: new CarrierReports({ prisma, statusChanges, optOuts, live, logger: logger('messages') }),
+  };
+}
+
+function campaignServices(
+  { prisma, clock, config }: Dependencies,
+  {
+    dispatchJobs,
+    sendJobs,
+    live,
+    logger,
+  }: {
+    dispatchJobs: CampaignDispatchJobs;
+    sendJobs: MessageSendJobs;
+    live: LivePublisher;
+    logger: ModuleLogger;
+  },
+) {
+  return {
+    campaignRecords: new CampaignRecords({
+      prisma,
+      clock,
+      dispatchJobs,
+      allowInsecureWebhooks: config.webhookAllowInsecure,
+    }),
+    campaignLifecycle: new CampaignLifecycle({
+      prisma,
+      clock,
+      dispatchJobs,
+      live,
+      logger: logger('campaigns'),
+    }),
+    campaignDispatch: new CampaignDispatch({
+      prisma,
+      clock,
+      dispatchJobs,
+      sendJobs,
+      live,
+      logger: logger('campaigns'),
+    }),
+    campaignStatsReader: new CampaignStatsReader(prisma),
+  };
+}
+
+function webhookServices(
+  { prisma, clock, config, metrics }: Dependencies,
+  { webhookDeliveryJobs, logger }: { webhookDeliveryJobs: WebhookDeliveryJobs; logger: ModuleLogger },
+) {
+  const secrets = new WebhookSecrets(prisma, config.webhookSecretKey);
+  const sender = new WebhookSender({
+    timeoutMs: config.webhookTimeoutMs,
+    allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+    allowInsecure: config.webhookAllowInsecure,
+  });
+  const webhookDeliveries = new WebhookDeliveries({
+    prisma,
+    clock,
+    jobs: webhookDeliveryJobs,
+    secrets,
+    sender,
+    logger: logger('webhooks'),
+    retryBaseMs: config.webhookRetryBaseMs,
+    timeoutMs: config.webhookTimeoutMs,
+    metrics,
+  });
+  return {
+    webhookDeliveries,
+    webhookDeliveryJobs,
+    webhooks: new Webhooks({
+      prisma,
+      clock,
+      secrets,
+      sender,
+      deliveries: webhookDeliveries,
+      deliveryJobs: webhookDeliveryJobs,
+      allowInsecure: config.webhookAllowInsecure,
+    }),
   };
 }

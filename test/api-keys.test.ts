@@ -8,7 +8,7 @@ import {
   TernClient,
   TernClientError,
 } from '../src/client/index.js';
-import { MAX_API_KEYS_PER_ACCOUNT } from '../src/modules/api-keys/api-keys.service.js';
+import { MAX_API_KEYS_PER_ACCOUNT } from '../src/modules/api-keys/api-keys.js';
 import { sql } from './support/database.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 

@@ -1204,11 +1204,11 @@ describe('the job', () => {
     await writeFile(orphan, 'x');
     await writeFile(recent, 'x');
     await utimes(orphan, new Date(Date.now() - 2 * 3_600_000), new Date(Date.now() - 2 * 3_600_000));
-    expect(await t.tern.services.imports.recoverStalled(0)).toBe(1);
+    expect(await t.tern.services.contactImports.recoverStalled(0)).toBe(1);
     expect(await finished(alice, campaign, id)).toMatchObject({ status: 'completed', imported: 1 });
     await waitFor(async () => ((await readdir(importDir)).length === 1 ? true : null));
     expect(await readdir(importDir)).toEqual(['job_still_uploading.csv']);
-    await t.tern.services.imports.recoverStalled(0);
+    await t.tern.services.contactImports.recoverStalled(0);
     expect(await readdir(importDir)).toEqual(['job_still_uploading.csv']);
   });
 });

@@ -136,7 +136,7 @@ describe('retention', () => {
     await seed(tern.database.url, account.account);
 
     // Batches of 1 row: every table needs several statements, and the loop must go on until one finds nothing.
-    const report = await tern.tern.services.retention.sweep(() => false, 1);
+    const report = await tern.tern.services.retentionSweep.sweep(() => false, 1);
     expect(report).toEqual({
       webhook_deliveries: 2,
       events: 2,
@@ -154,7 +154,7 @@ describe('retention', () => {
     );
 
     // A second sweep finds nothing more.
-    expect(Object.values(await tern.tern.services.retention.sweep()).every((count) => count === 0)).toBe(
+    expect(Object.values(await tern.tern.services.retentionSweep.sweep()).every((count) => count === 0)).toBe(
       true,
     );
     expect(await remaining(tern.database.url)).toEqual(AFTER_SWEEP);
@@ -165,7 +165,7 @@ describe('retention', () => {
     const account = await tern.createAccount();
     await seed(tern.database.url, account.account);
     const before = await remaining(tern.database.url);
-    expect(await tern.tern.services.retention.sweep()).toEqual({});
+    expect(await tern.tern.services.retentionSweep.sweep()).toEqual({});
     expect(await remaining(tern.database.url)).toEqual(before);
   });
 

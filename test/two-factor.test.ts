@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Secret, TOTP, URI } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CODE_ATTEMPTS } from '../src/modules/accounts/two-factor.js';
+import { CODE_ATTEMPTS } from '../src/modules/accounts/two-factor-login.js';
 import { sql } from './support/database.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 

@@ -1,7 +1,7 @@
 import type { ParseArgsConfig } from 'node:util';
 import { read } from 'read';
 import { AppError, NotFoundError } from '../errors.js';
-import { MAX_API_KEYS_PER_ACCOUNT } from '../modules/api-keys/api-keys.service.js';
+import { MAX_API_KEYS_PER_ACCOUNT } from '../modules/api-keys/api-keys.js';
 import type { Services } from '../services.js';
 
 // The operator commands, by group: what each takes and what it does; src/cli.ts parses and runs them.
@@ -111,7 +111,7 @@ export const GROUPS: Record<string, Group> = {
           'Deletes the TOTP secret and the recovery codes. Prints {"account","email","two_factor_enabled":false}.',
         async run(services, values) {
           const account = await accountOf(services, values);
-          await services.twoFactor.turnOff(account);
+          await services.twoFactorLogin.turnOff(account);
           print({ account, email: values.email, two_factor_enabled: false });
         },
       },

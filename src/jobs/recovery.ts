@@ -24,7 +24,7 @@ export function startRecovery(deps: Dependencies, services: Services): { stop():
       if (campaigns > 0) logger.info({ campaigns }, 'recovery sweep re-enqueued overdue campaign jobs');
       const deliveries = await services.webhookDeliveries.recoverStalled(config.recoveryAfterMs);
       if (deliveries > 0) logger.info({ deliveries }, 'recovery sweep re-enqueued overdue webhook attempts');
-      const imports = await services.imports.recoverStalled(config.recoveryAfterMs);
+      const imports = await services.contactImports.recoverStalled(config.recoveryAfterMs);
       if (imports > 0) logger.info({ imports }, 'recovery sweep re-enqueued unfinished imports');
     } catch (error) {
       logger.warn({ err: error }, 'recovery sweep failed; trying again next round');

@@ -1,6 +1,6 @@
 import { InvalidCredentialsError, OtpRequiredError, ValidationError } from '../../errors.js';
-import { loginInput as loginSchema } from '../../modules/accounts/accounts.service.js';
-import type { IssuedToken } from '../../modules/accounts/tokens.js';
+import { loginInput as loginSchema } from '../../modules/accounts/accounts.js';
+import type { IssuedToken } from '../../modules/accounts/login-tokens.js';
 import type { Builder } from '../builder.js';
 import { inputTypeFromZod } from '../zod-input.js';
 import { inputArg } from './args.js';

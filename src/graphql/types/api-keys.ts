@@ -4,7 +4,7 @@ import {
   apiKeyCreateInput,
   type CreatedApiKey,
   type DeletedApiKey,
-} from '../../modules/api-keys/api-keys.service.js';
+} from '../../modules/api-keys/api-keys.js';
 import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import { inputTypeFromZod } from '../zod-input.js';

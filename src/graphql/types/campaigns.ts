@@ -8,7 +8,7 @@ import {
 } from '../../modules/campaigns/campaign-records.js';
 import type { CampaignStats } from '../../modules/campaigns/campaign-stats.js';
 import { CAMPAIGN_ACTIONS, describeTransition } from '../../modules/campaigns/campaign-transitions.js';
-import { contactListInput } from '../../modules/contacts/contacts.service.js';
+import { contactListInput } from '../../modules/contacts/contacts.js';
 import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import type { InputOptions } from '../schema.js';
@@ -105,7 +105,7 @@ function addCampaignObject(
       stats: t.loadable({
         type: stats,
         description: 'Counted for every campaign of a list at once',
-        load: (ids: string[], { services }) => services.campaignStats.read(ids),
+        load: (ids: string[], { services }) => services.campaignStatsReader.read(ids),
         resolve: (campaign) => campaign.id,
       }),
       // Pages of every campaign of a list at once, each paged in SQL (one loader per place in the query).
@@ -151,8 +151,8 @@ function addCampaignObject(
 function addCampaignQueries(builder: Builder, campaignStatus: CampaignStatusRef) {
   const campaignPage = addPageType(builder, 'CampaignPage', 'Campaign', 'Newest first', {
     nodes: (query, shape: CampaignPageShape, { services }) =>
-      services.campaigns.list(shape.accountId, shape.filter, shape.page, query),
-    total: (shape, { services }) => services.campaigns.count(shape.accountId, shape.filter),
+      services.campaignRecords.list(shape.accountId, shape.filter, shape.page, query),
+    total: (shape, { services }) => services.campaignRecords.count(shape.accountId, shape.filter),
   });
 
   builder.queryField('campaign', (t) =>
@@ -162,7 +162,7 @@ function addCampaignQueries(builder: Builder, campaignStatus: CampaignStatusRef)
       errors: { types: [NotFoundError] },
       args: { id: idArg(t.arg) },
       resolve: (query, _root, { id }, { accountId, services }) =>
-        services.campaigns.get(accountId, id, query),
+        services.campaignRecords.get(accountId, id, query),
     }),
   );
 
@@ -178,7 +178,7 @@ function addCampaignQueries(builder: Builder, campaignStatus: CampaignStatusRef)
       },
       resolve: (_root, args, { accountId, services }) => ({
         accountId,
-        ...services.campaigns.parseListArgs(args),
+        ...services.campaignRecords.parseListArgs(args),
       }),
     }),
   );
@@ -206,7 +206,7 @@ function addCampaignMutations(builder: Builder, options: InputOptions) {
         input: inputArg(t.arg, createInput),
       },
       resolve: (query, _root, { input }, { accountId, services }) =>
-        services.campaigns.create(accountId, input, query),
+        services.campaignRecords.create(accountId, input, query),
     }),
   );
 
@@ -220,7 +220,7 @@ function addCampaignMutations(builder: Builder, options: InputOptions) {
         input: inputArg(t.arg, updateInput),
       },
       resolve: (query, _root, { id, input }, { accountId, services }) =>
-        services.campaigns.update(accountId, id, input, query),
+        services.campaignRecords.update(accountId, id, input, query),
     }),
   );
 
@@ -230,7 +230,7 @@ function addCampaignMutations(builder: Builder, options: InputOptions) {
       description: 'Deletes a campaign: it is read as not found from then on; its messages stay',
       errors: { types: [NotFoundError] },
       args: { id: idArg(t.arg) },
-      resolve: (_root, { id }, { accountId, services }) => services.campaigns.delete(accountId, id),
+      resolve: (_root, { id }, { accountId, services }) => services.campaignRecords.delete(accountId, id),
     }),
   );
 
@@ -243,7 +243,7 @@ function addCampaignMutations(builder: Builder, options: InputOptions) {
         args: { id: idArg(t.arg) },
         resolve: async (query, _root, { id }, { accountId, services }) => {
           await services.campaignLifecycle.act(accountId, id, action);
-          return services.campaigns.get(accountId, id, query);
+          return services.campaignRecords.get(accountId, id, query);
         },
       }),
     );

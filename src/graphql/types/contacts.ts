@@ -1,9 +1,5 @@
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
-import {
-  addContactInput,
-  type ContactFilter,
-  contactListInput,
-} from '../../modules/contacts/contacts.service.js';
+import { addContactInput, type ContactFilter, contactListInput } from '../../modules/contacts/contacts.js';
 import type { PageRequest } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import { argsFromZod, inputTypeFromZod } from '../zod-input.js';

@@ -124,7 +124,7 @@ export function addImportTypes(builder: Builder, common: CommonTypeRefs) {
         input: inputArg(t.arg, importInput),
       },
       resolve: (query, _root, args, { accountId, services }) =>
-        services.imports.start(accountId, args.campaign, args.file, args.input, query),
+        services.contactImports.start(accountId, args.campaign, args.file, args.input, query),
     }),
   );
 
@@ -138,7 +138,7 @@ export function addImportTypes(builder: Builder, common: CommonTypeRefs) {
         id: idArg(t.arg),
       },
       resolve: (query, _root, args, { accountId, services }) =>
-        services.imports.get(accountId, args.campaign, args.id, query),
+        services.contactImports.get(accountId, args.campaign, args.id, query),
     }),
   );
 }

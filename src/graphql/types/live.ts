@@ -83,7 +83,7 @@ export function addLiveTypes(builder: Builder, { messageStatus }: MessageTypeRef
         type: 'Message',
         description: 'The message as it is when the update is delivered (a later change may already show)',
         resolve: (query, change, _args, { accountId, services }) =>
-          services.messages.get(accountId, change.id, query),
+          services.messageQueries.get(accountId, change.id, query),
       }),
     }),
   });
@@ -101,8 +101,8 @@ export function addLiveTypes(builder: Builder, { messageStatus }: MessageTypeRef
       },
       subscribe: (_root, args, { accountId, services, stillAuthenticated }) => {
         // Checked as the message list checks them: a `to` that is not a number is refused, not left to match nothing.
-        const { filter } = services.messages.parseListArgs({ campaign: args.campaign, to: args.to });
-        return services.live.subscribe(accountId, messageChanges(filter), stillAuthenticated);
+        const { filter } = services.messageQueries.parseListArgs({ campaign: args.campaign, to: args.to });
+        return services.liveSubscriptions.subscribe(accountId, messageChanges(filter), stillAuthenticated);
       },
       resolve: (change, _args, context) => {
         readAfresh(context);
@@ -118,12 +118,12 @@ export function addLiveTypes(builder: Builder, { messageStatus }: MessageTypeRef
         'The campaign each time its status or its stats change (a batch dispatched, its messages sent, delivered or failed).',
       args: { id: t.arg.id({ required: true, description: 'A campaign of the account' }) },
       subscribe: async (_root, { id }, { accountId, services, stillAuthenticated }) => {
-        await services.campaigns.get(accountId, id, { select: { id: true } });
-        return services.live.subscribe(accountId, campaignChanges(id), stillAuthenticated);
+        await services.campaignRecords.get(accountId, id, { select: { id: true } });
+        return services.liveSubscriptions.subscribe(accountId, campaignChanges(id), stillAuthenticated);
       },
       resolve: (query, _id, { id }, context) => {
         readAfresh(context);
-        return context.services.campaigns.get(context.accountId, id, query);
+        return context.services.campaignRecords.get(context.accountId, id, query);
       },
     }),
   );
@@ -134,12 +134,12 @@ export function addLiveTypes(builder: Builder, { messageStatus }: MessageTypeRef
       description: 'The import job each time its progress (`processed`) or its status changes.',
       args: { id: t.arg.id({ required: true, description: 'An import job of the account' }) },
       subscribe: async (_root, { id }, { accountId, services, stillAuthenticated }) => {
-        await services.imports.find(accountId, id, { select: { id: true } });
-        return services.live.subscribe(accountId, importJobChanges(id), stillAuthenticated);
+        await services.contactImports.find(accountId, id, { select: { id: true } });
+        return services.liveSubscriptions.subscribe(accountId, importJobChanges(id), stillAuthenticated);
       },
       resolve: (query, _id, { id }, context) => {
         readAfresh(context);
-        return context.services.imports.find(context.accountId, id, query);
+        return context.services.contactImports.find(context.accountId, id, query);
       },
     }),
   );

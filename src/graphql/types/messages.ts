@@ -141,7 +141,7 @@ function addMessageObjects(builder: Builder) {
         type: 'Message',
         description: 'The message as it is now',
         resolve: (query, accepted, _args, { accountId, services }) =>
-          services.messages.get(accountId, accepted.id, query),
+          services.messageQueries.get(accountId, accepted.id, query),
       }),
     }),
   });
@@ -155,8 +155,8 @@ function addMessageFields(
 ) {
   const page = addPageType(builder, 'MessagePage', 'Message', 'Newest first', {
     nodes: (query, shape: MessagePageShape, { services }) =>
-      services.messages.list(shape.accountId, shape.filter, shape.page, query),
-    total: (shape, { services }) => services.messages.count(shape.accountId, shape.filter),
+      services.messageQueries.list(shape.accountId, shape.filter, shape.page, query),
+    total: (shape, { services }) => services.messageQueries.count(shape.accountId, shape.filter),
   });
 
   const preview = builder.objectRef<TextAnalysis>('TextPreview').implement({
@@ -180,7 +180,8 @@ function addMessageFields(
       description: 'One message of the account',
       errors: { types: [NotFoundError] },
       args: { id: idArg(t.arg) },
-      resolve: (query, _root, { id }, { accountId, services }) => services.messages.get(accountId, id, query),
+      resolve: (query, _root, { id }, { accountId, services }) =>
+        services.messageQueries.get(accountId, id, query),
     }),
   );
 
@@ -196,7 +197,7 @@ function addMessageFields(
       },
       resolve: (_root, args, { accountId, services }) => ({
         accountId,
-        ...services.messages.parseListArgs(args),
+        ...services.messageQueries.parseListArgs(args),
       }),
     }),
   );
@@ -209,7 +210,7 @@ function addMessageFields(
       args: {
         input: inputArg(t.arg, previewInput),
       },
-      resolve: (_root, { input }, { services }) => services.messages.preview(input),
+      resolve: (_root, { input }, { services }) => services.messageQueries.preview(input),
     }),
   );
 

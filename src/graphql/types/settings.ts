@@ -3,8 +3,8 @@ import {
   type TwoFactorActivation,
   type TwoFactorSetup,
   codeInput as twoFactorCodeInput,
-} from '../../modules/accounts/two-factor.js';
-import { updateSettingsInput as updateSettingsSchema } from '../../modules/settings/settings.service.js';
+} from '../../modules/accounts/two-factor-login.js';
+import { updateSettingsInput as updateSettingsSchema } from '../../modules/settings/settings.js';
 import type { Builder } from '../builder.js';
 import { inputTypeFromZod } from '../zod-input.js';
 import { inputArg } from './args.js';
@@ -97,7 +97,7 @@ export function addSettingsTypes(builder: Builder) {
         'A new TOTP secret for two-factor login; confirmTwoFactor with a code of it turns two-factor login on. Only with a login token (an API key gets 403 forbidden)',
       errors: { types: [InvalidStateError] },
       resolve: (_root, _args, { accountId, credential, services }) =>
-        services.twoFactor.setUp(accountId, credential),
+        services.twoFactorLogin.setUp(accountId, credential),
     }),
   );
 
@@ -111,7 +111,7 @@ export function addSettingsTypes(builder: Builder) {
         input: inputArg(t.arg, codeInput),
       },
       resolve: (_root, { input }, { accountId, credential, services }) =>
-        services.twoFactor.confirm(accountId, input, credential),
+        services.twoFactorLogin.confirm(accountId, input, credential),
     }),
   );
 
@@ -125,7 +125,7 @@ export function addSettingsTypes(builder: Builder) {
         input: inputArg(t.arg, codeInput),
       },
       resolve: (query, _root, { input }, { accountId, credential, services }) =>
-        services.twoFactor.disable(accountId, input, credential, query),
+        services.twoFactorLogin.disable(accountId, input, credential, query),
     }),
   );
 }

@@ -4,7 +4,7 @@ import {
   createTemplateInput,
   type DeletedTemplate,
   updateTemplateInput,
-} from '../../modules/templates/templates.service.js';
+} from '../../modules/templates/templates.js';
 import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import { inputTypeFromZod } from '../zod-input.js';

@@ -7,7 +7,7 @@ import {
   type ReplayOutcome,
   replayInput as replayWebhookInput,
   webhookInputs,
-} from '../../modules/webhooks/webhooks.service.js';
+} from '../../modules/webhooks/webhooks.js';
 import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import type { InputOptions } from '../schema.js';

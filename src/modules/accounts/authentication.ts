@@ -2,8 +2,8 @@ import type pg from 'pg';
 import { Batcher } from '../../batcher.js';
 import { UnauthorizedError } from '../../errors.js';
 import { isApiKeyLike } from '../api-keys/api-key-secret.js';
-import type { ApiKeyService } from '../api-keys/api-keys.service.js';
-import type { TokenClaims, TokenService } from './tokens.js';
+import type { ApiKeys } from '../api-keys/api-keys.js';
+import type { LoginTokens, TokenClaims } from './login-tokens.js';
 
 /** What a caller presented: a login token (from /v1/auth/login) or an API key. */
 export type Credential = 'login_token' | 'api_key';
@@ -41,8 +41,8 @@ export class Authenticator {
   constructor(
     // pg rather than Prisma: on every request, Prisma's per-query cost was twice the statement's.
     private readonly pool: pg.Pool,
-    private readonly tokens: TokenService,
-    private readonly apiKeys: ApiKeyService,
+    private readonly tokens: LoginTokens,
+    private readonly apiKeys: ApiKeys,
   ) {}
 
   /** null when the header is absent; UnauthorizedError, saying why, for anything but a valid credential. */

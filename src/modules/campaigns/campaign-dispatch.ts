@@ -8,7 +8,7 @@ import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { analyzeText } from '../messages/encoding.js';
 import { insertMessageRows, type NewMessageRow } from '../messages/message-rows.js';
-import { contactOptedOut } from '../opt-outs/opt-outs.service.js';
+import { contactOptedOut } from '../opt-outs/opt-outs.js';
 import { renderTemplate } from '../templates/render-template.js';
 import { type LockedCampaign, lockCampaign } from './campaign-rows.js';
 import { moveCampaign } from './campaign-transitions.js';
@@ -41,16 +41,34 @@ interface DispatchedBatch {
 // Campaigns the recovery sweep looks at per round, of each kind.
 const RECOVERY_LIMIT = 500;
 
+export interface CampaignDispatchOptions {
+  prisma: PrismaClient;
+  clock: Clock;
+  dispatchJobs: CampaignDispatchJobs;
+  sendJobs: MessageSendJobs;
+  live: LivePublisher;
+  logger: Logger;
+}
+
 /** Running campaigns, batch by batch: each batch's messages, the next batch's job, and the finish. */
 export class CampaignDispatch {
-  constructor(
-    private readonly prisma: PrismaClient,
-    private readonly clock: Clock,
-    private readonly dispatchJobs: CampaignDispatchJobs,
-    private readonly sendJobs: MessageSendJobs,
-    private readonly live: LivePublisher,
-    private readonly logger: Logger,
-  ) {}
+  private readonly prisma: PrismaClient;
+  private readonly clock: Clock;
+  private readonly dispatchJobs: CampaignDispatchJobs;
+  private readonly sendJobs: MessageSendJobs;
+  private readonly live: LivePublisher;
+  private readonly logger: Logger;
+
+  constructor(options: CampaignDispatchOptions) {
+    ({
+      prisma: this.prisma,
+      clock: this.clock,
+      dispatchJobs: this.dispatchJobs,
+      sendJobs: this.sendJobs,
+      live: this.live,
+      logger: this.logger,
+    } = options);
+  }
 
   /**
    * Sends the next batch of a running campaign: contacts without a message get one, rendered

@@ -7,15 +7,31 @@ import type { LivePublisher } from '../live/live-events.js';
 import { lockCampaign } from './campaign-rows.js';
 import { assertMoveAllowed, type CampaignAction, moveCampaign } from './campaign-transitions.js';
 
+export interface CampaignLifecycleOptions {
+  prisma: PrismaClient;
+  clock: Clock;
+  dispatchJobs: CampaignDispatchJobs;
+  live: LivePublisher;
+  logger: Logger;
+}
+
 /** A campaign's status changes, by the transition table: a client's actions, and the start at send_at. */
 export class CampaignLifecycle {
-  constructor(
-    private readonly prisma: PrismaClient,
-    private readonly clock: Clock,
-    private readonly dispatchJobs: CampaignDispatchJobs,
-    private readonly live: LivePublisher,
-    private readonly logger: Logger,
-  ) {}
+  private readonly prisma: PrismaClient;
+  private readonly clock: Clock;
+  private readonly dispatchJobs: CampaignDispatchJobs;
+  private readonly live: LivePublisher;
+  private readonly logger: Logger;
+
+  constructor(options: CampaignLifecycleOptions) {
+    ({
+      prisma: this.prisma,
+      clock: this.clock,
+      dispatchJobs: this.dispatchJobs,
+      live: this.live,
+      logger: this.logger,
+    } = options);
+  }
 
   /** One of the campaign actions of the transition table; 409 invalid_state when its status forbids it. */
   async act(accountId: string, id: string, action: CampaignAction): Promise<void> {

@@ -46,17 +46,24 @@ export interface CampaignFilter {
   status?: CampaignStatus;
 }
 
+export interface CampaignRecordsOptions {
+  prisma: PrismaClient;
+  clock: Clock;
+  dispatchJobs: CampaignDispatchJobs;
+  allowInsecureWebhooks: boolean;
+}
+
 /** An account's campaigns as records: create, read, list, change and delete. */
 export class CampaignRecords {
   private readonly createInput;
   private readonly updateInput;
+  private readonly prisma: PrismaClient;
+  private readonly clock: Clock;
+  private readonly dispatchJobs: CampaignDispatchJobs;
 
-  constructor(
-    private readonly prisma: PrismaClient,
-    private readonly clock: Clock,
-    private readonly dispatchJobs: CampaignDispatchJobs,
-    allowInsecureWebhooks: boolean,
-  ) {
+  constructor(options: CampaignRecordsOptions) {
+    ({ prisma: this.prisma, clock: this.clock, dispatchJobs: this.dispatchJobs } = options);
+    const { allowInsecureWebhooks } = options;
     const inputs = campaignInputs(allowInsecureWebhooks);
     this.createInput = inputs.create;
     this.updateInput = inputs.update;

@@ -1,5 +1,5 @@
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import { contactOptedOut } from '../opt-outs/opt-outs.service.js';
+import { contactOptedOut } from '../opt-outs/opt-outs.js';
 
 export interface CampaignStats {
   contacts: number;

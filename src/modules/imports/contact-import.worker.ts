@@ -16,7 +16,7 @@ export function createContactImportWorker({ deps, services }: WorkerContext): Wo
   const connection = createWorkerConnection(deps.config.redisUrl);
   const worker = new Worker<ContactImportJob>(
     contactImportQueue.name,
-    (job) => services.imports.run(job.data.importJobId),
+    (job) => services.contactImports.run(job.data.importJobId),
     {
       connection,
       prefix: deps.config.redisPrefix,
@@ -30,7 +30,7 @@ export function createContactImportWorker({ deps, services }: WorkerContext): Wo
   worker.on('failed', (job, error) => {
     deps.logger.warn({ job: job?.data.importJobId, err: error }, 'import run failed');
     if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
-      services.imports.giveUp(job.data.importJobId, 'The import failed').catch((failure: unknown) => {
+      services.contactImports.giveUp(job.data.importJobId, 'The import failed').catch((failure: unknown) => {
         deps.logger.error(
           { job: job.data.importJobId, err: failure },
           'could not mark the import failed; the recovery sweep will retry it',

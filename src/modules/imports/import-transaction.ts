@@ -2,10 +2,10 @@ import type pg from 'pg';
 import type { Clock } from '../../clock.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { newIds } from '../../ids.js';
+import type { ImportLimits } from './contact-imports.js';
 import type { ContactRow, RowError } from './contact-rows.js';
 import type { FileFormat, ImportOptions } from './import-options.js';
 import { type ParsedFile, parseInThread } from './import-parser.js';
-import type { ImportLimits } from './imports.service.js';
 
 /** An import of 100,000 rows takes seconds; this only ends a transaction left hanging by a stuck worker. */
 const IDLE_IN_TRANSACTION_MS = 10 * 60_000;

@@ -5,7 +5,7 @@ import { isUniqueViolation } from '../../db/prisma-errors.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
 import type { LivePublisher } from '../live/live-events.js';
-import { type OptOutService, optOutKeyword } from '../opt-outs/opt-outs.service.js';
+import { type OptOuts, optOutKeyword } from '../opt-outs/opt-outs.js';
 import { type MessageSubject, messageRepliedPayload, writeEvent } from '../webhooks/webhook-events.js';
 import { type MessageStatusChanges, STATEMENT_BATCHING } from './message-status-changes.js';
 import { ReplyRouting, senderAddress } from './reply-routing.js';
@@ -18,6 +18,14 @@ interface ReportedMessage {
   reference: string | null;
 }
 
+export interface CarrierReportsOptions {
+  prisma: PrismaClient;
+  statusChanges: MessageStatusChanges;
+  optOuts: OptOuts;
+  live: LivePublisher;
+  logger: Logger;
+}
+
 /** What carriers tell of the messages they took: delivery reports, and replies from the recipients. */
 export class CarrierReports {
   private readonly reportedMessages = new Batcher(
@@ -25,14 +33,21 @@ export class CarrierReports {
     STATEMENT_BATCHING,
   );
   private readonly routing: ReplyRouting;
+  private readonly prisma: PrismaClient;
+  private readonly statusChanges: MessageStatusChanges;
+  private readonly optOuts: OptOuts;
+  private readonly live: LivePublisher;
+  private readonly logger: Logger;
 
-  constructor(
-    private readonly prisma: PrismaClient,
-    private readonly statusChanges: MessageStatusChanges,
-    private readonly optOuts: OptOutService,
-    private readonly live: LivePublisher,
-    private readonly logger: Logger,
-  ) {
+  constructor(options: CarrierReportsOptions) {
+    ({
+      prisma: this.prisma,
+      statusChanges: this.statusChanges,
+      optOuts: this.optOuts,
+      live: this.live,
+      logger: this.logger,
+    } = options);
+    const { prisma } = options;
     this.routing = new ReplyRouting(prisma);
   }
 

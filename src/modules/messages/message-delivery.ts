@@ -28,6 +28,14 @@ export interface ClaimRequest {
   leaseMs: number;
 }
 
+export interface MessageDeliveryOptions {
+  prisma: PrismaClient;
+  clock: Clock;
+  statusChanges: MessageStatusChanges;
+  sendJobs: MessageSendJobs;
+  carrierSender: string | null;
+}
+
 /**
  * A message's way to the carrier, used only by the workers and the recovery sweep: the claim
  * that makes each message go to the carrier once, and what the carrier's answer makes of it.
@@ -41,13 +49,19 @@ export class MessageDelivery {
   private readonly carrierSender: string | null;
 
   /** `carrierSender` is what the carrier sends from for an account without a default sender. */
-  constructor(
-    private readonly prisma: PrismaClient,
-    private readonly clock: Clock,
-    private readonly statusChanges: MessageStatusChanges,
-    private readonly sendJobs: MessageSendJobs,
-    carrierSender: string | null,
-  ) {
+  private readonly prisma: PrismaClient;
+  private readonly clock: Clock;
+  private readonly statusChanges: MessageStatusChanges;
+  private readonly sendJobs: MessageSendJobs;
+
+  constructor(options: MessageDeliveryOptions) {
+    ({
+      prisma: this.prisma,
+      clock: this.clock,
+      statusChanges: this.statusChanges,
+      sendJobs: this.sendJobs,
+    } = options);
+    const { carrierSender } = options;
     this.carrierSender = senderAddress(carrierSender);
   }
 

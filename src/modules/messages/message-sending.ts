@@ -11,7 +11,7 @@ import { e164 } from '../../phone.js';
 import { parseInput } from '../../validation.js';
 import { findCampaign } from '../campaigns/campaign-lookup.js';
 import type { LivePublisher } from '../live/live-events.js';
-import { type OptOutService, optedOutError } from '../opt-outs/opt-outs.service.js';
+import { type OptOuts, optedOutError } from '../opt-outs/opt-outs.js';
 import { analyzeText } from './encoding.js';
 import { insertMessageRows, type NewMessageRow } from './message-rows.js';
 import { messageText } from './message-text.js';
@@ -46,6 +46,14 @@ export interface MessageAcceptance {
   replayed: boolean;
 }
 
+export interface MessageSendingOptions {
+  prisma: PrismaClient;
+  clock: Clock;
+  sendJobs: MessageSendJobs;
+  optOuts: OptOuts;
+  live: LivePublisher;
+}
+
 /**
  * Accepts messages for sending: each is committed in PostgreSQL before the caller hears 202,
  * then handed to the send queue. Should Redis not take the job, the recovery sweep enqueues it later.
@@ -57,14 +65,21 @@ export class MessageSending {
     maxBatch: 100,
     maxInFlight: 1,
   });
+  private readonly prisma: PrismaClient;
+  private readonly clock: Clock;
+  private readonly sendJobs: MessageSendJobs;
+  private readonly optOuts: OptOuts;
+  private readonly live: LivePublisher;
 
-  constructor(
-    private readonly prisma: PrismaClient,
-    private readonly clock: Clock,
-    private readonly sendJobs: MessageSendJobs,
-    private readonly optOuts: OptOutService,
-    private readonly live: LivePublisher,
-  ) {}
+  constructor(options: MessageSendingOptions) {
+    ({
+      prisma: this.prisma,
+      clock: this.clock,
+      sendJobs: this.sendJobs,
+      optOuts: this.optOuts,
+      live: this.live,
+    } = options);
+  }
 
   async send(accountId: string, input: unknown, key?: string | null): Promise<MessageAcceptance> {
     const data = parseInput(sendInput, input);

@@ -10,12 +10,12 @@ export function createRetentionWorker({ deps, services }: WorkerContext): Worker
   const worker = new Worker<RetentionJob>(
     retentionQueue.name,
     async () => {
-      await services.retention.sweep(() => closing);
+      await services.retentionSweep.sweep(() => closing);
     },
     { connection, prefix: deps.config.redisPrefix, concurrency: 1 },
   );
   const scheduled = new RetentionJobs(deps.queues.retention, deps.logger).schedule(
-    services.retention.enabled,
+    services.retentionSweep.enabled,
   );
   worker.on('closing', () => {
     closing = true;

@@ -110,6 +110,18 @@ function jobsFor(due: readonly DueAttempt[]): WebhookDeliveryJob[] {
   });
 }
 
+export interface WebhookDeliveriesOptions {
+  prisma: PrismaClient;
+  clock: Clock;
+  jobs: WebhookDeliveryJobs;
+  secrets: WebhookSecrets;
+  sender: WebhookSender;
+  logger: Logger;
+  retryBaseMs: number;
+  timeoutMs: number;
+  metrics: Metrics;
+}
+
 /**
  * Pending deliveries and their attempts. PostgreSQL holds each delivery's attempt count and
  * when the next attempt is due, and an attempt is claimed there before it is made; BullMQ only
@@ -120,18 +132,29 @@ function jobsFor(due: readonly DueAttempt[]): WebhookDeliveryJob[] {
 export class WebhookDeliveries {
   private readonly claims = new Batcher((claims: Claim[]) => this.claim(claims), BATCHING);
   private readonly records = new Batcher((records: AttemptRecord[]) => this.write(records), BATCHING);
+  private readonly prisma: PrismaClient;
+  private readonly clock: Clock;
+  private readonly jobs: WebhookDeliveryJobs;
+  private readonly secrets: WebhookSecrets;
+  private readonly sender: WebhookSender;
+  private readonly logger: Logger;
+  private readonly retryBaseMs: number;
+  private readonly timeoutMs: number;
+  private readonly metrics: Metrics;
 
-  constructor(
-    private readonly prisma: PrismaClient,
-    private readonly clock: Clock,
-    private readonly jobs: WebhookDeliveryJobs,
-    private readonly secrets: WebhookSecrets,
-    private readonly sender: WebhookSender,
-    private readonly logger: Logger,
-    private readonly retryBaseMs: number,
-    private readonly timeoutMs: number,
-    private readonly metrics: Metrics,
-  ) {}
+  constructor(options: WebhookDeliveriesOptions) {
+    ({
+      prisma: this.prisma,
+      clock: this.clock,
+      jobs: this.jobs,
+      secrets: this.secrets,
+      sender: this.sender,
+      logger: this.logger,
+      retryBaseMs: this.retryBaseMs,
+      timeoutMs: this.timeoutMs,
+      metrics: this.metrics,
+    } = options);
+  }
 
   /**
    * The one writer of planned deliveries, for the dispatcher and replays alike, inside the

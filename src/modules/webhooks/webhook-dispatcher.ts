@@ -36,6 +36,15 @@ function destinationsOf(
 
 const BATCH = 500;
 
+export interface WebhookDispatcherOptions {
+  prisma: PrismaClient;
+  clock: Clock;
+  deliveries: WebhookDeliveries;
+  deliveryJobs: WebhookDeliveryJobs;
+  logger: Logger;
+  pollMs: number;
+}
+
 /**
  * Turns event rows, written in the same transactions as the changes they tell of, into
  * deliveries: one per registered webhook of the account subscribed to the kind, and one to
@@ -47,15 +56,19 @@ const BATCH = 500;
  */
 export class WebhookDispatcher {
   private readonly loop: PollingLoop;
+  private readonly prisma: PrismaClient;
+  private readonly clock: Clock;
+  private readonly deliveries: WebhookDeliveries;
+  private readonly deliveryJobs: WebhookDeliveryJobs;
 
-  constructor(
-    private readonly prisma: PrismaClient,
-    private readonly clock: Clock,
-    private readonly deliveries: WebhookDeliveries,
-    private readonly deliveryJobs: WebhookDeliveryJobs,
-    logger: Logger,
-    pollMs: number,
-  ) {
+  constructor(options: WebhookDispatcherOptions) {
+    ({
+      prisma: this.prisma,
+      clock: this.clock,
+      deliveries: this.deliveries,
+      deliveryJobs: this.deliveryJobs,
+    } = options);
+    const { logger, pollMs } = options;
     this.loop = new PollingLoop({
       step: () => this.dispatchBatch(),
       batch: BATCH,

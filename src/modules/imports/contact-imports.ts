@@ -31,6 +31,17 @@ export interface ImportLimits {
   maxInflatedBytes: number;
 }
 
+export interface ContactImportsOptions {
+  prisma: PrismaClient;
+  pool: pg.Pool;
+  clock: Clock;
+  importJobs: ContactImportJobs;
+  live: LivePublisher;
+  logger: Logger;
+  importDir: string;
+  limits: ImportLimits;
+}
+
 /**
  * Bulk contact import (docs/imports.md). The upload is
  * streamed to IMPORT_DIR and a BullMQ job imports it in ONE transaction: its rows are staged
@@ -40,17 +51,28 @@ export interface ImportLimits {
  * over from the file. That transaction runs on a connection of the pool taken directly: through
  * Prisma's client, 100,000 rows cost twice the CPU and over 100 MB more memory.
  */
-export class ImportService {
-  constructor(
-    private readonly prisma: PrismaClient,
-    private readonly pool: pg.Pool,
-    private readonly clock: Clock,
-    private readonly importJobs: ContactImportJobs,
-    private readonly live: LivePublisher,
-    private readonly logger: Logger,
-    private readonly importDir: string,
-    private readonly limits: ImportLimits,
-  ) {}
+export class ContactImports {
+  private readonly prisma: PrismaClient;
+  private readonly pool: pg.Pool;
+  private readonly clock: Clock;
+  private readonly importJobs: ContactImportJobs;
+  private readonly live: LivePublisher;
+  private readonly logger: Logger;
+  private readonly importDir: string;
+  private readonly limits: ImportLimits;
+
+  constructor(options: ContactImportsOptions) {
+    ({
+      prisma: this.prisma,
+      pool: this.pool,
+      clock: this.clock,
+      importJobs: this.importJobs,
+      live: this.live,
+      logger: this.logger,
+      importDir: this.importDir,
+      limits: this.limits,
+    } = options);
+  }
 
   /**
    * Accepts an upload: the campaign and options are checked before the file is read, the file

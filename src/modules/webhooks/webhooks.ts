@@ -80,23 +80,40 @@ export interface ReplayOutcome {
   events: number;
 }
 
+export interface WebhooksOptions {
+  prisma: PrismaClient;
+  clock: Clock;
+  secrets: WebhookSecrets;
+  sender: WebhookSender;
+  deliveries: WebhookDeliveries;
+  deliveryJobs: WebhookDeliveryJobs;
+  allowInsecure: boolean;
+}
+
 /**
  * Webhook registrations of an account: each is checked with a signed `webhook.ping` before it
  * is stored; the account's one signing secret signs the ping and every callback.
  */
-export class WebhookService {
+export class Webhooks {
   private readonly registerInput;
   private readonly updateInput;
+  private readonly prisma: PrismaClient;
+  private readonly clock: Clock;
+  private readonly secrets: WebhookSecrets;
+  private readonly sender: WebhookSender;
+  private readonly deliveries: WebhookDeliveries;
+  private readonly deliveryJobs: WebhookDeliveryJobs;
 
-  constructor(
-    private readonly prisma: PrismaClient,
-    private readonly clock: Clock,
-    private readonly secrets: WebhookSecrets,
-    private readonly sender: WebhookSender,
-    private readonly deliveries: WebhookDeliveries,
-    private readonly deliveryJobs: WebhookDeliveryJobs,
-    allowInsecure: boolean,
-  ) {
+  constructor(options: WebhooksOptions) {
+    ({
+      prisma: this.prisma,
+      clock: this.clock,
+      secrets: this.secrets,
+      sender: this.sender,
+      deliveries: this.deliveries,
+      deliveryJobs: this.deliveryJobs,
+    } = options);
+    const { allowInsecure } = options;
     const inputs = webhookInputs(allowInsecure);
     this.registerInput = inputs.register;
     this.updateInput = inputs.update;

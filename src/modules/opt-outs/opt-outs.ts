@@ -25,7 +25,7 @@ export function optOutKeyword(text: string): OptOutKeyword | null {
  * synonyms) adds the number, START removes it; a send to an opted-out number is refused and a
  * campaign never creates a message for one.
  */
-export class OptOutService {
+export class OptOuts {
   constructor(private readonly prisma: PrismaClient) {}
 
   /** A send to an opted-out number: 422 `{ field: "to", issue: "opted_out" }`. */

@@ -80,19 +80,35 @@ function retentionTables(prisma: PrismaClient): [table: string, remove: Delete][
 
 export type RetentionReport = Record<string, number>;
 
+export interface RetentionSweepOptions {
+  prisma: PrismaClient;
+  clock: Clock;
+  metrics: Metrics;
+  logger: Logger;
+  retentionDays: number;
+}
+
 /**
  * Deletes what has outlived RETENTION_DAYS, table by table, RETENTION_BATCH rows per statement,
  * until a statement finds fewer. Rows another transaction holds are skipped (the next sweep gets
  * them), so a sweep never waits on the traffic it cleans up after.
  */
-export class RetentionService {
-  constructor(
-    private readonly prisma: PrismaClient,
-    private readonly clock: Clock,
-    private readonly metrics: Metrics,
-    private readonly logger: Logger,
-    private readonly retentionDays: number,
-  ) {}
+export class RetentionSweep {
+  private readonly prisma: PrismaClient;
+  private readonly clock: Clock;
+  private readonly metrics: Metrics;
+  private readonly logger: Logger;
+  private readonly retentionDays: number;
+
+  constructor(options: RetentionSweepOptions) {
+    ({
+      prisma: this.prisma,
+      clock: this.clock,
+      metrics: this.metrics,
+      logger: this.logger,
+      retentionDays: this.retentionDays,
+    } = options);
+  }
 
   get enabled(): boolean {
     return this.retentionDays > 0;

@@ -26,7 +26,7 @@ export interface ContactFilter {
   tag?: string;
 }
 
-export class ContactService {
+export class Contacts {
   constructor(
     private readonly prisma: PrismaClient,
     private readonly clock: Clock,

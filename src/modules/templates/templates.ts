@@ -54,7 +54,7 @@ export interface DeletedTemplate {
 
 type TemplateQuery = Omit<Prisma.TemplateFindUniqueArgs, 'where'>;
 
-export class TemplateService {
+export class Templates {
   constructor(
     private readonly prisma: PrismaClient,
     private readonly clock: Clock,

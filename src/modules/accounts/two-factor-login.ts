@@ -58,6 +58,15 @@ export interface TwoFactorActivation {
 
 type SettingsQuery = Omit<Prisma.AccountSettingsFindUniqueArgs, 'where'>;
 
+export interface TwoFactorLoginOptions {
+  prisma: PrismaClient;
+  clock: Clock;
+  sealingKey: Buffer;
+  redis: Redis;
+  redisPrefix: string;
+  logger: Logger;
+}
+
 /**
  * Two-factor login with TOTP. Set-up stores a new secret (sealed like webhook secrets); the
  * first code from the app confirms it and turns two-factor login on, with recovery codes for
@@ -65,18 +74,16 @@ type SettingsQuery = Omit<Prisma.AccountSettingsFindUniqueArgs, 'where'>;
  * last accepted code is recorded with a conditional UPDATE, and a code of that step or an
  * earlier one is refused; a recovery code's row is deleted as it is used.
  */
-export class TwoFactorService {
+export class TwoFactorLogin {
   private readonly box: SealedBox;
   private readonly attempts: RateLimiterRedis;
+  private readonly prisma: PrismaClient;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
 
-  constructor(
-    private readonly prisma: PrismaClient,
-    private readonly clock: Clock,
-    sealingKey: Buffer,
-    redis: Redis,
-    redisPrefix: string,
-    private readonly logger: Logger,
-  ) {
+  constructor(options: TwoFactorLoginOptions) {
+    ({ prisma: this.prisma, clock: this.clock, logger: this.logger } = options);
+    const { sealingKey, redis, redisPrefix } = options;
     this.box = new SealedBox(sealingKey);
     this.attempts = new RateLimiterRedis({
       storeClient: redis,

@@ -19,7 +19,7 @@ export interface TokenClaims {
 }
 
 /** HS256 only: the algorithm is pinned on both sides and never taken from the token. */
-export class TokenService {
+export class LoginTokens {
   // A key object, made once: given a string, jsonwebtoken first tries to read it as a public
   // key on every call, which cost more than the rest of a request (see test/bench).
   private readonly secret: KeyObject;

@@ -38,7 +38,7 @@ export const updateSettingsInput = z
 
 type SettingsQuery = Omit<Prisma.AccountSettingsFindUniqueArgs, 'where'>;
 
-export class SettingsService {
+export class Settings {
   constructor(private readonly prisma: PrismaClient) {}
 
   async get(accountId: string, query: SettingsQuery = {}) {

@@ -7,9 +7,9 @@ import type { PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../ids.js';
 import { parseInput } from '../../validation.js';
 import type { LoginGuard } from './login-guard.js';
+import type { IssuedToken, LoginTokens } from './login-tokens.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './password.js';
-import type { IssuedToken, TokenService } from './tokens.js';
-import type { TwoFactorService } from './two-factor.js';
+import type { TwoFactorLogin } from './two-factor-login.js';
 
 const email = z
   .string()
@@ -52,14 +52,30 @@ export interface AccountSummary {
   createdAt: Date;
 }
 
-export class AccountService {
-  constructor(
-    private readonly prisma: PrismaClient,
-    private readonly clock: Clock,
-    private readonly tokens: TokenService,
-    private readonly guard: LoginGuard,
-    private readonly twoFactor: TwoFactorService,
-  ) {}
+export interface AccountsOptions {
+  prisma: PrismaClient;
+  clock: Clock;
+  tokens: LoginTokens;
+  guard: LoginGuard;
+  twoFactor: TwoFactorLogin;
+}
+
+export class Accounts {
+  private readonly prisma: PrismaClient;
+  private readonly clock: Clock;
+  private readonly tokens: LoginTokens;
+  private readonly guard: LoginGuard;
+  private readonly twoFactor: TwoFactorLogin;
+
+  constructor(options: AccountsOptions) {
+    ({
+      prisma: this.prisma,
+      clock: this.clock,
+      tokens: this.tokens,
+      guard: this.guard,
+      twoFactor: this.twoFactor,
+    } = options);
+  }
 
   async create(input: { email?: unknown; password?: unknown }): Promise<CreatedAccount> {
     const data = parseInput(createAccountInput, input);
