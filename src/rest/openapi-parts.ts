@@ -44,8 +44,8 @@ export function errorCodesOf(route: RestRoute, declared: ReadonlySet<ErrorCode>)
     // An id in the path that names nothing of the account's is a 404 whatever the field declares.
     if (declared.has(code) || (code === 'not_found' && route.params)) codes.push(code);
   }
-  if (declared.has('validation_error') || route.body || route.query || route.params || route.headers)
-    codes.push('validation_error');
+  // Any route: a query parameter it does not take is refused by name.
+  codes.push('validation_error');
   // Any route: a failure of the service's own (answered without details), or a shutdown under way.
   codes.push('rate_limited', 'internal_error', 'service_unavailable');
   return codes;
