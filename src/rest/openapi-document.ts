@@ -1,5 +1,6 @@
 import { createSchema } from '../graphql/schema.js';
 import { buildOpenApi } from './openapi.js';
+import { readApiExamples } from './openapi-examples.js';
 import { OperationRegistry } from './operations.js';
 import { requestSchemas } from './request-schemas.js';
 import { routes } from './route-table.js';
@@ -12,5 +13,6 @@ export function ternOpenApi(allowInsecureWebhooks = false) {
     OperationRegistry.fromDirectory(schema),
     schema,
     requestSchemas(allowInsecureWebhooks),
+    readApiExamples(),
   );
 }

@@ -13,8 +13,18 @@ import {
   Kind,
   type SelectionSetNode,
 } from 'graphql';
+import type { z } from 'zod';
 import { describeBytes } from '../uploads.js';
-import { declaredErrorCodes, errorResponses, exampleOf, nonNull, responseHeaders } from './openapi-parts.js';
+import type { ApiExamples } from './openapi-examples.js';
+import { overviewMarkdown } from './openapi-overview.js';
+import {
+  COMMON_HEADERS,
+  declaredErrorCodes,
+  errorResponses,
+  nonNull,
+  RESPONSE_HEADERS,
+  responseHeaders,
+} from './openapi-parts.js';
 import type { Operation, OperationRegistry } from './operations.js';
 import { type JsonSchema, jsonSchemaOf, type RequestSchemas } from './request-schemas.js';
 import { snakeCase } from './rest-routes.js';
@@ -31,13 +41,15 @@ const SCALARS: Record<string, JsonSchema> = {
 
 /**
  * The OpenAPI document of /v1, derived from the same route table and GraphQL operations that
- * serve the requests: request bodies from the input types, responses from the selections.
+ * serve the requests: request bodies from the input types, responses from the selections, and
+ * examples from exchanges recorded with a real Tern.
  */
 export function buildOpenApi(
   routes: readonly RestRoute[],
   registry: OperationRegistry,
   schema: GraphQLSchema,
   requests: RequestSchemas,
+  examples: ApiExamples,
 ) {
   const paths: Record<string, Record<string, unknown>> = {};
   const operationIds = new Set<string>();
@@ -49,20 +61,30 @@ export function buildOpenApi(
         `operationId ${operationId} is used twice: give ${route.path} an operationId of its own`,
       );
     operationIds.add(operationId);
+    const recorded = examples.operations[operationId];
+    // The recorded request's value, as the parameter's type reads it (`per_page` 10, not "10").
+    const withExample = <P extends { name: string; schema: JsonSchema }>(described: P) => {
+      const value = recorded?.parameters?.[described.name];
+      if (value === undefined) return described;
+      return { ...described, example: described.schema.type === 'integer' ? Number(value) : value };
+    };
     const querySchemas = { ...requests.queries['*'], ...requests.queries[route.operation] };
     const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
     const parameters = [
       ...Object.entries(route.params ?? {}).map(([name, variable]) =>
-        parameter(name, 'path', operation, variable, true),
+        withExample(parameter(name, 'path', operation, variable, true)),
       ),
-      ...Object.entries(route.query ?? {}).map(([name, variable]) => {
-        const zod = querySchemas[variable];
-        return zod
-          ? { name, in: 'query', required: false, schema: nonNull(jsonSchemaOf(zod)) }
-          : parameter(name, 'query', operation, variable, false);
-      }),
+      ...Object.entries(route.query ?? {}).map(([name, variable]) =>
+        withExample(
+          zodParameter(name, 'query', querySchemas[variable]) ??
+            parameter(name, 'query', operation, variable, false),
+        ),
+      ),
       ...Object.entries(route.headers ?? {}).map(([name, variable]) =>
-        parameter(name, 'header', operation, variable, false),
+        withExample(
+          zodParameter(name, 'header', requests.headers[variable]) ??
+            parameter(name, 'header', operation, variable, false),
+        ),
       ),
     ];
     const bodyType = route.body ? operation.variableTypes.get(route.body) : undefined;
@@ -72,30 +94,45 @@ export function buildOpenApi(
     paths[path][route.method.toLowerCase()] = {
       operationId,
       summary: route.summary,
-      description: route.summary,
+      description: route.description,
       tags: [route.path.split('/')[2] ?? 'v1'],
       ...(route.public ? { security: [] } : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(bodyType
-        ? { requestBody: requestBody(route, bodyZod ? jsonSchemaOf(bodyZod) : inputSchema(bodyType)) }
+        ? {
+            requestBody: requestBody(
+              route,
+              bodyZod ? jsonSchemaOf(bodyZod) : inputSchema(bodyType),
+              recorded?.request,
+            ),
+          }
         : {}),
       responses: {
         [route.status]: {
           description: 'Success',
-          ...(route.responseHeaders ? { headers: responseHeaders(route.responseHeaders) } : {}),
-          content: { 'application/json': { schema: success, example: exampleOf(success) } },
+          headers: { ...COMMON_HEADERS, ...responseHeaders(route.responseHeaders ?? {}) },
+          content: {
+            'application/json': {
+              schema: success,
+              ...(recorded ? { example: recorded.response } : {}),
+            },
+          },
         },
-        ...errorResponses(route, declaredErrorCodes(operation, schema)),
+        ...errorResponses(route, declaredErrorCodes(operation, schema), {
+          ...examples.shared,
+          ...recorded?.errors,
+        }),
       },
     };
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Tern SMS gateway', version: 'v1' },
+    info: { title: 'Tern SMS gateway', version: 'v1', description: overviewMarkdown(examples) },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
     paths,
     components: {
+      headers: RESPONSE_HEADERS,
       securitySchemes: {
         bearer: {
           type: 'http',
@@ -110,10 +147,11 @@ export function buildOpenApi(
 }
 
 /** JSON, or for an upload route the multipart form: the file part beside the body's fields. */
-function requestBody(route: RestRoute, schema: JsonSchema) {
+function requestBody(route: RestRoute, schema: JsonSchema, example: Record<string, unknown> | undefined) {
   const body = { ...schema, additionalProperties: false };
+  const recorded = example ? { example } : {};
   if (!route.upload)
-    return { required: true, content: { 'application/json': { schema: body, example: exampleOf(body) } } };
+    return { required: true, content: { 'application/json': { schema: body, ...recorded } } };
   const { field, maxBytes } = route.upload;
   const form = {
     ...body,
@@ -123,7 +161,14 @@ function requestBody(route: RestRoute, schema: JsonSchema) {
     },
     required: [field, ...((schema.required as string[]) ?? [])],
   };
-  return { required: true, content: { 'multipart/form-data': { schema: form } } };
+  return { required: true, content: { 'multipart/form-data': { schema: form, ...recorded } } };
+}
+
+/** A parameter whose rules are the zod schema its service checks it with (its bounds, its description). */
+function zodParameter(name: string, where: 'query' | 'header', zod: z.ZodType | undefined) {
+  if (!zod) return undefined;
+  const { description, ...schema } = nonNull(jsonSchemaOf(zod));
+  return { name, in: where, required: false, ...(description ? { description } : {}), schema };
 }
 
 function parameter(

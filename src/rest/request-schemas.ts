@@ -7,7 +7,7 @@ import { campaignInputs } from '../modules/campaigns/campaign-records.js';
 import { addContactInput } from '../modules/contacts/contacts.service.js';
 import { importInput } from '../modules/imports/import-options.js';
 import { messageListInput, previewInput } from '../modules/messages/message-queries.js';
-import { sendInput } from '../modules/messages/message-sending.js';
+import { idempotencyKey, sendInput } from '../modules/messages/message-sending.js';
 import { updateSettingsInput } from '../modules/settings/settings.service.js';
 import { createTemplateInput, updateTemplateInput } from '../modules/templates/templates.service.js';
 import { replayInput, webhookInputs } from '../modules/webhooks/webhooks.service.js';
@@ -21,6 +21,8 @@ export interface RequestSchemas {
   bodies: Map<string, z.ZodType>;
   /** Query variable → its zod schema, per operation (`*` for every operation). */
   queries: Record<string, Record<string, z.ZodType>>;
+  /** Header variable → its zod schema. */
+  headers: Record<string, z.ZodType>;
 }
 
 /**
@@ -47,7 +49,11 @@ export function requestSchemas(allowInsecureWebhooks: boolean): RequestSchemas {
     ['UpdateWebhookInput', webhook.update],
     ['ReplayWebhookInput', replayInput],
   ]);
-  return { bodies, queries: { '*': pageInput.shape, Messages: messageListInput.shape } };
+  return {
+    bodies,
+    queries: { '*': pageInput.shape, Messages: messageListInput.shape },
+    headers: { idempotencyKey },
+  };
 }
 
 /** A zod schema as the JSON Schema of what a client sends, with /v1 (snake_case) property names. */

@@ -11,9 +11,6 @@ import {
 } from '../../errors.js';
 import type { Builder } from '../builder.js';
 
-/** The failures a client is expected to handle, returned as typed members of a field's union. */
-export const EXPECTED_ERRORS = [ValidationError, NotFoundError, ConflictError, InvalidStateError];
-
 export function addCommonTypes(builder: Builder) {
   builder.scalarType('DateTime', {
     description: 'An ISO 8601 UTC timestamp with milliseconds, e.g. 2026-11-21T10:00:00.000Z',

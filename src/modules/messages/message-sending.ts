@@ -23,7 +23,13 @@ export const sendInput = z.object({
   campaign: z.string().min(1).max(64).nullish(),
 });
 
-const idempotencyKey = z.string().min(1).max(255);
+export const idempotencyKey = z
+  .string()
+  .min(1)
+  .max(255)
+  .describe(
+    'Makes a retry safe: the same key and request within 24 hours answer the first message again (Idempotent-Replayed: true) and send nothing new; the same key with another request is a 422 reused',
+  );
 
 /** What a send answers: the message as it was accepted, also on an idempotent replay. */
 export interface MessageAcceptance {
