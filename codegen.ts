@@ -18,7 +18,7 @@ const config: CodegenConfig = {
   ignoreNoDocuments: false,
   importExtension: '.js',
   generates: {
-    'src/generated/client/': {
+    'src/client/generated/': {
       preset: 'client',
       presetConfig: { fragmentMasking: false },
       // Every selection gets `__typename`, always in the result types, so that

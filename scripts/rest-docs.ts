@@ -10,7 +10,7 @@ const PAGE = new URL('../docs/rest-api.md', import.meta.url);
 const ROUTES_HEADING = '## Routes\n';
 
 interface Operation {
-  summary: string;
+  description: string;
   parameters?: { name: string; in: string }[];
   requestBody?: { content: Record<string, { schema: { properties?: object; required?: string[] } }> };
   responses: Record<string, Response>;
@@ -29,7 +29,7 @@ function codesOf(response: Response): string[] {
 }
 
 function section(method: string, path: string, operation: Operation): string {
-  const lines = [`### ${method.toUpperCase()} ${path}`, '', `${operation.summary.replace(/\.?$/, '.')}`];
+  const lines = [`### ${method.toUpperCase()} ${path}`, '', `${operation.description.replace(/\.?$/, '.')}`];
   if (operation.parameters?.length)
     lines.push('', `Parameters: ${operation.parameters.map((p) => `\`${p.name}\` (${p.in})`).join(', ')}.`);
   for (const [mediaType, { schema }] of Object.entries(operation.requestBody?.content ?? {})) {

@@ -12,79 +12,81 @@ export const ERRORS = {
   bad_request: {
     status: 400,
     level: 'request',
-    description: 'The request is malformed: not JSON, a wrong content type, an unreadable upload',
+    description: 'The body is not valid JSON, not an object, or not of the content type the route takes',
   },
   invalid_credentials: {
     status: 401,
     level: 'field',
     type: 'InvalidCredentialsError',
-    description: 'Wrong e-mail, password or two-factor code',
+    description: 'A login with a wrong e-mail, password or two-factor code',
   },
   unauthorized: {
     status: 401,
     level: 'request',
-    description: 'No valid bearer token: missing, expired, revoked, or its account is gone',
+    description:
+      'The bearer token is missing, malformed, expired, revoked or signed with another key, or its account is gone',
   },
   otp_required: {
     status: 401,
     level: 'field',
     type: 'OtpRequiredError',
-    description: 'Two-factor login is on for the account: send `otp` too',
+    description: 'A login with the right password, for an account with two-factor login on, without `otp`',
   },
   forbidden: {
     status: 403,
     level: 'request',
-    description: 'The credential may not do this (an API key managing API keys or two-factor login)',
+    description: 'An API key used where only a login token may act (API keys, two-factor login)',
   },
   not_found: {
     status: 404,
     level: 'field',
     type: 'NotFoundError',
-    description: 'No such item in the account',
+    description: 'The item does not exist or belongs to another account (never 403: nothing says it exists)',
   },
   method_not_allowed: {
     status: 405,
     level: 'request',
-    description: 'The path exists, but not with this method',
+    description: 'The path exists but not with this method (`Allow` lists those it takes)',
   },
   invalid_state: {
     status: 409,
     level: 'field',
     type: 'InvalidStateError',
-    description: 'Not allowed in the item’s current status',
+    description: 'An action its current state does not allow (a campaign transition, two-factor login)',
   },
   conflict: {
     status: 409,
     level: 'field',
     type: 'ConflictError',
-    description: 'The change clashes with what exists, e.g. a name in use',
+    description:
+      'A phone already in the campaign, a name in use, a template a campaign still uses, or an account at its number of API keys',
   },
   payload_too_large: {
     status: 413,
     level: 'request',
-    description: 'The body or the upload is over its limit',
+    description: 'A JSON body over 1 MB, an import file over 10 MB',
   },
   validation_error: {
     status: 422,
     level: 'field',
     type: 'ValidationError',
-    description: 'The input was refused: `details` names each bad field and its issue',
+    description: '`details` names every bad field or parameter, each with its `issue`',
   },
   rate_limited: {
     status: 429,
     level: 'request',
-    description: 'Over a rate limit: try again after `Retry-After` seconds',
+    description: 'Over a rate limit; `Retry-After` says in how many seconds to try again',
   },
   internal_error: {
     status: 500,
     level: 'request',
-    description: 'A failure of the service itself; quote the request id when reporting it',
+    description: 'A failure of the service; the message has nothing of the server, quote the request id',
   },
   service_unavailable: {
     status: 503,
     level: 'request',
     description:
-      'A store the service needs is unavailable, or it is shutting down: try again after `Retry-After`',
+      'PostgreSQL or Redis cannot be reached, or the instance is shutting down; nothing was stored, send again after `Retry-After`',
   },
 } as const satisfies Record<
   string,
@@ -106,17 +108,18 @@ export const FIELD_ERROR_CODES = ERROR_CODES.filter(
 
 /** What a `details` entry says is wrong with its field. */
 export const ISSUES = {
-  required: 'The field is missing',
-  invalid_e164: 'Not a phone number: 7 to 15 digits, with an optional leading +',
-  too_short: 'Shorter than allowed',
-  too_long: 'Longer than allowed',
-  invalid_format: 'Not in the expected format (an e-mail, a URL, a date)',
-  not_found: 'It names nothing of the account',
-  invalid_value: 'Not one of the allowed values, or out of range',
-  unknown_field: 'The operation takes no such field',
-  reused: 'The Idempotency-Key was used with another request',
-  unreachable: 'The URL did not answer the signed ping with a 2xx',
-  opted_out: 'The number opted out of the account (STOP)',
+  required: 'The field is missing (or null where a value is needed)',
+  invalid_e164: 'Not a phone number: 7 to 15 digits, the first not 0, an optional leading `+`',
+  too_short: 'Shorter than the least the field takes',
+  too_long: 'Longer than the most the field takes',
+  invalid_format: 'Not of the form the field takes (an e-mail, a URL, a time zone, a date-time, …)',
+  not_found: 'Names a record that does not exist in the account (a template, a campaign, an event)',
+  invalid_value: 'Of the wrong type, out of range or not one of the allowed values (the message says which)',
+  unknown_field:
+    'A body field or query parameter the operation does not take (the message names a close one)',
+  reused: 'An `Idempotency-Key` already used within 24 hours for a different request',
+  unreachable: 'A webhook URL that did not answer the signed ping with a 2xx',
+  opted_out: 'The number replied STOP to this account and receives nothing more from it',
 } as const;
 
 export type Issue = keyof typeof ISSUES;

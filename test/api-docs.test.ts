@@ -1,5 +1,6 @@
-import { chromium } from 'playwright-core';
+import { chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routes } from '../src/rest/route-table.js';
 import { startTern, type TestTern } from './support/tern.js';
 
 let t: TestTern;
@@ -9,45 +10,130 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
+/** The JSON of the response sample an operation shows for `status` (the first tab is its success). */
+async function responseSample(operation: Locator, status: string): Promise<any> {
+  const samples = operation.locator('h3', { hasText: 'Response samples' }).locator('xpath=..');
+  await samples.getByRole('tab', { name: status, exact: true }).click();
+  const text = await samples
+    .locator('[role="tabpanel"][aria-hidden="false"], [role="tabpanel"]:visible')
+    .first()
+    .innerText();
+  return JSON.parse(text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1));
+}
+
+async function requestSample(operation: Locator): Promise<any> {
+  const samples = operation.locator('h3', { hasText: 'Request samples' }).locator('xpath=..');
+  const text = await samples.innerText();
+  return JSON.parse(text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1));
+}
+
+async function withPage(
+  run: (page: Page, seen: { elsewhere: string[]; failed: string[]; refused: string[] }) => Promise<void>,
+) {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox'],
+  });
+  try {
+    const page = await browser.newPage();
+    const host = new URL(t.url).host;
+    const seen = { elsewhere: [] as string[], failed: [] as string[], refused: [] as string[] };
+    // No network but this host: anything else is recorded and refused.
+    await page.route('**/*', (route) => {
+      const url = new URL(route.request().url());
+      if (url.protocol === 'blob:' || url.protocol === 'data:' || url.host === host) return route.continue();
+      seen.elsewhere.push(url.href);
+      return route.abort('internetdisconnected');
+    });
+    page.on('response', (response) => {
+      if (response.status() >= 400) seen.failed.push(`${response.status()} ${response.url()}`);
+    });
+    page.on('requestfailed', (request) => seen.failed.push(`failed ${request.url()}`));
+    page.on('console', (message) => {
+      if (/Content Security Policy|Failed to load/i.test(message.text())) seen.refused.push(message.text());
+    });
+    await run(page, seen);
+  } finally {
+    await browser.close();
+  }
+}
+
 describe('GET /docs', () => {
-  it('renders the /v1 reference from this host alone, with nothing fetched elsewhere', {
+  it('renders the /v1 reference from this host alone: nothing asked elsewhere, nothing missing', {
     timeout: 60_000,
   }, async () => {
-    const browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: ['--no-sandbox'],
-    });
-    try {
-      const page = await browser.newPage();
-      const host = new URL(t.url).host;
-      const elsewhere: string[] = [];
-      const refusedByPolicy: string[] = [];
-      // No network but this host: anything else is recorded and refused.
-      await page.route('**/*', (route) => {
-        const url = new URL(route.request().url());
-        if (url.protocol === 'blob:' || url.protocol === 'data:' || url.host === host)
-          return route.continue();
-        elsewhere.push(url.href);
-        return route.abort('internetdisconnected');
-      });
-      page.on('console', (message) => {
-        if (/Content Security Policy/i.test(message.text())) refusedByPolicy.push(message.text());
-      });
+    await withPage(async (page, seen) => {
       const response = await page.goto(`${t.url}/docs`);
       expect(response?.status()).toBe(200);
       expect(response?.headers()['content-security-policy']).toContain("default-src 'none'");
       await page.getByText('Tern SMS gateway').first().waitFor({ state: 'attached', timeout: 30_000 });
-      await page
-        .getByText('Send one SMS', { exact: false })
-        .first()
-        .waitFor({ state: 'attached', timeout: 30_000 });
-      expect(elsewhere).toEqual([]);
-      // The policy refuses only what is not on this host (Redoc's branding links a logo on its CDN):
-      // nothing the page itself needs.
-      for (const refusal of refusedByPolicy)
-        expect(refusal).toMatch(/Loading the image 'https:\/\/cdn\.redoc\.ly\//);
-    } finally {
-      await browser.close();
-    }
+      await page.locator('[id="operation/SendMessage"]').waitFor({ state: 'attached', timeout: 30_000 });
+      // The sidebar's footer (its logo came from Redocly's CDN) is there, and has been given time to load.
+      await page.getByText('API docs by Redocly').waitFor({ state: 'attached' });
+      await page.waitForLoadState('networkidle');
+      expect(seen.elsewhere).toEqual([]);
+      // Not even refused by the page's policy: the page never asks (a favicon included).
+      expect(seen.refused).toEqual([]);
+      expect(seen.failed).toEqual([]);
+    });
+  });
+
+  it('lists each operation by method and path, with an overview of what holds for every route', {
+    timeout: 60_000,
+  }, async () => {
+    await withPage(async (page) => {
+      await page.goto(`${t.url}/docs`);
+      await page.locator('[id="operation/SendMessage"]').waitFor({ state: 'attached', timeout: 30_000 });
+      const entries = await page.locator('[role="menuitem"] label').allInnerTexts();
+      const verb = { GET: 'get', POST: 'post', PATCH: 'patch', DELETE: 'del' } as const;
+      const expected = routes.map(
+        (route) => `${verb[route.method]}${route.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`,
+      );
+      expect(entries.filter((entry) => entry.includes('/v1/')).map((entry) => entry.trim())).toEqual(
+        expect.arrayContaining(expected),
+      );
+      for (const heading of ['Authentication', 'Errors', 'Paging', 'Idempotency', 'Rate limits'])
+        expect(entries).toContain(heading);
+      const overview = await page.locator('[id="section/Errors"]').locator('xpath=..').innerText();
+      for (const code of ['validation_error', 'rate_limited', 'invalid_e164', 'unknown_field', 'opted_out'])
+        expect(overview).toContain(code);
+      const send = page.locator('[id="operation/SendMessage"]');
+      expect(await send.innerText()).toMatch(/Idempotency-Key[\s\S]*\[ 1 \.\. 255 \] characters/);
+      await send.getByRole('button', { name: /^429/ }).click();
+      const limited = await send.innerText();
+      for (const header of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'])
+        expect(limited).toContain(header);
+    });
+  });
+
+  it('shows answers of a real Tern: an id and queued for a send, a real token, details in a 422', {
+    timeout: 60_000,
+  }, async () => {
+    await withPage(async (page) => {
+      await page.goto(`${t.url}/docs`);
+      const send = page.locator('[id="operation/SendMessage"]');
+      await send.waitFor({ state: 'attached', timeout: 30_000 });
+      await send.scrollIntoViewIfNeeded();
+      const accepted = await responseSample(send, '202');
+      expect(accepted).toEqual({
+        message: expect.stringMatching(/^msg_[0-9a-f]{32}$/),
+        status: 'queued',
+        to: expect.stringMatching(/^\d{7,15}$/),
+        request: expect.stringMatching(/^req_/),
+      });
+      expect(await requestSample(send)).toEqual({ to: accepted.to, message: expect.any(String) });
+      const refused = await responseSample(send, '422');
+      expect(refused.error.code).toBe('validation_error');
+      expect(refused.error.details.length).toBeGreaterThan(0);
+
+      const login = page.locator('[id="operation/Login"]');
+      await login.scrollIntoViewIfNeeded();
+      const token = await responseSample(login, '200');
+      expect(token).toMatchObject({
+        token: expect.stringMatching(/^eyJ[\w-]+\.[\w-]+\.[\w-]+$/),
+        token_type: 'Bearer',
+        expires_in: 86_400,
+      });
+    });
   });
 });

@@ -82,6 +82,25 @@ describe('/v1 error texts', () => {
     expect(response.body.error.message).toContain(`${wrong} unknown field (did you mean \`${right}\`?)`);
   });
 
+  it('refuses a query parameter the route does not take, naming it as an unknown body field is named', async () => {
+    const misspelt = await t.request('GET', '/v1/messages?per_pgae=5', { token: alice.token });
+    expect(misspelt.status).toBe(422);
+    expect(misspelt.body.error.code).toBe('validation_error');
+    expect(misspelt.body.error.details).toEqual([{ field: 'per_pgae', issue: 'unknown_field' }]);
+    expect(misspelt.body.error.message).toContain('per_pgae unknown field (did you mean `per_page`?)');
+
+    // A route that takes no query string at all, and a bad value beside the stranger: both named.
+    const none = await t.request('GET', '/v1/settings?verbose=1', { token: alice.token });
+    expect(none.status).toBe(422);
+    expect(none.body.error.details).toEqual([{ field: 'verbose', issue: 'unknown_field' }]);
+    const both = await t.request('GET', '/v1/messages?status=lost&sort=name', { token: alice.token });
+    expect(both.status).toBe(422);
+    expect(both.body.error.details).toEqual([
+      { field: 'status', issue: 'invalid_value' },
+      { field: 'sort', issue: 'unknown_field' },
+    ]);
+  });
+
   it('says a webhook replay needs since or event', async () => {
     const response = await t.request('POST', '/v1/webhooks/whk_missing/replay', {
       token: alice.token,

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,40 +8,48 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 
 /**
- * The typed client as a user outside the repository has it: a project of its own whose
- * node_modules/tern is this repository (what `npm install /path/to/tern` makes), importing
- * `tern/client`, type-checked by tsc and run with node against a live Tern.
+ * The typed client as a user outside the repository has it: a new project made from the
+ * package.json and tsconfig.json that docs/graphql.md shows, with @tern/client installed into it
+ * by npm as the page says, type-checked by the project's own TypeScript and run with node against
+ * a live Tern.
  */
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('..', import.meta.url));
+const PACKAGE = join(REPO, 'packages', 'client');
 const EXAMPLE = join(REPO, 'examples', 'typed-client');
-const TSC = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
+const GUIDE = join(REPO, 'docs', 'graphql.md');
 
 let t: TestTern;
 let account: TestAccount;
-const projects: string[] = [];
+let project: string;
+let installLog: string;
 
-/** A project outside the repository with the example's files and `tern` installed from this repository. */
-async function userProject(send: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'tern-client-user-'));
-  projects.push(dir);
-  await mkdir(join(dir, 'node_modules', '@types'), { recursive: true });
-  await symlink(REPO, join(dir, 'node_modules', 'tern'), 'dir');
-  await symlink(
-    join(REPO, 'node_modules', '@types', 'node'),
-    join(dir, 'node_modules', '@types', 'node'),
-    'dir',
-  );
-  await cp(join(EXAMPLE, 'tsconfig.json'), join(dir, 'tsconfig.json'));
-  await cp(join(EXAMPLE, 'package.json'), join(dir, 'package.json'));
-  await writeFile(join(dir, 'send.ts'), send);
-  return dir;
+/** The JSON blocks of docs/graphql.md's typed-client section: the new project's package.json and tsconfig.json. */
+async function newProjectFiles(): Promise<{ packageJson: any; tsconfig: any }> {
+  const page = await readFile(GUIDE, 'utf8');
+  const start = page.indexOf('## The typed client');
+  const section = page.slice(start, page.indexOf('\n## ', start + 1));
+  const blocks = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((match) => JSON.parse(match[1]!));
+  const packageJson = blocks.find((block) => block.dependencies);
+  const tsconfig = blocks.find((block) => block.compilerOptions);
+  if (!packageJson || !tsconfig) throw new Error('docs/graphql.md shows no package.json or tsconfig.json');
+  return { packageJson, tsconfig };
 }
 
-async function compile(dir: string): Promise<{ code: number; output: string }> {
+/** npm as a user runs it: none of the variables an `npm test` around this file would pass on. */
+function userEnvironment(): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name) && name !== 'NODE_ENV'),
+  );
+}
+
+async function compile(): Promise<{ code: number; output: string }> {
+  const tsc = join(project, 'node_modules', 'typescript', 'bin', 'tsc');
   try {
-    const { stdout } = await run(process.execPath, [TSC, '-p', join(dir, 'tsconfig.json')], { cwd: dir });
+    const { stdout } = await run(process.execPath, [tsc, '-p', join(project, 'tsconfig.json')], {
+      cwd: project,
+    });
     return { code: 0, output: stdout };
   } catch (error) {
     const failed = error as { code: number; stdout: string };
@@ -50,21 +58,57 @@ async function compile(dir: string): Promise<{ code: number; output: string }> {
 }
 
 beforeAll(async () => {
-  // The package export points at the built client: build it as `npm run build` does.
+  project = await mkdtemp(join(tmpdir(), 'tern-client-user-'));
+  const { packageJson, tsconfig } = await newProjectFiles();
+  // The page's project sits beside the Tern checkout; this one is in the temp dir.
+  packageJson.dependencies['@tern/client'] = `file:${PACKAGE}`;
+  await writeFile(join(project, 'package.json'), JSON.stringify(packageJson, null, 2));
+  await writeFile(join(project, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
+  await writeFile(join(project, 'send.ts'), await readFile(join(EXAMPLE, 'send.ts'), 'utf8'));
   [t] = await Promise.all([
     startTern({ role: 'api' }),
-    run(process.execPath, [TSC, '-p', join(REPO, 'tsconfig.client.json')], { cwd: REPO }),
+    // The package is what `npm run build:client` writes into packages/client/dist.
+    run(
+      process.execPath,
+      [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.client.json'],
+      {
+        cwd: REPO,
+      },
+    ),
   ]);
   account = await t.createAccount();
-}, 120_000);
+  // From npm's cache when it has the packages; the registry is asked only for what it lacks.
+  const installed = await run(
+    'npm',
+    ['install', '--install-links', '--prefer-offline', '--no-audit', '--no-fund', '--foreground-scripts'],
+    { cwd: project, env: userEnvironment() },
+  );
+  installLog = `${installed.stdout}${installed.stderr}`;
+}, 180_000);
 afterAll(async () => {
-  await Promise.all([t?.stop(), ...projects.map((dir) => rm(dir, { recursive: true, force: true }))]);
+  await Promise.all([t?.stop(), project && rm(project, { recursive: true, force: true })]);
 });
 
-describe('the typed client imported as tern/client from another project', () => {
-  it('type-checks the example, whose misuses tsc must refuse', { timeout: 60_000 }, async () => {
-    const dir = await userProject(await readFile(join(EXAMPLE, 'send.ts'), 'utf8'));
-    const compiled = await compile(dir);
+describe('@tern/client installed on its own into a new project', () => {
+  it('is a copy of the built package with its own dependencies, and runs nothing of Tern at install', async () => {
+    const installedAt = join(project, 'node_modules', '@tern', 'client');
+    expect((await lstat(installedAt)).isSymbolicLink()).toBe(false);
+    const manifest = JSON.parse(await readFile(join(installedAt, 'package.json'), 'utf8'));
+    expect(manifest.scripts).toBeUndefined();
+    expect(manifest.type).toBe('module');
+    expect((await readdir(installedAt)).sort()).toEqual(['README.md', 'dist', 'package.json']);
+    // Its dependencies are the project's own, not borrowed from the Tern checkout.
+    const modules = await readdir(join(project, 'node_modules'));
+    expect(modules).toContain('graphql');
+    expect(modules).toContain('@graphql-typed-document-node');
+    // Nothing of Tern's install: no Prisma, no code generation.
+    expect(modules).not.toContain('@prisma');
+    expect(modules).not.toContain('.prisma');
+    expect(installLog).not.toMatch(/prisma|graphql-codegen|postinstall/i);
+  });
+
+  it('type-checks the example with the project’s own TypeScript', { timeout: 60_000 }, async () => {
+    const compiled = await compile();
     expect(compiled.output).toBe('');
     expect(compiled.code).toBe(0);
   });
@@ -75,19 +119,23 @@ describe('the typed client imported as tern/client from another project', () => 
     const example = await readFile(join(EXAMPLE, 'send.ts'), 'utf8');
     const unexpected = example.replace(/^\s*\/\/ @ts-expect-error.*\n/gm, '');
     expect(unexpected).not.toContain('@ts-expect-error');
-    const compiled = await compile(await userProject(unexpected));
-    expect(compiled.code).not.toBe(0);
-    expect(compiled.output).toMatch(/Property 'to' is missing/);
-    expect(compiled.output).toMatch(/'mesage' does not exist/);
-    expect(compiled.output).toMatch(/"delivred"/);
-    expect(compiled.output.match(/error TS/g)).toHaveLength(3);
+    await writeFile(join(project, 'send.ts'), unexpected);
+    try {
+      const compiled = await compile();
+      expect(compiled.code).not.toBe(0);
+      expect(compiled.output).toMatch(/Property 'to' is missing/);
+      expect(compiled.output).toMatch(/'mesage' does not exist/);
+      expect(compiled.output).toMatch(/"delivred"/);
+      expect(compiled.output.match(/error TS/g)).toHaveLength(3);
+    } finally {
+      await writeFile(join(project, 'send.ts'), example);
+    }
   });
 
   it('runs the example against a live Tern: login, send, list', { timeout: 60_000 }, async () => {
-    const dir = await userProject(await readFile(join(EXAMPLE, 'send.ts'), 'utf8'));
-    expect((await compile(dir)).code).toBe(0);
-    const { stdout } = await run(process.execPath, [join(dir, 'out', 'send.js')], {
-      cwd: dir,
+    expect((await compile()).code).toBe(0);
+    const { stdout } = await run(process.execPath, [join(project, 'out', 'send.js')], {
+      cwd: project,
       env: {
         ...process.env,
         TERN_URL: `${t.url}/graphql`,

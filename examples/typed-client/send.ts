@@ -1,7 +1,8 @@
 /**
  * A client of Tern's GraphQL API from outside its repository, with the typed client
- * (`tern/client`): log in, send one SMS, list the latest messages. Run it against a live Tern:
- *   TERN_URL=http://127.0.0.1:3000/graphql TERN_EMAIL=… TERN_PASSWORD=… node send.js
+ * (`@tern/client`): log in, send one SMS, list the latest messages. Run it against a live Tern:
+ *   npm install --install-links && npx tsc &&
+ *   TERN_URL=http://127.0.0.1:3000/graphql TERN_EMAIL=… TERN_PASSWORD=… node out/send.js
  */
 import {
   LoginDocument,
@@ -10,7 +11,7 @@ import {
   TernClient,
   verifyWebhook,
   type WebhookHeaders,
-} from 'tern/client';
+} from '@tern/client';
 
 const url = process.env.TERN_URL ?? 'http://127.0.0.1:3000/graphql';
 const to = process.env.TERN_TO ?? '5511999990000';

@@ -1,7 +1,7 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 
-export * from '../generated/client/graphql.js';
+export * from './generated/graphql.js';
 export {
   verifyWebhook,
   WEBHOOK_TOLERANCE_SECONDS,

@@ -13,6 +13,7 @@ import type { Context } from '../graphql/context.js';
 import { createFieldRateLimits } from '../graphql/field-rate-limits.js';
 import { createGraphQLServer } from '../graphql/yoga.js';
 import { buildOpenApi } from '../rest/openapi.js';
+import { readApiExamples } from '../rest/openapi-examples.js';
 import { OperationRegistry } from '../rest/operations.js';
 import { registerRestRoutes } from '../rest/rest-routes.js';
 import { routes } from '../rest/route-table.js';
@@ -224,7 +225,7 @@ export function createHttpServer({
   });
 
   registerRestRoutes(app, routes, registry, schema, createContext);
-  const openApi = buildOpenApi(routes, registry, schema);
+  const openApi = buildOpenApi(routes, registry, schema, readApiExamples());
   app.get('/v1/openapi.json', async () => openApi);
   registerApiDocs(app);
 

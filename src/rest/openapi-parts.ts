@@ -37,66 +37,15 @@ export function errorCodesOf(route: RestRoute, declared: ReadonlySet<ErrorCode>)
   if (route.body) codes.push('bad_request', 'payload_too_large');
   if (!route.public) codes.push('unauthorized');
   if (route.loginTokenOnly) codes.push('forbidden');
-  const takesInput = Boolean(route.body || route.query || route.params || route.headers);
   for (const code of FIELD_ERROR_CODES) {
     // An id in the path that names nothing of the account's is a 404 whatever the field declares,
-    // and anything the route takes may be refused.
-    const implied = (code === 'not_found' && route.params) || (code === 'validation_error' && takesInput);
+    // and any route refuses a query parameter it does not take, by name.
+    const implied = (code === 'not_found' && route.params) || code === 'validation_error';
     if (declared.has(code) || implied) codes.push(code);
   }
   // Any route: a failure of the service's own (answered without details), or a shutdown under way.
   codes.push('rate_limited', 'internal_error', 'service_unavailable');
   return codes;
-}
-
-const SAMPLE_STRINGS: Record<string, string> = {
-  email: 'ana@example.com',
-  to: '+5511987654321',
-  phone: '+5511987654321',
-  password: 'correct horse battery',
-  message: 'Your code is 4821',
-  content: 'Hello {{name}}',
-  url: 'https://example.com/tern-webhook',
-  webhook: 'https://example.com/tern-webhook',
-  timezone: 'America/Sao_Paulo',
-  default_sender: 'Tern',
-  code: '123456',
-};
-
-/** A value that fits the schema, for the document's examples: the schema's own example first. */
-export function exampleOf(schema: JsonSchema, name = ''): unknown {
-  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
-  if (schema.default !== undefined) return schema.default;
-  if (Array.isArray(schema.enum)) return schema.enum[0];
-  const anyOf = schema.anyOf as JsonSchema[] | undefined;
-  if (anyOf) return exampleOf(anyOf.find((member) => member.type !== 'null') ?? anyOf[0]!, name);
-  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
-  switch (type) {
-    case 'object': {
-      const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-      // With a choice of fields (oneOf), the example takes the first.
-      const [, ...others] = (schema.oneOf ?? []) as JsonSchema[];
-      const leftOut = new Set(others.flatMap((branch) => (branch.required as string[]) ?? []));
-      return Object.fromEntries(
-        Object.entries(properties)
-          .filter(([key]) => !leftOut.has(key))
-          .map(([key, inner]) => [key, exampleOf(inner, key)]),
-      );
-    }
-    case 'array':
-      return schema.items ? [exampleOf(schema.items as JsonSchema, name)] : [];
-    case 'integer':
-    case 'number':
-      return typeof schema.minimum === 'number' ? Math.max(schema.minimum, 1) : 1;
-    case 'boolean':
-      return true;
-    case 'string':
-      if (schema.format === 'date-time') return '2026-01-01T12:00:00Z';
-      if (schema.format === 'binary') return 'contacts.csv';
-      return SAMPLE_STRINGS[name] ?? (name ? `${name.replaceAll('_', '-')}-1` : 'text');
-    default:
-      return null;
-  }
 }
 
 /** Tern's error body, with the codes it may carry. */
@@ -131,29 +80,80 @@ function errorSchema(codes: string[]): JsonSchema {
   };
 }
 
-/** Each error status the route can answer with, and the codes behind it. */
-export function errorResponses(route: RestRoute, declared: ReadonlySet<ErrorCode>) {
+/** Each error status the route can answer with, the codes behind it, and a recorded answer of each code. */
+export function errorResponses(
+  route: RestRoute,
+  declared: ReadonlySet<ErrorCode>,
+  examples: Partial<Record<ErrorCode, Record<string, unknown>>>,
+) {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of errorCodesOf(route, declared)) {
     const status = ERRORS[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   return Object.fromEntries(
-    [...byStatus].map(([status, codes]) => [
-      status,
-      {
-        description: codes.map((code) => `\`${code}\`: ${ERRORS[code].description}`).join('; '),
-        content: {
-          'application/json': {
-            schema: errorSchema(codes),
-            example: { error: { code: codes[0], message: 'See error.message' }, request: 'req_1' },
+    [...byStatus].map(([status, codes]) => {
+      const recorded = codes.flatMap((code) => {
+        const value = examples[code];
+        return value ? [[code, { summary: code, value }] as const] : [];
+      });
+      return [
+        status,
+        {
+          description: codes.map((code) => `\`${code}\`: ${ERRORS[code].description}`).join('; '),
+          headers: { ...COMMON_HEADERS, ...(status === 429 || status === 503 ? RETRY_AFTER : {}) },
+          content: {
+            'application/json': {
+              schema: errorSchema(codes),
+              ...(recorded.length ? { examples: Object.fromEntries(recorded) } : {}),
+            },
           },
         },
-      },
-    ]),
+      ];
+    }),
   );
 }
 
+/** The headers of /v1 answers, declared once in the document's components. */
+export const RESPONSE_HEADERS = {
+  'X-Request-Id': {
+    description: 'The request id, also `request` in the body',
+    required: true,
+    schema: { type: 'string' },
+  },
+  'X-RateLimit-Limit': {
+    description:
+      'Requests allowed per window to the caller (the account, or the client address without a valid token); absent only while Redis cannot be reached',
+    schema: { type: 'integer', minimum: 1 },
+  },
+  'X-RateLimit-Remaining': {
+    description: 'Requests left in the current window',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'X-RateLimit-Reset': {
+    description: 'When the window starts again, in seconds since the Unix epoch',
+    schema: { type: 'integer' },
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before trying again',
+    required: true,
+    schema: { type: 'integer', minimum: 1 },
+  },
+} as const;
+
+const ref = (name: keyof typeof RESPONSE_HEADERS) => ({ $ref: `#/components/headers/${name}` });
+
+/** Every answer's headers. */
+export const COMMON_HEADERS = {
+  'X-Request-Id': ref('X-Request-Id'),
+  'X-RateLimit-Limit': ref('X-RateLimit-Limit'),
+  'X-RateLimit-Remaining': ref('X-RateLimit-Remaining'),
+  'X-RateLimit-Reset': ref('X-RateLimit-Reset'),
+};
+
+const RETRY_AFTER = { 'Retry-After': ref('Retry-After') };
+
+/** Response fields that travel as headers (`Idempotent-Replayed`), sent only when true. */
 export function responseHeaders(headers: Record<string, string>) {
   return Object.fromEntries(
     Object.values(headers).map((header) => [

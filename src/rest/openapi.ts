@@ -16,13 +16,16 @@ import {
 import type { z } from 'zod';
 import { ZOD_EXTENSION } from '../graphql/zod-input.js';
 import { describeBytes } from '../uploads.js';
+import type { ApiExamples } from './openapi-examples.js';
+import { overviewMarkdown } from './openapi-overview.js';
 import {
+  COMMON_HEADERS,
   declaredErrorCodes,
   errorResponses,
-  exampleOf,
   type JsonSchema,
   jsonSchemaOf,
   nonNull,
+  RESPONSE_HEADERS,
   responseHeaders,
 } from './openapi-parts.js';
 import type { Operation, OperationRegistry } from './operations.js';
@@ -41,12 +44,14 @@ const SCALARS: Record<string, JsonSchema> = {
 /**
  * The OpenAPI document of /v1, derived from the same route table and GraphQL operations that
  * serve the requests: request bodies and parameters from the zod schemas the input types and
- * arguments were made from (what the service enforces), responses from the selections.
+ * arguments were made from (what the service enforces), responses from the selections, and
+ * examples from exchanges recorded with a real Tern.
  */
 export function buildOpenApi(
   routes: readonly RestRoute[],
   registry: OperationRegistry,
   schema: GraphQLSchema,
+  examples: ApiExamples,
 ) {
   const paths: Record<string, Record<string, unknown>> = {};
   const operationIds = new Set<string>();
@@ -58,16 +63,23 @@ export function buildOpenApi(
         `operationId ${operationId} is used twice: give ${route.path} an operationId of its own`,
       );
     operationIds.add(operationId);
+    const recorded = examples.operations[operationId];
+    // The recorded request's value, as the parameter's type reads it (`per_page` 10, not "10").
+    const withExample = <P extends { name: string; schema: JsonSchema }>(described: P) => {
+      const value = recorded?.parameters?.[described.name];
+      if (value === undefined) return described;
+      return { ...described, example: described.schema.type === 'integer' ? Number(value) : value };
+    };
     const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
     const parameters = [
       ...Object.entries(route.params ?? {}).map(([name, variable]) =>
-        parameter(name, 'path', operation, variable, true, schema),
+        withExample(parameter(name, 'path', operation, variable, true, schema)),
       ),
       ...Object.entries(route.query ?? {}).map(([name, variable]) =>
-        parameter(name, 'query', operation, variable, false, schema),
+        withExample(parameter(name, 'query', operation, variable, false, schema)),
       ),
       ...Object.entries(route.headers ?? {}).map(([name, variable]) =>
-        parameter(name, 'header', operation, variable, false, schema),
+        withExample(parameter(name, 'header', operation, variable, false, schema)),
       ),
     ];
     const bodyType = route.body ? operation.variableTypes.get(route.body) : undefined;
@@ -76,28 +88,41 @@ export function buildOpenApi(
     paths[path][route.method.toLowerCase()] = {
       operationId,
       summary: route.summary,
-      description: route.summary,
+      description: route.description,
       tags: [route.path.split('/')[2] ?? 'v1'],
       ...(route.public ? { security: [] } : {}),
       ...(parameters.length ? { parameters } : {}),
-      ...(bodyType ? { requestBody: requestBody(route, bodySchema(route, bodyType)) } : {}),
+      ...(bodyType
+        ? {
+            requestBody: requestBody(route, bodySchema(route, bodyType), recorded?.request),
+          }
+        : {}),
       responses: {
         [route.status]: {
           description: 'Success',
-          ...(route.responseHeaders ? { headers: responseHeaders(route.responseHeaders) } : {}),
-          content: { 'application/json': { schema: success, example: exampleOf(success) } },
+          headers: { ...COMMON_HEADERS, ...responseHeaders(route.responseHeaders ?? {}) },
+          content: {
+            'application/json': {
+              schema: success,
+              ...(recorded ? { example: recorded.response } : {}),
+            },
+          },
         },
-        ...errorResponses(route, declaredErrorCodes(operation, schema)),
+        ...errorResponses(route, declaredErrorCodes(operation, schema), {
+          ...examples.shared,
+          ...recorded?.errors,
+        }),
       },
     };
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Tern SMS gateway', version: 'v1' },
+    info: { title: 'Tern SMS gateway', version: 'v1', description: overviewMarkdown(examples) },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
     paths,
     components: {
+      headers: RESPONSE_HEADERS,
       securitySchemes: {
         bearer: {
           type: 'http',
@@ -112,10 +137,11 @@ export function buildOpenApi(
 }
 
 /** JSON, or for an upload route the multipart form: the file part beside the body's fields. */
-function requestBody(route: RestRoute, schema: JsonSchema) {
+function requestBody(route: RestRoute, schema: JsonSchema, example: Record<string, unknown> | undefined) {
   const body = { ...schema, additionalProperties: false };
+  const recorded = example ? { example } : {};
   if (!route.upload)
-    return { required: true, content: { 'application/json': { schema: body, example: exampleOf(body) } } };
+    return { required: true, content: { 'application/json': { schema: body, ...recorded } } };
   const { field, maxBytes } = route.upload;
   const form = {
     ...body,
@@ -125,7 +151,7 @@ function requestBody(route: RestRoute, schema: JsonSchema) {
     },
     required: [field, ...((schema.required as string[]) ?? [])],
   };
-  return { required: true, content: { 'multipart/form-data': { schema: form } } };
+  return { required: true, content: { 'multipart/form-data': { schema: form, ...recorded } } };
 }
 
 /** A JSON body: the zod schema its input type was made from; every body has one. */
@@ -136,8 +162,8 @@ function bodySchema(route: RestRoute, type: GraphQLInputType): JsonSchema {
 }
 
 /**
- * A parameter: the zod schema of the argument its variable feeds (every query parameter has
- * one); a path parameter is an id, as its GraphQL type says.
+ * A parameter: the zod schema of the argument its variable feeds, which its service checks it
+ * with (every query parameter has one); a path parameter is an id, as its GraphQL type says.
  */
 function parameter(
   name: string,
@@ -148,7 +174,10 @@ function parameter(
   schema: GraphQLSchema,
 ) {
   const zod = argumentOf(operation, variable, schema)?.extensions[ZOD_EXTENSION] as z.ZodType | undefined;
-  if (zod) return { name, in: where, required, schema: nonNull(jsonSchemaOf(zod)) };
+  if (zod) {
+    const { description, ...rules } = nonNull(jsonSchemaOf(zod));
+    return { name, in: where, required, ...(description ? { description } : {}), schema: rules };
+  }
   if (where === 'query')
     throw new Error(`query parameter ${name}: its argument was not made from a zod schema`);
   const type = operation.variableTypes.get(variable);

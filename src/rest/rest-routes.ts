@@ -14,6 +14,7 @@ import {
   describeIssues,
   type FieldIssue,
   type Issue,
+  MAX_ISSUE_DETAILS,
   UnauthorizedError,
   ValidationError,
 } from '../errors.js';
@@ -65,8 +66,17 @@ export function registerRestRoutes(
             const detail = toFieldIssue(route, problem);
             return { detail, hint: hintOf(problem, detail.field, snakeCase) };
           });
-          const problems = [...(form?.problems ?? []), ...found.map(({ detail }) => detail)];
-          const hints = new Map(found.flatMap(({ detail, hint }) => (hint ? [[detail.field, hint]] : [])));
+          const unknownParameters = unknownQueryParameters(route, request);
+          const problems = [
+            ...(form?.problems ?? []),
+            ...found.map(({ detail }) => detail),
+            ...unknownParameters.map(({ detail }) => detail),
+          ];
+          const hints = new Map(
+            [...found, ...unknownParameters].flatMap(({ detail, hint }) =>
+              hint ? [[detail.field, hint]] : [],
+            ),
+          );
           if (problems.length > 0) throw new ValidationError(problems, describeIssues(problems, hints));
           const result = await registry.execute(operation, variables, context);
           return sendResult(reply, route, result, resultKey, errorTypes);
@@ -97,6 +107,21 @@ export function registerRestRoutes(
         sendError(reply.header('allow', allowed), 'method_not_allowed', `Use one of: ${allowed}`),
     });
   }
+}
+
+/**
+ * Query parameters the route does not take, refused as unknown body fields are: a misspelt
+ * `per_pgae` left unread would change the answer without saying so.
+ */
+function unknownQueryParameters(route: RestRoute, request: FastifyRequest) {
+  const known = Object.keys(route.query ?? {});
+  return Object.keys(request.query as Record<string, unknown>)
+    .filter((name) => !known.includes(name))
+    .slice(0, MAX_ISSUE_DETAILS + 1)
+    .map((name) => ({
+      detail: { field: name, issue: 'unknown_field' as const },
+      hint: hintOf({ path: [name], kind: 'unknown_field', known }, name, (same) => same),
+    }));
 }
 
 function variablesFor(

@@ -24,7 +24,10 @@ export interface RestRoute {
   /** The document's operationId when another route runs the same operation (the default is `operation`). */
   operationId?: string;
   status: number;
+  /** A few words, the operation's title in the reference (`Send a message`). */
   summary: string;
+  /** What it does, in a sentence or two: the reference's text and docs/rest-api.md's. */
+  description: string;
   /** Reachable without a bearer token (documentation only: the schema enforces it). */
   public?: boolean;
   /** Refused to an API key (403 forbidden): only a login token may (documentation only: the domain enforces it). */

@@ -99,6 +99,7 @@ export async function startTern(
       opts.rawBody === undefined ? opts.body : undefined,
       response.status,
       parsed,
+      response.headers,
     );
     if (broken) throw new Error(`The /v1 contract is broken: ${broken}`);
     return { status: response.status, headers: response.headers, body: parsed as any };

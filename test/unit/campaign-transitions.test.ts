@@ -51,7 +51,7 @@ describe('the campaign transition table', () => {
       expect(route, action).toMatchObject({
         operation: `${action[0]!.toUpperCase()}${action.slice(1)}Campaign`,
         status: 200,
-        summary: `${describeTransition(action)}; 409 invalid_state from any other status`,
+        description: `${describeTransition(action)}; 409 invalid_state from any other status`,
       });
     }
   });

@@ -1,21 +1,15 @@
 import { GraphQLUpload } from 'graphql-upload-minimal';
 import {
   type AppError,
-  ConflictError,
   ERRORS,
   FIELD_ERROR_CLASSES,
   FIELD_ERROR_CODES,
   type FieldIssue,
-  InvalidStateError,
   ISSUES,
   type Issue,
-  NotFoundError,
   ValidationError,
 } from '../../errors.js';
 import type { Builder } from '../builder.js';
-
-/** The failures a client is expected to handle, returned as typed members of a field's union. */
-export const EXPECTED_ERRORS = [ValidationError, NotFoundError, ConflictError, InvalidStateError];
 
 export type CommonTypeRefs = ReturnType<typeof addCommonTypes>;
 

@@ -8,7 +8,6 @@ import { updateSettingsInput as updateSettingsSchema } from '../../modules/setti
 import type { Builder } from '../builder.js';
 import { inputTypeFromZod } from '../zod-input.js';
 import { inputArg } from './args.js';
-import { EXPECTED_ERRORS } from './common.js';
 
 export function addSettingsTypes(builder: Builder) {
   builder.prismaObject('AccountSettings', {
@@ -81,7 +80,8 @@ export function addSettingsTypes(builder: Builder) {
     t.withAuth({ account: true }).prismaField({
       type: 'AccountSettings',
       description: 'Changes the time zone or the default sender',
-      errors: { types: EXPECTED_ERRORS },
+      // A bad value is all a change of settings can fail on: every account has its settings row.
+      errors: { types: [ValidationError] },
       args: {
         input: inputArg(t.arg, updateSettingsInput),
       },

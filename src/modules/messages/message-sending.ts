@@ -31,11 +31,10 @@ export const sendInput = z
   })
   .meta({ description: 'One SMS to send' });
 
-export const idempotencyKeyInput = z
-  .string()
-  .min(1)
-  .max(255)
-  .meta({ description: 'The same key within 24 h answers the first acceptance again and sends nothing' });
+export const idempotencyKeyInput = z.string().min(1).max(255).meta({
+  description:
+    'Makes a retry safe: the same key and request within 24 hours answer the first message again (Idempotent-Replayed: true) and send nothing new; the same key with another request is a 422 reused',
+});
 
 /** What a send answers: the message as it was accepted, also on an idempotent replay. */
 export interface MessageAcceptance {

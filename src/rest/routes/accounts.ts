@@ -8,14 +8,16 @@ export const accountRoutes: readonly RestRoute[] = [
     body: 'input',
     status: 200,
     public: true,
-    summary: 'Log in with e-mail and password and receive a bearer token valid for 24 hours',
+    summary: 'Log in',
+    description: 'Log in with e-mail and password and receive a bearer token valid for 24 hours',
   },
   {
     method: 'GET',
     path: '/v1/settings',
     operation: 'Settings',
     status: 200,
-    summary: 'Read the account settings',
+    summary: 'Read the settings',
+    description: 'Read the account settings',
   },
   {
     method: 'PATCH',
@@ -23,7 +25,8 @@ export const accountRoutes: readonly RestRoute[] = [
     operation: 'UpdateSettings',
     body: 'input',
     status: 200,
-    summary: 'Change the time zone or the default sender',
+    summary: 'Change the settings',
+    description: 'Change the time zone or the default sender',
   },
   {
     method: 'POST',
@@ -31,7 +34,8 @@ export const accountRoutes: readonly RestRoute[] = [
     operation: 'SetUpTwoFactor',
     loginTokenOnly: true,
     status: 200,
-    summary:
+    summary: 'Set up two-factor login',
+    description:
       'Set up two-factor login: a new TOTP secret and its otpauth:// URL, not in force until confirmed. Needs a login token (403 forbidden with an API key)',
   },
   {
@@ -41,7 +45,8 @@ export const accountRoutes: readonly RestRoute[] = [
     loginTokenOnly: true,
     body: 'input',
     status: 200,
-    summary:
+    summary: 'Turn two-factor login on',
+    description:
       'Turn two-factor login on with a code of the new secret ({ code }); answers the settings and 10 single-use recovery codes, shown only here. Needs a login token',
   },
   {
@@ -51,7 +56,8 @@ export const accountRoutes: readonly RestRoute[] = [
     loginTokenOnly: true,
     body: 'input',
     status: 200,
-    summary:
+    summary: 'Turn two-factor login off',
+    description:
       'Turn two-factor login off with a code of the authenticator app or a recovery code ({ code }). Needs a login token',
   },
 ];

@@ -9,7 +9,8 @@ export const apiKeyRoutes: readonly RestRoute[] = [
     loginTokenOnly: true,
     body: 'input',
     status: 201,
-    summary:
+    summary: 'Create an API key',
+    description:
       'Create an API key ({ name, expires_at? }); the answer is the only one that shows the key. Needs a login token (403 forbidden with an API key)',
   },
   {
@@ -18,7 +19,8 @@ export const apiKeyRoutes: readonly RestRoute[] = [
     operation: 'ApiKeys',
     query: PAGE_QUERY,
     status: 200,
-    summary: 'List the API keys, newest first (never the keys themselves)',
+    summary: 'List API keys',
+    description: 'List the API keys, newest first (never the keys themselves)',
   },
   {
     method: 'DELETE',
@@ -27,7 +29,8 @@ export const apiKeyRoutes: readonly RestRoute[] = [
     loginTokenOnly: true,
     params: { apikey: 'id' },
     status: 200,
-    summary:
+    summary: 'Revoke an API key',
+    description:
       'Revoke an API key: refused from the next request on. Needs a login token (403 forbidden with an API key)',
   },
 ];

@@ -15,7 +15,8 @@ const action = (name: CampaignAction): RestRoute => ({
   operation: `${name[0]!.toUpperCase()}${name.slice(1)}Campaign`,
   ...byId,
   status: 200,
-  summary: `${describeTransition(name)}; 409 invalid_state from any other status`,
+  summary: `${name[0]!.toUpperCase()}${name.slice(1)} a campaign`,
+  description: `${describeTransition(name)}; 409 invalid_state from any other status`,
 });
 
 export const campaignRoutes: readonly RestRoute[] = [
@@ -25,7 +26,8 @@ export const campaignRoutes: readonly RestRoute[] = [
     operation: 'CreateCampaign',
     body: 'input',
     status: 201,
-    summary: 'Create a campaign (status scheduled); with send_at it starts by itself at that time',
+    summary: 'Create a campaign',
+    description: 'Create a campaign (status scheduled); with send_at it starts by itself at that time',
   },
   {
     method: 'GET',
@@ -33,7 +35,8 @@ export const campaignRoutes: readonly RestRoute[] = [
     operation: 'Campaigns',
     query: { status: 'status', ...PAGE_QUERY },
     status: 200,
-    summary: 'List campaigns, newest first, with their stats',
+    summary: 'List campaigns',
+    description: 'List campaigns, newest first, with their stats',
   },
   {
     method: 'GET',
@@ -41,7 +44,8 @@ export const campaignRoutes: readonly RestRoute[] = [
     operation: 'Campaign',
     ...byId,
     status: 200,
-    summary: 'Read a campaign with its stats',
+    summary: 'Read a campaign',
+    description: 'Read a campaign with its stats',
   },
   {
     method: 'PATCH',
@@ -50,7 +54,8 @@ export const campaignRoutes: readonly RestRoute[] = [
     ...byId,
     body: 'input',
     status: 200,
-    summary: 'Change any of the fields given at creation',
+    summary: 'Change a campaign',
+    description: 'Change any of the fields given at creation',
   },
   {
     method: 'DELETE',
@@ -58,7 +63,8 @@ export const campaignRoutes: readonly RestRoute[] = [
     operation: 'DeleteCampaign',
     ...byId,
     status: 200,
-    summary: 'Delete a campaign and stop its dispatch',
+    summary: 'Delete a campaign',
+    description: 'Delete a campaign and stop its dispatch',
   },
   ...CAMPAIGN_ACTIONS.map(action),
   {
@@ -68,7 +74,8 @@ export const campaignRoutes: readonly RestRoute[] = [
     params: { campaign: 'campaign' },
     body: 'input',
     status: 201,
-    summary: 'Add one contact; 409 conflict when its phone is already in the campaign',
+    summary: 'Add a contact',
+    description: 'Add one contact; 409 conflict when its phone is already in the campaign',
   },
   {
     method: 'GET',
@@ -77,7 +84,8 @@ export const campaignRoutes: readonly RestRoute[] = [
     params: { campaign: 'campaign' },
     query: { tag: 'tag', ...PAGE_QUERY },
     status: 200,
-    summary: "List the campaign's contacts in the order they were added, optionally those with a tag",
+    summary: 'List contacts',
+    description: "List the campaign's contacts in the order they were added, optionally those with a tag",
   },
   {
     method: 'GET',
@@ -85,6 +93,7 @@ export const campaignRoutes: readonly RestRoute[] = [
     operation: 'Contact',
     params: { campaign: 'campaign', contact: 'id' },
     status: 200,
-    summary: 'Read one contact',
+    summary: 'Read a contact',
+    description: 'Read one contact',
   },
 ];

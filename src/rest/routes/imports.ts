@@ -10,7 +10,8 @@ export const importRoutes: readonly RestRoute[] = [
     body: 'input',
     upload: { field: 'file', variable: 'file', maxBytes: IMPORT_MAX_FILE_BYTES },
     status: 202,
-    summary:
+    summary: 'Import contacts',
+    description:
       'Upload a CSV or XLSX of contacts (multipart form, at most 10 MB and 100,000 rows); a job imports it',
   },
   {
@@ -20,7 +21,8 @@ export const importRoutes: readonly RestRoute[] = [
     params: { campaign: 'campaign', job: 'id' },
     omitNull: ['error'],
     status: 200,
-    summary:
+    summary: 'Read an import job',
+    description:
       'An import job: its progress while processing, its counts and first errors once completed, its error when failed',
   },
 ];

@@ -15,7 +15,8 @@ export const messageRoutes: readonly RestRoute[] = [
     method: 'POST',
     path: '/v1/messages/send',
     ...sendMessage,
-    summary:
+    summary: 'Send a message',
+    description:
       'Send one SMS; answers 202 once the message is stored. Idempotency-Key makes a retry safe for 24 hours',
   },
   {
@@ -23,7 +24,8 @@ export const messageRoutes: readonly RestRoute[] = [
     path: '/v1/messages',
     ...sendMessage,
     operationId: 'CreateMessage',
-    summary: 'The same as POST /v1/messages/send',
+    summary: 'Send a message (alias)',
+    description: 'The same as POST /v1/messages/send',
   },
   {
     method: 'POST',
@@ -31,7 +33,8 @@ export const messageRoutes: readonly RestRoute[] = [
     operation: 'PreviewMessage',
     body: 'input',
     status: 200,
-    summary: 'Encoding, segments and the characters that force UCS-2, for a text; sends nothing',
+    summary: 'Preview a message',
+    description: 'Encoding, segments and the characters that force UCS-2, for a text; sends nothing',
   },
   {
     method: 'GET',
@@ -39,7 +42,8 @@ export const messageRoutes: readonly RestRoute[] = [
     operation: 'Messages',
     query: { status: 'status', campaign: 'campaign', to: 'to', ...PAGE_QUERY },
     status: 200,
-    summary: 'List messages, newest first, filtered by status, campaign or destination',
+    summary: 'List messages',
+    description: 'List messages, newest first, filtered by status, campaign or destination',
   },
   {
     method: 'GET',
@@ -47,6 +51,7 @@ export const messageRoutes: readonly RestRoute[] = [
     operation: 'Message',
     params: { message: 'id' },
     status: 200,
-    summary: 'Read one message: its status, when it reached each status, and why it failed',
+    summary: 'Read a message',
+    description: 'Read one message: its status, when it reached each status, and why it failed',
   },
 ];

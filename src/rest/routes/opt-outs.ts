@@ -8,6 +8,7 @@ export const optOutRoutes: readonly RestRoute[] = [
     operation: 'OptOuts',
     query: PAGE_QUERY,
     status: 200,
-    summary: 'List the numbers that opted out of the account (replied STOP), newest first',
+    summary: 'List opt-outs',
+    description: 'List the numbers that opted out of the account (replied STOP), newest first',
   },
 ];

@@ -8,7 +8,8 @@ export const templateRoutes: readonly RestRoute[] = [
     operation: 'Templates',
     query: PAGE_QUERY,
     status: 200,
-    summary: 'List templates, newest first',
+    summary: 'List templates',
+    description: 'List templates, newest first',
   },
   {
     method: 'POST',
@@ -16,7 +17,8 @@ export const templateRoutes: readonly RestRoute[] = [
     operation: 'CreateTemplate',
     body: 'input',
     status: 201,
-    summary: 'Create a template: name 3..80 characters, content 1..1600 with {{placeholders}}',
+    summary: 'Create a template',
+    description: 'Create a template: name 3..80 characters, content 1..1600 with {{placeholders}}',
   },
   {
     method: 'GET',
@@ -24,7 +26,8 @@ export const templateRoutes: readonly RestRoute[] = [
     operation: 'Template',
     params: { template: 'id' },
     status: 200,
-    summary: 'Read one template',
+    summary: 'Read a template',
+    description: 'Read one template',
   },
   {
     method: 'PATCH',
@@ -33,7 +36,8 @@ export const templateRoutes: readonly RestRoute[] = [
     params: { template: 'id' },
     body: 'input',
     status: 200,
-    summary: 'Change a template: content required, name optional',
+    summary: 'Change a template',
+    description: 'Change a template: content required, name optional',
   },
   {
     method: 'DELETE',
@@ -41,6 +45,7 @@ export const templateRoutes: readonly RestRoute[] = [
     operation: 'DeleteTemplate',
     params: { template: 'id' },
     status: 200,
-    summary: 'Delete a template; 409 conflict while a campaign uses it',
+    summary: 'Delete a template',
+    description: 'Delete a template; 409 conflict while a campaign uses it',
   },
 ];

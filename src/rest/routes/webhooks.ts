@@ -10,7 +10,8 @@ export const webhookRoutes: readonly RestRoute[] = [
     operation: 'RegisterWebhook',
     body: 'input',
     status: 201,
-    summary:
+    summary: 'Register a webhook',
+    description:
       "Register a URL for events; it must answer a signed webhook.ping with a 2xx (422 url unreachable otherwise). Answers the account's signing secret",
   },
   {
@@ -19,14 +20,16 @@ export const webhookRoutes: readonly RestRoute[] = [
     operation: 'Webhooks',
     query: PAGE_QUERY,
     status: 200,
-    summary: 'List webhooks, newest first',
+    summary: 'List webhooks',
+    description: 'List webhooks, newest first',
   },
   {
     method: 'POST',
     path: '/v1/webhooks/secret/rotate',
     operation: 'RotateWebhookSecret',
     status: 200,
-    summary: 'A new signing secret for the account; the next attempt of every delivery is signed with it',
+    summary: 'Rotate the signing secret',
+    description: 'A new signing secret for the account; the next attempt of every delivery is signed with it',
   },
   {
     method: 'GET',
@@ -34,7 +37,8 @@ export const webhookRoutes: readonly RestRoute[] = [
     operation: 'Webhook',
     ...byId,
     status: 200,
-    summary: 'Read one webhook',
+    summary: 'Read a webhook',
+    description: 'Read one webhook',
   },
   {
     method: 'PATCH',
@@ -43,7 +47,8 @@ export const webhookRoutes: readonly RestRoute[] = [
     ...byId,
     body: 'input',
     status: 200,
-    summary: 'Change url and/or events; a new url is pinged as at registration',
+    summary: 'Change a webhook',
+    description: 'Change url and/or events; a new url is pinged as at registration',
   },
   {
     method: 'DELETE',
@@ -51,7 +56,8 @@ export const webhookRoutes: readonly RestRoute[] = [
     operation: 'DeleteWebhook',
     ...byId,
     status: 200,
-    summary: 'Delete a webhook; its pending deliveries stop',
+    summary: 'Delete a webhook',
+    description: 'Delete a webhook; its pending deliveries stop',
   },
   {
     method: 'GET',
@@ -60,7 +66,8 @@ export const webhookRoutes: readonly RestRoute[] = [
     params: { webhook: 'webhook' },
     query: PAGE_QUERY,
     status: 200,
-    summary: 'The delivery log: every attempt, newest first',
+    summary: 'List deliveries',
+    description: 'The delivery log: every attempt, newest first',
   },
   {
     method: 'POST',
@@ -69,7 +76,8 @@ export const webhookRoutes: readonly RestRoute[] = [
     ...byId,
     body: 'input',
     status: 202,
-    summary:
+    summary: 'Replay events',
+    description:
       'Deliver past events again ({ since } up to 7 days back, or { event }), with their original id and body, newly signed',
   },
 ];
