@@ -2,12 +2,12 @@ import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
-import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { createPool, createPrismaClient } from './db/prisma.js';
 import type { PrismaClient } from './generated/prisma/client.js';
 import { closeQueues, createQueues, type Queues, queueList } from './jobs/queues.js';
 import { createProducerConnection, createSubscriberConnection } from './jobs/redis-connections.js';
+import { type Clock, systemClock } from './lib/clock.js';
 import { Metrics } from './metrics/metrics.js';
 
 /** Everything with a connection or a clock in it, made once per process and passed down. */

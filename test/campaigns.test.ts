@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../src/ids.js';
+import { newId } from '../src/lib/ids.js';
 import { pendingContactsQuery } from '../src/modules/campaigns/campaign-dispatch.js';
 import { explainAnalyze, planNodes, rowsThrownAway } from './support/query-plans.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../src/ids.js';
+import { newId } from '../src/lib/ids.js';
 import { IMPORT_MAX_FILE_BYTES } from '../src/modules/imports/import-options.js';
 import { type HttpResult, startTern, type TestAccount, type TestTern } from './support/tern.js';
 import { waitFor } from './support/wait.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SendMessageDocument, TernClient } from '../src/client/index.js';
-import { newId } from '../src/ids.js';
+import { newId } from '../src/lib/ids.js';
 import { claimStatement } from '../src/modules/messages/message-delivery.js';
 import { explainAnalyze, rowsThrownAway } from './support/query-plans.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';

@@ -11,7 +11,7 @@ import {
 } from '../src/carriers/carrier.js';
 import { SmppCarrier, type SmppCarrierOptions } from '../src/carriers/smpp-carrier.js';
 import { submitBodies } from '../src/carriers/smpp-segments.js';
-import { systemClock } from '../src/clock.js';
+import { systemClock } from '../src/lib/clock.js';
 import { ConfigError } from '../src/config/environment.js';
 import { loadConfig } from '../src/config.js';
 import { createPool, createPrismaClient } from '../src/db/prisma.js';

@@ -7,7 +7,7 @@ import {
   TernClient,
   UpdateTemplateDocument,
 } from '../src/client/index.js';
-import { newId } from '../src/ids.js';
+import { newId } from '../src/lib/ids.js';
 import { renderTemplate } from '../src/modules/templates/render-template.js';
 import { withoutTypenames } from './support/graphql-fields.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../src/client/index.js';
 import { ConfigError } from '../src/config/environment.js';
 import { loadConfig } from '../src/config.js';
-import { newId } from '../src/ids.js';
+import { newId } from '../src/lib/ids.js';
 import {
   DestinationRefusedError,
   type Resolve,

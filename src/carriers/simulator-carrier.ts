@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { Batcher } from '../batcher.js';
-import type { Clock } from '../clock.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { PollingLoop } from '../jobs/polling-loop.js';
+import { Batcher } from '../lib/batcher.js';
+import type { Clock } from '../lib/clock.js';
 import type { Carrier, CarrierEventSink, CarrierHealth, OutboundSms, SubmitResult } from './carrier.js';
 
 export interface SimulatorOptions {

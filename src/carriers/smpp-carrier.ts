@@ -1,9 +1,9 @@
 import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { PDU } from 'smpp';
-import type { Clock } from '../clock.js';
 import type { SmppConfig } from '../config.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Clock } from '../lib/clock.js';
 import {
   type Carrier,
   type CarrierEventSink,

@@ -1,5 +1,5 @@
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
-import { type PageRequest, pageWindow } from '../pagination.js';
+import { type PageRequest, pageWindow } from '../lib/pagination.js';
 
 /** A child list of a parent row: where its rows are, which of them belong, in what order. */
 export interface ChildList {

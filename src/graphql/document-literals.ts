@@ -1,5 +1,5 @@
 import { type DocumentNode, Kind, type ValueNode, visit } from 'graphql';
-import { isUnstorableText } from '../validation.js';
+import { isUnstorableText } from '../lib/validation.js';
 
 /**
  * The path of every string written into a document that isUnstorableText, as

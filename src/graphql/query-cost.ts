@@ -18,7 +18,7 @@ import {
   visit,
 } from 'graphql';
 import { _createLRUCache, type GraphQLParams, type Plugin } from 'graphql-yoga';
-import { MAX_PER_PAGE } from '../pagination.js';
+import { MAX_PER_PAGE } from '../lib/pagination.js';
 
 /** The most objects one request may be able to return, summed over its aliases and batched operations. */
 export const MAX_QUERY_OBJECTS = 20_000;

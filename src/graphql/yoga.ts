@@ -21,7 +21,7 @@ import {
   ValidationError,
 } from '../errors.js';
 import { isMultipart, readGraphQLMultipart } from '../http/multipart.js';
-import { unstorableTextPaths } from '../validation.js';
+import { unstorableTextPaths } from '../lib/validation.js';
 import { CONSOLE_OPTIONS } from './console.js';
 import type { Context } from './context.js';
 import { csrfPrevention } from './csrf.js';

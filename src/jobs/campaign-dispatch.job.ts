@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../lib/clock.js';
 import { FORGET_FINISHED_JOBS, JobProducer, type QueueDefinition } from './queue-definition.js';
 
 /** `start`: a scheduled campaign's send_at has come; `dispatch`: send its next batch. */

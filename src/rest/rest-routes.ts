@@ -21,7 +21,7 @@ import {
 import type { Context } from '../graphql/context.js';
 import { sendAppError, sendError } from '../http/error-response.js';
 import { type MultipartForm, readMultipartForm } from '../http/multipart.js';
-import { unstorableTextPaths } from '../validation.js';
+import { unstorableTextPaths } from '../lib/validation.js';
 import { hintOf, withRestNames } from './field-hints.js';
 import type { Operation, OperationRegistry, VariableProblem } from './operations.js';
 import type { RestRoute } from './route-table.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import pg from 'pg';
-import { Batcher } from '../../src/batcher.js';
-import { newId } from '../../src/ids.js';
+import { Batcher } from '../../src/lib/batcher.js';
+import { newId } from '../../src/lib/ids.js';
 import { SEND_JOB_SIZE, sendJobId } from '../../src/jobs/message-send.job.js';
 import { closeQueues, createQueues } from '../../src/jobs/queues.js';
 import { createProducerConnection } from '../../src/jobs/redis-connections.js';

@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/lib/clock.js';
 
 /** A clock the test moves by hand, so time-dependent behaviour is tested without sleeping. */
 export class ManualClock implements Clock {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
-import { e164, normalizedPhone } from '../../src/phone.js';
-import { parseInput } from '../../src/validation.js';
+import { e164, normalizedPhone } from '../../src/lib/phone.js';
+import { parseInput } from '../../src/lib/validation.js';
 
 function issueOf(schema: typeof e164 | typeof normalizedPhone, value: unknown) {
   try {

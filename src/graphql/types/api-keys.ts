@@ -1,11 +1,11 @@
-import { systemClock } from '../../clock.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
+import { systemClock } from '../../lib/clock.js';
+import { type PageRequest, parsePage } from '../../lib/pagination.js';
 import {
   apiKeyCreateInput,
   type CreatedApiKey,
   type DeletedApiKey,
 } from '../../modules/api-keys/api-keys.js';
-import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import { inputTypeFromZod } from '../zod-input.js';
 import { idArg, inputArg } from './args.js';

@@ -1,6 +1,7 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { InvalidStateError, NotFoundError, ValidationError } from '../../errors.js';
 import { CampaignStatus } from '../../generated/prisma/enums.js';
+import { type PageRequest, parsePage } from '../../lib/pagination.js';
 import {
   type CampaignFilter,
   campaignInputs,
@@ -9,7 +10,6 @@ import {
 import type { CampaignStats } from '../../modules/campaigns/campaign-stats.js';
 import { CAMPAIGN_ACTIONS, describeTransition } from '../../modules/campaigns/campaign-transitions.js';
 import { contactListInput } from '../../modules/contacts/contacts.js';
-import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import type { InputOptions } from '../schema.js';
 import { argsFromZod, inputTypeFromZod } from '../zod-input.js';

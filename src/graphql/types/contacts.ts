@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
+import type { PageRequest } from '../../lib/pagination.js';
 import { addContactInput, type ContactFilter, contactListInput } from '../../modules/contacts/contacts.js';
-import type { PageRequest } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import { argsFromZod, inputTypeFromZod } from '../zod-input.js';
 import { idArg, inputArg } from './args.js';

@@ -2,6 +2,7 @@ import { queryFromInfo } from '@pothos/plugin-prisma';
 import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { MessageStatus } from '../../generated/prisma/enums.js';
+import { type PageRequest, parsePage } from '../../lib/pagination.js';
 import { encodingOf, type TextAnalysis } from '../../modules/messages/encoding.js';
 import {
   type MessageFilter,
@@ -13,7 +14,6 @@ import {
   type MessageAcceptance,
   sendInput as sendMessageSchema,
 } from '../../modules/messages/message-sending.js';
-import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import { argsFromZod, inputTypeFromZod } from '../zod-input.js';
 import { idArg, inputArg } from './args.js';

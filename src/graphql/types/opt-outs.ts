@@ -1,5 +1,5 @@
 import { ValidationError } from '../../errors.js';
-import { type PageRequest, parsePage } from '../../pagination.js';
+import { type PageRequest, parsePage } from '../../lib/pagination.js';
 import type { Builder } from '../builder.js';
 import { addPageType, pageArgs } from './page.js';
 import { cursorArgs } from './page-info.js';

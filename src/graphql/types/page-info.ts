@@ -1,4 +1,4 @@
-import { cursorInput } from '../../pagination.js';
+import { cursorInput } from '../../lib/pagination.js';
 import type { Builder } from '../builder.js';
 import { argsFromZod } from '../zod-input.js';
 

@@ -1,6 +1,6 @@
 import type { ArgBuilder, SchemaTypes } from '@pothos/core';
 import type PrismaTypes from '../../generated/pothos-prisma-types.js';
-import { type CursorKey, encodeCursor, type PageRequest, pageInput } from '../../pagination.js';
+import { type CursorKey, encodeCursor, type PageRequest, pageInput } from '../../lib/pagination.js';
 import type { Builder } from '../builder.js';
 import type { Context } from '../context.js';
 import { argsFromZod } from '../zod-input.js';

@@ -1,11 +1,11 @@
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
+import { type PageRequest, parsePage } from '../../lib/pagination.js';
 import { placeholderNames } from '../../modules/templates/render-template.js';
 import {
   createTemplateInput,
   type DeletedTemplate,
   updateTemplateInput,
 } from '../../modules/templates/templates.js';
-import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import { inputTypeFromZod } from '../zod-input.js';
 import { idArg, inputArg } from './args.js';

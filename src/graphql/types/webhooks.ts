@@ -1,5 +1,6 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { NotFoundError, ValidationError } from '../../errors.js';
+import { type PageRequest, parsePage } from '../../lib/pagination.js';
 import { SUBSCRIBABLE_EVENTS } from '../../modules/webhooks/webhook-events.js';
 import {
   type DeletedWebhook,
@@ -8,7 +9,6 @@ import {
   replayInput as replayWebhookInput,
   webhookInputs,
 } from '../../modules/webhooks/webhooks.js';
-import { type PageRequest, parsePage } from '../../pagination.js';
 import type { Builder } from '../builder.js';
 import type { InputOptions } from '../schema.js';
 import { inputTypeFromZod } from '../zod-input.js';

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { Clock } from '../../clock.js';
 import { isUniqueViolation } from '../../db/prisma-errors.js';
 import { ConflictError, InvalidCredentialsError, NotFoundError, OtpRequiredError } from '../../errors.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
-import { newId } from '../../ids.js';
-import { parseInput } from '../../validation.js';
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { parseInput } from '../../lib/validation.js';
 import type { LoginGuard } from './login-guard.js';
 import type { IssuedToken, LoginTokens } from './login-tokens.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './password.js';

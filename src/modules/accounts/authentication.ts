@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { Batcher } from '../../batcher.js';
 import { UnauthorizedError } from '../../errors.js';
+import { Batcher } from '../../lib/batcher.js';
 import { isApiKeyLike } from '../api-keys/api-key-secret.js';
 import type { ApiKeys } from '../api-keys/api-keys.js';
 import type { LoginTokens, TokenClaims } from './login-tokens.js';

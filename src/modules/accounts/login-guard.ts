@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Clock } from '../../clock.js';
 import { RateLimitedError } from '../../errors.js';
+import type { Clock } from '../../lib/clock.js';
 
 /** Failures for one e-mail from one address before the pair is locked, and for how long. */
 export const FAILURES_BEFORE_LOCK = 10;

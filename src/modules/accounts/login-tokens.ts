@@ -1,7 +1,7 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import type { Clock } from '../../clock.js';
 import { UnauthorizedError } from '../../errors.js';
+import type { Clock } from '../../lib/clock.js';
 
 export const TOKEN_LIFETIME_SECONDS = 86_400;
 

@@ -5,7 +5,6 @@ import { Secret, TOTP } from 'otpauth';
 import type { Logger } from 'pino';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { z } from 'zod';
-import type { Clock } from '../../clock.js';
 import {
   ForbiddenError,
   InvalidStateError,
@@ -14,8 +13,9 @@ import {
   ValidationError,
 } from '../../errors.js';
 import type { AccountSettings, Prisma, PrismaClient } from '../../generated/prisma/client.js';
-import { SealedBox } from '../../sealed-box.js';
-import { parseInput } from '../../validation.js';
+import type { Clock } from '../../lib/clock.js';
+import { SealedBox } from '../../lib/sealed-box.js';
+import { parseInput } from '../../lib/validation.js';
 import type { Credential } from './authentication.js';
 
 /** RFC 6238 as every authenticator app implements it: HMAC-SHA-1, 6 digits, 30-second steps. */

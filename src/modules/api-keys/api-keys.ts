@@ -1,13 +1,13 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { Batcher } from '../../batcher.js';
-import type { Clock } from '../../clock.js';
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../errors.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
-import { newId } from '../../ids.js';
-import { newestFirst, type PageRequest } from '../../pagination.js';
-import { issue, parseInput } from '../../validation.js';
+import { Batcher } from '../../lib/batcher.js';
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { newestFirst, type PageRequest } from '../../lib/pagination.js';
+import { issue, parseInput } from '../../lib/validation.js';
 import type { Credential } from '../accounts/authentication.js';
 import { generateApiKeySecret, hashApiKey, isWellFormedApiKey } from './api-key-secret.js';
 

@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../../clock.js';
 import { perRowProbe } from '../../db/per-row-probe.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import { newId } from '../../ids.js';
 import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { analyzeText } from '../messages/encoding.js';
 import { insertMessageRows, type NewMessageRow } from '../messages/message-rows.js';

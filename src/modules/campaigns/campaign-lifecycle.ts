@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../../clock.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
+import type { Clock } from '../../lib/clock.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { lockCampaign } from './campaign-rows.js';
 import { assertMoveAllowed, type CampaignAction, moveCampaign } from './campaign-transitions.js';

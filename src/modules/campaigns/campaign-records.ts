@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import type { Clock } from '../../clock.js';
 import { isForeignKeyViolation } from '../../db/prisma-errors.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { CampaignStatus } from '../../generated/prisma/enums.js';
-import { newId } from '../../ids.js';
 import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
-import { newestFirst, type PageArgs, type PageRequest, parsePage } from '../../pagination.js';
-import { parseInput } from '../../validation.js';
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { newestFirst, type PageArgs, type PageRequest, parsePage } from '../../lib/pagination.js';
+import { parseInput } from '../../lib/validation.js';
 import { webhookUrl } from '../webhooks/webhook-url.js';
 import { type CampaignQuery, liveCampaign, requireCampaign } from './campaign-lookup.js';
 

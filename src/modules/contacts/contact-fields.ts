@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { normalizedPhone } from '../../phone.js';
+import { normalizedPhone } from '../../lib/phone.js';
 
 /**
  * A contact's fields as the service bounds them; shared with the spreadsheet import, whose

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import type { Clock } from '../../clock.js';
 import { allIds, inPageOrder, pageIdsPerParent } from '../../db/pages-per-parent.js';
 import { isUniqueViolation } from '../../db/prisma-errors.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import { newId } from '../../ids.js';
-import { oldestFirst, type PageArgs, type PageRequest, parsePage } from '../../pagination.js';
-import { parseInput } from '../../validation.js';
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { oldestFirst, type PageArgs, type PageRequest, parsePage } from '../../lib/pagination.js';
+import { parseInput } from '../../lib/validation.js';
 import { requireCampaign } from '../campaigns/campaign-lookup.js';
 import { contactFields } from './contact-fields.js';
 

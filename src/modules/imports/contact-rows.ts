@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { type Issue, ValidationError } from '../../errors.js';
-import { parseInput } from '../../validation.js';
+import { parseInput } from '../../lib/validation.js';
 import { contactFields } from '../contacts/contact-fields.js';
 import { ImportFileError, type SheetRow } from './import-file-error.js';
 import {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { issue } from '../../validation.js';
+import { issue } from '../../lib/validation.js';
 
 /** The bounds of one upload: 10 MB (10 × 1024 × 1024 bytes) and 100,000 data rows per file. */
 export const IMPORT_MAX_FILE_BYTES = 10 * 1024 * 1024;

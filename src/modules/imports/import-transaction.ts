@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import type { Clock } from '../../clock.js';
 import type { Prisma } from '../../generated/prisma/client.js';
-import { newIds } from '../../ids.js';
+import type { Clock } from '../../lib/clock.js';
+import { newIds } from '../../lib/ids.js';
 import type { ImportLimits } from './contact-imports.js';
 import type { ContactRow, RowError } from './contact-rows.js';
 import type { FileFormat, ImportOptions } from './import-options.js';

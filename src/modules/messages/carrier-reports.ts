@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import { Batcher } from '../../batcher.js';
 import type { CarrierEventSink, DeliveryReport, InboundSms } from '../../carriers/carrier.js';
 import { isUniqueViolation } from '../../db/prisma-errors.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
-import { newId } from '../../ids.js';
+import { Batcher } from '../../lib/batcher.js';
+import { newId } from '../../lib/ids.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { type OptOuts, optOutKeyword } from '../opt-outs/opt-outs.js';
 import { type MessageSubject, messageRepliedPayload, writeEvent } from '../webhooks/webhook-events.js';

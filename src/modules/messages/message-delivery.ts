@@ -1,7 +1,7 @@
-import { Batcher } from '../../batcher.js';
-import type { Clock } from '../../clock.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
+import { Batcher } from '../../lib/batcher.js';
+import type { Clock } from '../../lib/clock.js';
 import type { MessageSubject } from '../webhooks/webhook-events.js';
 import type { Encoding } from './encoding.js';
 import { type MessageStatusChanges, STATEMENT_BATCHING } from './message-status-changes.js';

@@ -1,6 +1,6 @@
 import { allIds, inPageOrder, pageIdsPerParent } from '../../db/pages-per-parent.js';
 import { type MessageStatus, Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import type { PageRequest } from '../../pagination.js';
+import type { PageRequest } from '../../lib/pagination.js';
 
 type MessageQuery = Pick<Prisma.MessageFindManyArgs, 'select' | 'include'>;
 type ReplyQuery = Pick<Prisma.InboundMessageFindManyArgs, 'select' | 'include'>;

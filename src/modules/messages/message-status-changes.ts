@@ -1,6 +1,6 @@
-import { Batcher } from '../../batcher.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
-import { newId } from '../../ids.js';
+import { Batcher } from '../../lib/batcher.js';
+import { newId } from '../../lib/ids.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { LivePublisher } from '../live/live-events.js';
 import {

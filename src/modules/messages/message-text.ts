@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isUnstorableText } from '../../validation.js';
+import { isUnstorableText } from '../../lib/validation.js';
 
 export const MAX_MESSAGE_CHARACTERS = 1600;
 

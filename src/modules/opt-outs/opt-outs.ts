@@ -1,7 +1,7 @@
 import { perRowProbe } from '../../db/per-row-probe.js';
 import { ValidationError } from '../../errors.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import { newestFirst, type PageRequest } from '../../pagination.js';
+import { newestFirst, type PageRequest } from '../../lib/pagination.js';
 
 type Tx = Prisma.TransactionClient;
 type OptOutQuery = Omit<Prisma.OptOutFindManyArgs, 'where' | 'orderBy' | 'skip' | 'take'>;

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../../clock.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
+import type { Clock } from '../../lib/clock.js';
 import type { Metrics } from '../../metrics/metrics.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { NotFoundError } from '../../errors.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
-import { issue, parseInput } from '../../validation.js';
+import { issue, parseInput } from '../../lib/validation.js';
 
 function isIanaTimeZone(name: string): boolean {
   if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(name)) return false;

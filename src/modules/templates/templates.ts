@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import type { Clock } from '../../clock.js';
 import { isRecordNotFound } from '../../db/prisma-errors.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
-import { newId } from '../../ids.js';
-import { newestFirst, type PageRequest } from '../../pagination.js';
-import { issue, parseInput } from '../../validation.js';
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { newestFirst, type PageRequest } from '../../lib/pagination.js';
+import { issue, parseInput } from '../../lib/validation.js';
 import { MAX_MESSAGE_CHARACTERS } from '../messages/message-text.js';
 import { hasStrayDoubleBraces } from './render-template.js';
 

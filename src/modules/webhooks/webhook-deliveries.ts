@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import { Batcher } from '../../batcher.js';
-import type { Clock } from '../../clock.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
-import { newId } from '../../ids.js';
 import type { WebhookDeliveryJob, WebhookDeliveryJobs } from '../../jobs/webhook-delivery.job.js';
+import { Batcher } from '../../lib/batcher.js';
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { eventBody } from './webhook-events.js';
 import type { WebhookSecrets } from './webhook-secrets.js';

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../../clock.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { PollingLoop } from '../../jobs/polling-loop.js';
 import type { WebhookDeliveryJobs } from '../../jobs/webhook-delivery.job.js';
+import type { Clock } from '../../lib/clock.js';
 import type { PlannedDelivery, StoredEvent, WebhookDeliveries } from './webhook-deliveries.js';
 import { goesToCampaignUrl, isSubscribable } from './webhook-events.js';
 

@@ -1,5 +1,5 @@
 import type { Prisma } from '../../generated/prisma/client.js';
-import { newId } from '../../ids.js';
+import { newId } from '../../lib/ids.js';
 import type { CampaignStats } from '../campaigns/campaign-stats.js';
 
 /**

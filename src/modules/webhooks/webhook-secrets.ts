@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { NotFoundError } from '../../errors.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
-import { SealedBox, UnsealError } from '../../sealed-box.js';
+import { SealedBox, UnsealError } from '../../lib/sealed-box.js';
 
 /** An account's signing secret: `whsec_` and 32 random bytes in base64url; the HMAC key is the whole string. */
 function generateSecret(): string {

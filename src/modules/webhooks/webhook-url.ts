@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { issue } from '../../validation.js';
+import { issue } from '../../lib/validation.js';
 
 /**
  * A callback URL as Tern accepts it: absolute https, or http when WEBHOOK_ALLOW_INSECURE is

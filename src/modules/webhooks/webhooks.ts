@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { Clock } from '../../clock.js';
 import { allIds, inPageOrder, pageIdsPerParent } from '../../db/pages-per-parent.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import { newId } from '../../ids.js';
 import type { WebhookDeliveryJobs } from '../../jobs/webhook-delivery.job.js';
-import { newestFirst, type PageArgs, type PageRequest, parsePage } from '../../pagination.js';
-import { parseInput } from '../../validation.js';
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { newestFirst, type PageArgs, type PageRequest, parsePage } from '../../lib/pagination.js';
+import { parseInput } from '../../lib/validation.js';
 import type { StoredEvent, WebhookDeliveries } from './webhook-deliveries.js';
 import { pingBody, SUBSCRIBABLE_EVENTS } from './webhook-events.js';
 import type { WebhookSecrets } from './webhook-secrets.js';

@@ -1,4 +1,4 @@
-import { encodeCursor } from '../../../src/pagination.js';
+import { encodeCursor } from '../../../src/lib/pagination.js';
 import type { Bench, Service } from '../bench.js';
 import type { ReadResult, RunnableScenario } from './scenario.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ValidationError } from './errors.js';
+import { ValidationError } from '../errors.js';
 import { parseInput } from './validation.js';
 
 export const MAX_PER_PAGE = 100;

@@ -9,7 +9,7 @@ export const E164_EXPECTED = '7–15 digits, optional leading +';
 /** A number in E.164, with or without `+`; it comes out as digits, which is how it is stored and shown. */
 export const e164 = z
   .string()
-  .refine((value) => E164_WRITTEN.test(value), issue('invalid_e164'))
+  .refine((value) => E164_WRITTEN.test(value), issue('invalid_e164', E164_EXPECTED))
   .transform((value) => value.replace(/^\+/, ''))
   .meta({
     pattern: E164_WRITTEN.source,

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { describeIssues, type Issue, MAX_ISSUE_DETAILS, ValidationError } from './errors.js';
-import { E164_EXPECTED } from './phone.js';
+import { describeIssues, type Issue, MAX_ISSUE_DETAILS, ValidationError } from '../errors.js';
 
 /**
  * Parses an operation's input with its zod schema and turns every problem into the
@@ -18,9 +17,9 @@ export function parseInput<Schema extends z.ZodType>(schema: Schema, input: unkn
   throw new ValidationError(details, describeIssues(details, hints));
 }
 
-/** A zod refinement's params: the `issue` code it stands for. */
-export function issue(name: Issue): { params: { issue: Issue } } {
-  return { params: { issue: name } };
+/** A zod refinement's params: the `issue` code it stands for, and what the field allows, for the message. */
+export function issue(name: Issue, hint?: string): { params: { issue: Issue; hint?: string } } {
+  return { params: hint === undefined ? { issue: name } : { issue: name, hint } };
 }
 
 function toFieldIssues(schema: z.ZodType, issues: readonly z.core.$ZodIssue[]) {
@@ -45,7 +44,7 @@ function toFieldIssues(schema: z.ZodType, issues: readonly z.core.$ZodIssue[]) {
 function hintFor(schema: z.ZodType, problem: z.core.$ZodIssue): string | undefined {
   if (problem.code === 'invalid_value' && problem.values.length > 0)
     return `one of: ${problem.values.map(String).join(', ')}`;
-  if (problem.code === 'custom' && problem.params?.issue === 'invalid_e164') return E164_EXPECTED;
+  if (problem.code === 'custom' && typeof problem.params?.hint === 'string') return problem.params.hint;
   if (problem.code !== 'too_small' && problem.code !== 'too_big' && problem.code !== 'invalid_type') return;
   const field = fieldSchema(schema, problem.path);
   if (field instanceof z.ZodNumber) {
