@@ -11,27 +11,34 @@ import { isUnstorableText } from '../lib/validation.js';
  */
 export function unstorableLiteralPaths(document: DocumentNode): string[][] {
   const found: string[][] = [];
-  const inspect = (value: ValueNode, path: string[]) => {
-    const pending = [{ value, path }];
-    while (pending.length > 0) {
-      const { value: current, path: at } = pending.pop()!;
-      if (current.kind === Kind.STRING) {
-        if (isUnstorableText(current.value)) found.push(at);
-      } else if (current.kind === Kind.LIST) {
-        current.values.forEach((item, index) => {
-          pending.push({ value: item, path: [...at, String(index)] });
-        });
-      } else if (current.kind === Kind.OBJECT) {
-        for (const field of current.fields)
-          pending.push({ value: field.value, path: [...at, field.name.value] });
-      }
-    }
-  };
   visit(document, {
-    Argument: (node) => inspect(node.value, [node.name.value]),
+    Argument: (node) => {
+      found.push(...unstorableValuePaths(node.value, [node.name.value]));
+    },
     VariableDefinition: (node) => {
-      if (node.defaultValue) inspect(node.defaultValue, [node.variable.name.value]);
+      if (node.defaultValue)
+        found.push(...unstorableValuePaths(node.defaultValue, [node.variable.name.value]));
     },
   });
   return found;
+}
+
+function unstorableValuePaths(value: ValueNode, path: string[]): string[][] {
+  const found: string[][] = [];
+  const pending = [{ value, path }];
+  while (pending.length > 0) {
+    const { value: current, path: at } = pending.pop()!;
+    if (current.kind === Kind.STRING && isUnstorableText(current.value)) found.push(at);
+    pending.push(...innerValues(current, at));
+  }
+  return found;
+}
+
+/** The values a list or an object literal holds, each with its path. */
+function innerValues(value: ValueNode, path: string[]): { value: ValueNode; path: string[] }[] {
+  if (value.kind === Kind.LIST)
+    return value.values.map((item, index) => ({ value: item, path: [...path, String(index)] }));
+  if (value.kind === Kind.OBJECT)
+    return value.fields.map((field) => ({ value: field.value, path: [...path, field.name.value] }));
+  return [];
 }

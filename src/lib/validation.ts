@@ -25,19 +25,23 @@ export function issue(name: Issue, hint?: string): { params: { issue: Issue; hin
 function toFieldIssues(schema: z.ZodType, issues: readonly z.core.$ZodIssue[]) {
   const byField = new Map<string, Issue>();
   const hints = new Map<string, string>();
-  for (const problem of issues) {
-    const keys = problem.code === 'unrecognized_keys' ? problem.keys : [undefined];
-    for (const key of keys) {
-      // One past the cap is enough to say there are more (describeIssues).
-      if (byField.size > MAX_ISSUE_DETAILS) break;
-      const field = (key === undefined ? problem.path : [...problem.path, key]).join('.');
-      if (byField.has(field)) continue;
-      byField.set(field, issueOf(problem));
-      const hint = hintFor(schema, problem);
-      if (hint) hints.set(field, hint);
-    }
+  // One past the cap is enough to say there are more (describeIssues).
+  const fields = issues.flatMap((problem) => fieldsOf(problem).map((field) => ({ field, problem })));
+  for (const { field, problem } of fields) {
+    if (byField.size > MAX_ISSUE_DETAILS) break;
+    if (byField.has(field)) continue;
+    byField.set(field, issueOf(problem));
+    const hint = hintFor(schema, problem);
+    if (hint) hints.set(field, hint);
   }
   return { details: [...byField].map(([field, name]) => ({ field, issue: name })), hints };
+}
+
+/** The dotted fields an issue is about: unrecognized keys name each key, any other its path. */
+function fieldsOf(problem: z.core.$ZodIssue): string[] {
+  if (problem.code !== 'unrecognized_keys') return [problem.path.join('.')];
+  // A body of thousands of unknown keys is cut where the details stop anyway.
+  return problem.keys.slice(0, MAX_ISSUE_DETAILS + 1).map((key) => [...problem.path, key].join('.'));
 }
 
 /** What the field allows, told from the issue (an enum's values) or from the field's own schema (its bounds). */
@@ -46,7 +50,10 @@ function hintFor(schema: z.ZodType, problem: z.core.$ZodIssue): string | undefin
     return `one of: ${problem.values.map(String).join(', ')}`;
   if (problem.code === 'custom' && typeof problem.params?.hint === 'string') return problem.params.hint;
   if (problem.code !== 'too_small' && problem.code !== 'too_big' && problem.code !== 'invalid_type') return;
-  const field = fieldSchema(schema, problem.path);
+  return boundsOf(fieldSchema(schema, problem.path));
+}
+
+function boundsOf(field: z.ZodType | undefined): string | undefined {
   if (field instanceof z.ZodNumber) {
     const kind = field.format === 'safeint' ? 'an integer' : 'a number';
     return bounds(kind, field.minValue, field.maxValue);
@@ -137,14 +144,12 @@ export function unstorableTextPaths(value: unknown): string[][] {
   const pending: { value: unknown; step: PathStep | null }[] = [{ value, step: null }];
   while (pending.length > 0) {
     const { value: current, step } = pending.pop()!;
-    if (typeof current === 'string') {
-      if (isUnstorableText(current)) found.push(pathOf(step));
-    } else if (current !== null && typeof current === 'object') {
-      for (const [key, inner] of Object.entries(current)) {
-        const next = { key, parent: step };
-        if (isUnstorableText(key)) found.push(pathOf(next));
-        pending.push({ value: inner, step: next });
-      }
+    if (typeof current === 'string' && isUnstorableText(current)) found.push(pathOf(step));
+    if (current === null || typeof current !== 'object') continue;
+    for (const [key, inner] of Object.entries(current)) {
+      const next = { key, parent: step };
+      if (isUnstorableText(key)) found.push(pathOf(next));
+      pending.push({ value: inner, step: next });
     }
   }
   return found;

@@ -1,9 +1,11 @@
 import {
   type FragmentDefinitionNode,
+  type FragmentSpreadNode,
   type GraphQLInputType,
   type GraphQLOutputType,
   type GraphQLSchema,
   getNamedType,
+  type InlineFragmentNode,
   isEnumType,
   isInputObjectType,
   isListType,
@@ -56,64 +58,15 @@ export function buildOpenApi(
   const paths: Record<string, Record<string, unknown>> = {};
   const operationIds = new Set<string>();
   for (const route of routes) {
-    const operation = registry.get(route.operation);
     const operationId = route.operationId ?? route.operation;
     if (operationIds.has(operationId))
       throw new Error(
         `operationId ${operationId} is used twice: give ${route.path} an operationId of its own`,
       );
     operationIds.add(operationId);
-    const recorded = examples.operations[operationId];
-    // The recorded request's value, as the parameter's type reads it (`per_page` 10, not "10").
-    const withExample = <P extends { name: string; schema: JsonSchema }>(described: P) => {
-      const value = recorded?.parameters?.[described.name];
-      if (value === undefined) return described;
-      return { ...described, example: described.schema.type === 'integer' ? Number(value) : value };
-    };
     const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
-    const parameters = [
-      ...Object.entries(route.params ?? {}).map(([name, variable]) =>
-        withExample(parameter(name, 'path', operation, variable, true, schema)),
-      ),
-      ...Object.entries(route.query ?? {}).map(([name, variable]) =>
-        withExample(parameter(name, 'query', operation, variable, false, schema)),
-      ),
-      ...Object.entries(route.headers ?? {}).map(([name, variable]) =>
-        withExample(parameter(name, 'header', operation, variable, false, schema)),
-      ),
-    ];
-    const bodyType = route.body ? operation.variableTypes.get(route.body) : undefined;
-    const success = withRequest(responseSchema(operation, schema), route.omitNull, route.responseHeaders);
     paths[path] ??= {};
-    paths[path][route.method.toLowerCase()] = {
-      operationId,
-      summary: route.summary,
-      description: route.description,
-      tags: [route.path.split('/')[2] ?? 'v1'],
-      ...(route.public ? { security: [] } : {}),
-      ...(parameters.length ? { parameters } : {}),
-      ...(bodyType
-        ? {
-            requestBody: requestBody(route, bodySchema(route, bodyType), recorded?.request),
-          }
-        : {}),
-      responses: {
-        [route.status]: {
-          description: 'Success',
-          headers: { ...COMMON_HEADERS, ...responseHeaders(route.responseHeaders ?? {}) },
-          content: {
-            'application/json': {
-              schema: success,
-              ...(recorded ? { example: recorded.response } : {}),
-            },
-          },
-        },
-        ...errorResponses(route, declaredErrorCodes(operation, schema), {
-          ...examples.shared,
-          ...recorded?.errors,
-        }),
-      },
-    };
+    paths[path][route.method.toLowerCase()] = describeRoute(route, operationId, registry, schema, examples);
   }
   return {
     openapi: '3.1.0',
@@ -134,6 +87,68 @@ export function buildOpenApi(
       },
     },
   };
+}
+
+/** One operation of the document: its parameters, body, success and error responses. */
+function describeRoute(
+  route: RestRoute,
+  operationId: string,
+  registry: OperationRegistry,
+  schema: GraphQLSchema,
+  examples: ApiExamples,
+) {
+  const operation = registry.get(route.operation);
+  const recorded = examples.operations[operationId];
+  const bodyType = route.body ? operation.variableTypes.get(route.body) : undefined;
+  const parameters = routeParameters(route, operation, schema, recorded?.parameters ?? {});
+  const success = withRequest(responseSchema(operation, schema), route.omitNull, route.responseHeaders);
+  return {
+    operationId,
+    summary: route.summary,
+    description: route.description,
+    tags: [route.path.split('/')[2] ?? 'v1'],
+    ...(route.public ? { security: [] } : {}),
+    ...(parameters.length ? { parameters } : {}),
+    ...(bodyType ? { requestBody: requestBody(route, bodySchema(route, bodyType), recorded?.request) } : {}),
+    responses: {
+      [route.status]: {
+        description: 'Success',
+        headers: { ...COMMON_HEADERS, ...responseHeaders(route.responseHeaders ?? {}) },
+        content: {
+          'application/json': { schema: success, ...(recorded ? { example: recorded.response } : {}) },
+        },
+      },
+      ...errorResponses(route, declaredErrorCodes(operation, schema), {
+        ...examples.shared,
+        ...recorded?.errors,
+      }),
+    },
+  };
+}
+
+/** The route's path, query and header parameters, each with the value of the recorded request. */
+function routeParameters(
+  route: RestRoute,
+  operation: Operation,
+  schema: GraphQLSchema,
+  recorded: Record<string, string>,
+) {
+  // The recorded request's value, as the parameter's type reads it (`per_page` 10, not "10").
+  const withExample = <P extends { name: string; schema: JsonSchema }>(described: P) => {
+    const value = recorded[described.name];
+    if (value === undefined) return described;
+    return { ...described, example: described.schema.type === 'integer' ? Number(value) : value };
+  };
+  const places = [
+    ['path', route.params, true],
+    ['query', route.query, false],
+    ['header', route.headers, false],
+  ] as const;
+  return places.flatMap(([where, variables, required]) =>
+    Object.entries(variables ?? {}).map(([name, variable]) =>
+      withExample(parameter(name, where, operation, variable, required, schema)),
+    ),
+  );
 }
 
 /** JSON, or for an upload route the multipart form: the file part beside the body's fields. */
@@ -270,30 +285,34 @@ function selectionSchema(
   const visitSet = (set: SelectionSetNode) => {
     for (const selection of set.selections) {
       if (selection.kind === Kind.FIELD) {
-        if (selection.name.value === '__typename') continue;
         const field = named.getFields()[selection.name.value];
-        if (field)
+        if (field && selection.name.value !== '__typename')
           properties[selection.alias?.value ?? selection.name.value] = outputSchema(
             field.type,
             selection.selectionSet,
             fragments,
             schema,
           );
-      } else {
-        const condition =
-          selection.kind === Kind.INLINE_FRAGMENT
-            ? selection.typeCondition?.name.value
-            : fragments.get(selection.name.value)?.typeCondition.name.value;
-        const body =
-          selection.kind === Kind.INLINE_FRAGMENT
-            ? selection.selectionSet
-            : fragments.get(selection.name.value)?.selectionSet;
-        if (body && (!condition || condition === named.name)) visitSet(body);
+        continue;
       }
+      const fragment = fragmentBody(selection, fragments, named.name);
+      if (fragment) visitSet(fragment);
     }
   };
   visitSet(selectionSet);
   return { type: 'object', properties, required: Object.keys(properties) };
+}
+
+/** The selections of a fragment (inline or named) that applies to `typeName`; undefined for one that does not. */
+function fragmentBody(
+  selection: InlineFragmentNode | FragmentSpreadNode,
+  fragments: Map<string, FragmentDefinitionNode>,
+  typeName: string,
+): SelectionSetNode | undefined {
+  const definition =
+    selection.kind === Kind.INLINE_FRAGMENT ? selection : fragments.get(selection.name.value);
+  const condition = definition?.typeCondition?.name.value;
+  return !condition || condition === typeName ? definition?.selectionSet : undefined;
 }
 
 function outputSchema(

@@ -155,20 +155,27 @@ const ENOUGH_PROBLEMS = Symbol('enough problems');
 function coerceVariable(value: unknown, type: GraphQLInputType, name: string, problems: VariableProblem[]) {
   coerceInputValue(value, type, (path, _invalid, error) => {
     if (problems.length > MAX_ISSUE_DETAILS) throw ENOUGH_PROBLEMS;
-    const named = /^Field "([^"]+)"/.exec(error.message)?.[1];
-    const fieldPath = [name, ...path.map(String)];
-    if (named && /is not defined by type/.test(error.message)) {
-      const inputType = getNamedType(typeAt(type, path));
-      const known = isInputObjectType(inputType) ? Object.keys(inputType.getFields()) : [];
-      problems.push({ path: [...fieldPath, named], kind: 'unknown_field', known });
-    } else if (named && /of required type/.test(error.message)) {
-      problems.push({ path: [...fieldPath, named], kind: 'required' });
-    } else {
-      const target = getNamedType(typeAt(type, path));
-      const allowed = isEnumType(target) ? target.getValues().map((value) => value.name) : undefined;
-      problems.push({ path: fieldPath, kind: 'invalid_value', ...(allowed ? { allowed } : {}) });
-    }
+    problems.push(problemOf(type, [name, ...path.map(String)], path, error.message));
   });
+}
+
+/** What graphql-js's coercion error says, as a problem: an unknown field, a missing one, or a bad value. */
+function problemOf(
+  type: GraphQLInputType,
+  fieldPath: string[],
+  path: readonly (string | number)[],
+  message: string,
+): VariableProblem {
+  const named = /^Field "([^"]+)"/.exec(message)?.[1];
+  if (named && /is not defined by type/.test(message)) {
+    const inputType = getNamedType(typeAt(type, path));
+    const known = isInputObjectType(inputType) ? Object.keys(inputType.getFields()) : [];
+    return { path: [...fieldPath, named], kind: 'unknown_field', known };
+  }
+  if (named && /of required type/.test(message)) return { path: [...fieldPath, named], kind: 'required' };
+  const target = getNamedType(typeAt(type, path));
+  const allowed = isEnumType(target) ? target.getValues().map((value) => value.name) : undefined;
+  return { path: fieldPath, kind: 'invalid_value', ...(allowed ? { allowed } : {}) };
 }
 
 /** The type of the value at `path` inside a value of `type` (list indexes and input fields). */

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   type ExecutionResult,
+  type GraphQLError,
   type GraphQLInputType,
   type GraphQLSchema,
   getNamedType,
@@ -130,11 +131,32 @@ function variablesFor(
   request: FastifyRequest,
   form: MultipartForm | null,
 ): Record<string, unknown> {
-  const variables: Record<string, unknown> = {};
   const params = request.params as Record<string, string>;
-  for (const [param, variable] of Object.entries(route.params ?? {})) variables[variable] = params[param];
+  const headers = Object.entries(route.headers ?? {}).flatMap(([header, variable]) => {
+    const value = request.headers[header.toLowerCase()];
+    return value === undefined ? [] : [[variable, value] as const];
+  });
+  return {
+    ...Object.fromEntries(
+      Object.entries(route.params ?? {}).map(([param, variable]) => [variable, params[param]]),
+    ),
+    ...queryVariables(route, operation, request.query as Record<string, string | string[] | undefined>),
+    ...Object.fromEntries(headers),
+    ...(route.body
+      ? { [route.body]: bodyVariable(operation.variableTypes.get(route.body), request, form) }
+      : {}),
+    ...(route.upload && form?.file
+      ? { [route.upload.variable]: uploadOf(route.upload.field, form.file) }
+      : {}),
+  };
+}
 
-  const query = request.query as Record<string, string | string[] | undefined>;
+function queryVariables(
+  route: RestRoute,
+  operation: Operation,
+  query: Record<string, string | string[] | undefined>,
+): Record<string, unknown> {
+  const variables: Record<string, unknown> = {};
   for (const [name, variable] of Object.entries(route.query ?? {})) {
     const value = query[name];
     if (value === undefined) continue;
@@ -143,23 +165,21 @@ function variablesFor(
       ? value
       : fromText(value, operation.variableTypes.get(variable));
   }
-
-  for (const [header, variable] of Object.entries(route.headers ?? {})) {
-    const value = request.headers[header.toLowerCase()];
-    if (value !== undefined) variables[variable] = value;
-  }
-
-  if (route.body && form) {
-    variables[route.body] = formFields(form, operation.variableTypes.get(route.body));
-  } else if (route.body) {
-    const body: unknown = request.body === undefined ? {} : request.body;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new AppError('bad_request', 'The body must be a JSON object');
-    }
-    variables[route.body] = camelizeKeys(body as Record<string, unknown>);
-  }
-  if (route.upload && form?.file) variables[route.upload.variable] = uploadOf(route.upload.field, form.file);
   return variables;
+}
+
+/** The body's input object: the form's fields, or the JSON object with camelCase keys. */
+function bodyVariable(
+  type: GraphQLInputType | undefined,
+  request: FastifyRequest,
+  form: MultipartForm | null,
+) {
+  if (form) return formFields(form, type);
+  const body: unknown = request.body === undefined ? {} : request.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new AppError('bad_request', 'The body must be a JSON object');
+  }
+  return camelizeKeys(body as Record<string, unknown>);
 }
 
 /** A form's text fields as the input object they stand for: camelCase keys, values read as its field types. */
@@ -223,15 +243,7 @@ function sendResult(
   errorTypes: Set<string>,
 ) {
   const [firstError] = result.errors ?? [];
-  if (firstError) {
-    const original = firstError.originalError;
-    if (original instanceof ValidationError) {
-      const { message, details } = withRestNames(original.message, original.details, snakeCase);
-      return sendError(reply, original.code, message, details);
-    }
-    if (original instanceof AppError) return sendAppError(reply, original);
-    throw original ?? firstError;
-  }
+  if (firstError) return sendRequestError(reply, firstError);
   const value = (result.data as Record<string, unknown> | null | undefined)?.[resultKey] as Record<
     string,
     unknown
@@ -255,6 +267,17 @@ function sendResult(
     if (fields[name] === null) delete fields[name];
   }
   return reply.status(route.status).send({ ...fields, request: reply.request.id });
+}
+
+/** A failure of the request as a whole (an AppError thrown by a resolver or a plugin), in the /v1 error body. */
+function sendRequestError(reply: FastifyReply, error: GraphQLError) {
+  const original = error.originalError;
+  if (original instanceof ValidationError) {
+    const { message, details } = withRestNames(original.message, original.details, snakeCase);
+    return sendError(reply, original.code, message, details);
+  }
+  if (original instanceof AppError) return sendAppError(reply, original);
+  throw original ?? error;
 }
 
 function rootResponseKey(operation: Operation): string {

@@ -71,18 +71,19 @@ export async function resolveDestination(
   const literal = isIP(host) !== 0;
   const addresses = literal ? [host] : await resolve(host);
   if (addresses.length === 0) throw new Error(`${host} has no address`);
-  if (!policy.allowPrivateNetworks) {
-    for (const address of addresses) {
-      const range = rangeOf(address);
-      if (range === 'unicast') continue;
-      const kind = RANGE_NAMES[range] ?? range;
-      // The address itself stays unsaid for names: the log would otherwise map the account's view of internal DNS.
-      throw new DestinationRefusedError(
-        literal
-          ? `destination refused: ${host} is a ${kind} address, not a public one (WEBHOOK_ALLOW_PRIVATE_NETWORKS is off)`
-          : `destination refused: ${host} resolves to a ${kind} address, not a public one (WEBHOOK_ALLOW_PRIVATE_NETWORKS is off)`,
-      );
-    }
-  }
+  if (!policy.allowPrivateNetworks) assertPublic(host, literal, addresses);
   return addresses[0]!;
+}
+
+/** Refuses a host with any address that is not global unicast. */
+function assertPublic(host: string, literal: boolean, addresses: string[]): void {
+  const range = addresses.map(rangeOf).find((candidate) => candidate !== 'unicast');
+  if (range === undefined) return;
+  const kind = RANGE_NAMES[range] ?? range;
+  // The address itself stays unsaid for names: the log would otherwise map the account's view of internal DNS.
+  throw new DestinationRefusedError(
+    literal
+      ? `destination refused: ${host} is a ${kind} address, not a public one (WEBHOOK_ALLOW_PRIVATE_NETWORKS is off)`
+      : `destination refused: ${host} resolves to a ${kind} address, not a public one (WEBHOOK_ALLOW_PRIVATE_NETWORKS is off)`,
+  );
 }

@@ -236,28 +236,11 @@ export class Webhooks {
    * webhook subscribes to are sent; each replay is a delivery of its own, with its own attempts.
    */
   async replay(accountId: string, webhookId: string, input: unknown): Promise<ReplayOutcome> {
-    const data = parseInput(replayInput, input);
-    const since = data.since ?? null;
-    const eventId = data.event ?? null;
-    if ((since === null) === (eventId === null)) {
-      throw new ValidationError(
-        since === null
-          ? [{ field: 'since', issue: 'required' }]
-          : [{ field: 'event', issue: 'invalid_value' }],
-        since === null ? 'One of `since` or `event` is required' : 'Give either `since` or `event`, not both',
-      );
-    }
-    const now = this.clock.now();
-    if (since && (since.getTime() < now.getTime() - REPLAY_WINDOW_MS || since.getTime() > now.getTime())) {
-      throw new ValidationError(
-        [{ field: 'since', issue: 'invalid_value' }],
-        '`since` must be within the last 7 days',
-      );
-    }
+    const selection = this.replaySelection(input);
     const webhook = await this.get(accountId, webhookId, { select: { id: true, events: true } });
-    if (eventId) {
+    if (selection.eventId) {
       const event = await this.prisma.event.findFirst({
-        where: { id: eventId, accountId },
+        where: { id: selection.eventId, accountId },
         select: { id: true },
       });
       if (!event) throw new NotFoundError('Event');
@@ -267,13 +250,7 @@ export class Webhooks {
     let replayed = 0;
     let after: { createdAt: Date; id: string } | null = null;
     for (;;) {
-      const events: StoredEvent[] = await this.prisma.$queryRaw<StoredEvent[]>`
-        SELECT id, type, payload, created_at, body FROM events
-        WHERE account_id = ${accountId} AND type = ANY(${webhook.events})
-          AND ${eventId ? Prisma.sql`id = ${eventId}` : Prisma.sql`created_at >= ${since}`}
-          ${after ? Prisma.sql`AND (created_at, id) > (${after.createdAt}, ${after.id})` : Prisma.empty}
-        ORDER BY created_at, id
-        LIMIT ${REPLAY_CHUNK}`;
+      const events = await this.replayChunk(accountId, webhook.events, selection, after);
       if (events.length === 0) break;
       const items = events.map((event) => ({
         event,
@@ -294,6 +271,45 @@ export class Webhooks {
       if (events.length < REPLAY_CHUNK) break;
     }
     return { webhookId: webhook.id, events: replayed };
+  }
+
+  /** What a replay covers: a time within the last seven days, or one event; exactly one of the two. */
+  private replaySelection(input: unknown): { since: Date | null; eventId: string | null } {
+    const data = parseInput(replayInput, input);
+    const since = data.since ?? null;
+    const eventId = data.event ?? null;
+    if ((since === null) === (eventId === null)) {
+      throw new ValidationError(
+        since === null
+          ? [{ field: 'since', issue: 'required' }]
+          : [{ field: 'event', issue: 'invalid_value' }],
+        since === null ? 'One of `since` or `event` is required' : 'Give either `since` or `event`, not both',
+      );
+    }
+    const now = this.clock.now().getTime();
+    if (since && (since.getTime() < now - REPLAY_WINDOW_MS || since.getTime() > now)) {
+      throw new ValidationError(
+        [{ field: 'since', issue: 'invalid_value' }],
+        '`since` must be within the last 7 days',
+      );
+    }
+    return { since, eventId };
+  }
+
+  /** The next events of a replay, in order, after the last one taken. */
+  private replayChunk(
+    accountId: string,
+    kinds: string[],
+    { since, eventId }: { since: Date | null; eventId: string | null },
+    after: { createdAt: Date; id: string } | null,
+  ): Promise<StoredEvent[]> {
+    return this.prisma.$queryRaw<StoredEvent[]>`
+      SELECT id, type, payload, created_at, body FROM events
+      WHERE account_id = ${accountId} AND type = ANY(${kinds})
+        AND ${eventId ? Prisma.sql`id = ${eventId}` : Prisma.sql`created_at >= ${since}`}
+        ${after ? Prisma.sql`AND (created_at, id) > (${after.createdAt}, ${after.id})` : Prisma.empty}
+      ORDER BY created_at, id
+      LIMIT ${REPLAY_CHUNK}`;
   }
 
   /** A URL is registered only if it answers the signed ping with a 2xx within the timeout. */
