@@ -16,6 +16,7 @@ import { CampaignRecords } from './modules/campaigns/campaign-records.js';
 import { CampaignStatsReader } from './modules/campaigns/campaign-stats.js';
 import { ContactService } from './modules/contacts/contacts.service.js';
 import { ImportService } from './modules/imports/imports.service.js';
+import { LiveBudget } from './modules/live/live-budget.js';
 import { createLivePubSub, LivePublisher } from './modules/live/live-events.js';
 import { LiveSubscriptions } from './modules/live/live-subscriptions.js';
 import { SubscriptionSlots } from './modules/live/subscription-slots.js';
@@ -166,6 +167,7 @@ export function createServices(deps: Dependencies): Services {
       livePubSub,
       config.redisPrefix,
       new SubscriptionSlots(deps.redis, config.redisPrefix, config.subscriptionsPerAccount, logger('live')),
+      new LiveBudget(deps.redis, config.redisPrefix, logger('live')),
       logger('live'),
     ),
   };

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { ServiceUnavailableError } from '../../errors.js';
 
 // A slot is held by a lease that its process renews; a process that dies without releasing its
 // slots (killed, or cut off from Redis) gives them back when their leases run out.
@@ -38,10 +39,21 @@ export class SubscriptionSlots {
     private readonly logger: Logger,
   ) {}
 
-  /** A slot's release, or null when the account already holds `max`. */
+  /**
+   * A slot's release, or null when the account already holds `max`. Without Redis no slot can be
+   * counted (nor an update received): ServiceUnavailableError.
+   */
   async acquire(accountId: string): Promise<(() => void) | null> {
     const slot = randomUUID();
-    const taken = await this.redis.eval(ACQUIRE, 1, this.key(accountId), this.max, LEASE_MS, slot);
+    let taken: unknown;
+    try {
+      taken = await this.redis.eval(ACQUIRE, 1, this.key(accountId), this.max, LEASE_MS, slot);
+    } catch (error) {
+      this.logger.warn({ err: error, account: accountId }, 'subscription refused: Redis unavailable');
+      throw new ServiceUnavailableError(
+        'Live updates are unavailable (Redis cannot be reached); try again in a few seconds',
+      );
+    }
     if (taken !== 1) return null;
     const slots = this.held.get(accountId) ?? new Set<string>();
     this.held.set(accountId, slots.add(slot));
