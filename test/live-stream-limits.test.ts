@@ -75,6 +75,21 @@ async function subscribe(baseUrl: string, token: string, query: string): Promise
 
 const slotsKey = (account: TestAccount) => `${t.redisPrefix}:live:slots:${account.account}`;
 
+/** Until the account's channel has its subscribers in Redis: a stream is live from then on. */
+async function untilListening(account: TestAccount, subscribers: number): Promise<void> {
+  await pollUntil(
+    'the stream to listen',
+    async () => {
+      const [, count] = (await publisher.pubsub('NUMSUB', `${t.redisPrefix}:live:${account.account}`)) as [
+        string,
+        number,
+      ];
+      return count >= subscribers ? true : undefined;
+    },
+    { timeoutMs: 10_000 },
+  );
+}
+
 describe('a client that leaves while its stream is being set up', () => {
   const SUBSCRIPTION = JSON.stringify({ query: 'subscription { messageUpdated { status } }' });
 
@@ -147,6 +162,46 @@ describe('while Redis is down', () => {
   }, 60_000);
 });
 
+describe('the reads of an update', () => {
+  it("are shared by the account's streams and aliases delivering it together: one read of the message, one check of the credential", async () => {
+    const account = await t.createAccount();
+    const sent = await t.request('POST', '/v1/messages/send', {
+      token: account.token,
+      body: { to: '5511999990000', message: 'Read once' },
+    });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+    const id = sent.body.message as string;
+    const selection = Array.from({ length: 10 }, (_, index) => `a${index}: message { id status }`).join(' ');
+    const streams = await Promise.all(
+      Array.from({ length: SUBSCRIPTIONS_PER_ACCOUNT }, () =>
+        subscribe(t.url, account.token, `subscription { messageUpdated { ${selection} } }`),
+      ),
+    );
+    await untilListening(account, 1);
+
+    // Every statement Tern makes goes through its pool, Prisma's included.
+    let statements = 0;
+    const count = () => {
+      statements += 1;
+    };
+    t.tern.deps.pool.on('acquire', count);
+    try {
+      live.messages([
+        { accountId: account.account, id, to: '5511999990000', campaignId: null, status: 'queued' },
+      ]);
+      for (const stream of streams) {
+        const update = await stream.next();
+        expect(update.data.messageUpdated.a9).toEqual({ id, status: 'queued' });
+      }
+    } finally {
+      t.tern.deps.pool.off('acquire', count);
+    }
+    // Two streams of ten aliases each read the message 20 times, and checked the token twice.
+    expect(statements).toBeLessThanOrEqual(2);
+    for (const stream of streams) stream.close();
+  });
+});
+
 describe('the cost of an update', () => {
   // 10 to deliver it, 1 for each field (the update, kind, status, each message and id), each
   // reply 4 (itself, id, from, text) and each list of replies 100: 10 + 3 + 501 + 486 = 1,000.
@@ -204,17 +259,7 @@ describe('the cost of an update', () => {
     const costly = Array.from({ length: 30 }, (_, index) => `a${index}: kind`).join(' ');
     const stream = await subscribe(t.url, account.token, `subscription { messageUpdated { ${costly} } }`);
     expect(stream.status).toBe(200);
-    await pollUntil(
-      'the stream to listen',
-      async () => {
-        const [, count] = (await publisher.pubsub('NUMSUB', `${t.redisPrefix}:live:${account.account}`)) as [
-          string,
-          number,
-        ];
-        return count > 0 ? true : undefined;
-      },
-      { timeoutMs: 10_000 },
-    );
+    await untilListening(account, 1);
 
     // Some 300 a second, which the process would deliver as they come were they not charged.
     const UPDATES = 2_000;

@@ -48,6 +48,15 @@ function importJobChanges(id: string) {
   return (event: LiveEvent): LiveEvent[] => (event.kind === 'import' && event.id === id ? [event] : []);
 }
 
+/**
+ * Which read of a row an update's selection needs: every selection of only the row's own fields
+ * needs the same (Prisma reads them all), so the account's streams and aliases showing one update
+ * share it; one that selects a relation (a campaign's template) reads with it.
+ */
+function readKey(id: string, query: object): string {
+  return `${id} ${JSON.stringify(query)}`;
+}
+
 /** What every subscription hands the live service besides what it picks from the events. */
 function streamOf(context: AccountContext, info: GraphQLResolveInfo) {
   return {
@@ -94,12 +103,13 @@ export function addLiveTypes(builder: Builder, { messageStatus }: MessageTypeRef
         description: 'The status the message moved to; null for a reply',
         resolve: (change) => change.status,
       }),
-      // The whole row, whatever the selection: one read serves every stream and alias showing this change.
       message: t.withAuth({ account: true }).prismaField({
         type: 'Message',
         description: 'The message as it is when the update is delivered (a later change may already show)',
-        resolve: (_query, change, _args, { accountId, services }) =>
-          services.live.readFor(change, change.id, () => services.messages.get(accountId, change.id)),
+        resolve: (query, change, _args, { accountId, services }) =>
+          services.live.readFor(change, readKey(change.id, query), () =>
+            services.messages.get(accountId, change.id, query),
+          ),
       }),
     }),
   });
@@ -137,10 +147,12 @@ export function addLiveTypes(builder: Builder, { messageStatus }: MessageTypeRef
         await context.services.campaigns.get(context.accountId, id, { select: { id: true } });
         return context.services.live.subscribe({ ...streamOf(context, info), pick: campaignChanges(id) });
       },
-      resolve: (_query, event, { id }, context) => {
+      resolve: (query, event, { id }, context) => {
         readAfresh(context);
         const { accountId, services } = context;
-        return services.live.readFor(event, id, () => services.campaigns.get(accountId, id));
+        return services.live.readFor(event, readKey(id, query), () =>
+          services.campaigns.get(accountId, id, query),
+        );
       },
     }),
   );
@@ -154,10 +166,12 @@ export function addLiveTypes(builder: Builder, { messageStatus }: MessageTypeRef
         await context.services.imports.find(context.accountId, id, { select: { id: true } });
         return context.services.live.subscribe({ ...streamOf(context, info), pick: importJobChanges(id) });
       },
-      resolve: (_query, event, { id }, context) => {
+      resolve: (query, event, { id }, context) => {
         readAfresh(context);
         const { accountId, services } = context;
-        return services.live.readFor(event, id, () => services.imports.find(accountId, id));
+        return services.live.readFor(event, readKey(id, query), () =>
+          services.imports.find(accountId, id, query),
+        );
       },
     }),
   );

@@ -134,7 +134,7 @@ class LiveStream<Item> implements AsyncIterableIterator<Item> {
  */
 export class LiveSubscriptions {
   private readonly open = new Set<LiveStream<unknown>>();
-  /** Reads on their way, by the event they are for and the id of the row. */
+  /** Reads on their way, by the event they are for and the row and how it is read. */
   private readonly reading = new Map<object, Map<string, Promise<unknown>>>();
 
   constructor(
@@ -177,24 +177,25 @@ export class LiveSubscriptions {
 
   /**
    * The row an update shows, read once for every stream and alias that shows it for the same
-   * event: the account's streams receive the same event object, and those delivering its update
-   * at the same moment share one read. A stream that comes later (it waited for the budget)
-   * reads afresh, so no row outlives the moment it was read for.
+   * event (`key` names the row and how it is read): the account's streams receive the same event
+   * object, and those delivering its update at the same moment share one read. A stream that
+   * comes later (it waited for the budget) reads afresh, so no row outlives the moment it was
+   * read for.
    */
-  readFor<Row>(event: object, id: string, read: () => Promise<Row>): Promise<Row> {
-    let byId = this.reading.get(event);
-    const known = byId?.get(id);
+  readFor<Row>(event: object, key: string, read: () => Promise<Row>): Promise<Row> {
+    let byKey = this.reading.get(event);
+    const known = byKey?.get(key);
     if (known) return known as Promise<Row>;
-    if (!byId) {
-      byId = new Map();
-      this.reading.set(event, byId);
+    if (!byKey) {
+      byKey = new Map();
+      this.reading.set(event, byKey);
     }
-    const reads = byId;
+    const reads = byKey;
     const row = read().finally(() => {
-      reads.delete(id);
+      reads.delete(key);
       if (reads.size === 0) this.reading.delete(event);
     });
-    reads.set(id, row);
+    reads.set(key, row);
     return row;
   }
 
