@@ -35,9 +35,9 @@ export const MAX_UPDATE_COST = 1_000;
  * What reading a list costs an update beside its fields: a statement, with the loader around it,
  * takes about as long as resolving a hundred fields (0.7 ms against 7 µs each, measured).
  */
-export const LIST_READ_COST = 100;
+const LIST_READ_COST = 100;
 /** What delivering an update costs beside its fields (running it, its event, counting it): ten fields' worth. */
-export const UPDATE_DELIVERY_COST = 10;
+const UPDATE_DELIVERY_COST = 10;
 /** A list's page when the query does not say (`perPage` omitted). */
 const DEFAULT_PER_PAGE = 20;
 /** The most tokens a document may have (graphql-armor's limit, in yoga.ts). */

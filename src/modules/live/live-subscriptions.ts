@@ -28,7 +28,7 @@ export interface StreamRequest<Item> {
   pick: (event: LiveEvent) => Item[];
   /** Whether the subscriber's credential still names its account; asked before an event's items are taken. */
   stillAllowed: () => Promise<boolean>;
-  /** What each update costs the account's budget: the objects the subscription's selection can return at most. */
+  /** What each update costs the account's budget: what the subscription's selection can cost at most (src/graphql/query-cost.ts). */
   cost: number;
   /** Aborts when the subscriber's connection closes, whether or not the stream has started. */
   connectionClosed: AbortSignal;
