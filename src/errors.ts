@@ -215,17 +215,24 @@ export class RateLimitedError extends AppError {
   }
 }
 
-/** PostgreSQL cannot be reached: nothing is lost by refusing, and the client should try again soon. */
-export class DatabaseUnavailableError extends AppError {
+/** Something the request needs cannot be reached now: nothing is lost by refusing, and the client should try again soon. */
+export class ServiceUnavailableError extends AppError {
   readonly retryAfterSeconds = 5;
+  constructor(message: string) {
+    super('service_unavailable', message);
+  }
+}
+
+/** PostgreSQL cannot be reached. */
+export class DatabaseUnavailableError extends ServiceUnavailableError {
   constructor() {
-    super('service_unavailable', 'The database is unavailable; try again in a few seconds');
+    super('The database is unavailable; try again in a few seconds');
   }
 }
 
 /** The seconds a client should wait before trying again, for the refusals that say (429, 503). */
 export function retryAfterOf(error: AppError): number | undefined {
-  return error instanceof RateLimitedError || error instanceof DatabaseUnavailableError
+  return error instanceof RateLimitedError || error instanceof ServiceUnavailableError
     ? error.retryAfterSeconds
     : undefined;
 }

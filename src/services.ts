@@ -17,6 +17,7 @@ import { CampaignRecords } from './modules/campaigns/campaign-records.js';
 import { CampaignStatsReader } from './modules/campaigns/campaign-stats.js';
 import { Contacts } from './modules/contacts/contacts.js';
 import { ContactImports } from './modules/imports/contact-imports.js';
+import { LiveBudget } from './modules/live/live-budget.js';
 import { createLivePubSub, LivePublisher } from './modules/live/live-events.js';
 import { LiveSubscriptions } from './modules/live/live-subscriptions.js';
 import { SubscriptionSlots } from './modules/live/subscription-slots.js';
@@ -110,12 +111,18 @@ export function createServices(deps: Dependencies): Services {
       logger: logger('retention'),
       retentionDays: config.retentionDays,
     }),
-    liveSubscriptions: new LiveSubscriptions(
-      livePubSub,
-      config.redisPrefix,
-      new SubscriptionSlots(deps.redis, config.redisPrefix, config.subscriptionsPerAccount, logger('live')),
-      logger('live'),
-    ),
+    liveSubscriptions: new LiveSubscriptions({
+      pubSub: livePubSub,
+      prefix: config.redisPrefix,
+      slots: new SubscriptionSlots({
+        redis: deps.redis,
+        prefix: config.redisPrefix,
+        max: config.subscriptionsPerAccount,
+        logger: logger('live'),
+      }),
+      budget: new LiveBudget(deps.redis, config.redisPrefix, logger('live')),
+      logger: logger('live'),
+    }),
   };
 }
 

@@ -35,24 +35,30 @@ describe('limits on a GraphQL document', () => {
 });
 
 describe('cross-site request forgery', () => {
-  it('refuses a GET query that a page on another site could make', async () => {
-    const response = await fetch(
-      `${t.url}/graphql?query=${encodeURIComponent('{ settings { timezone } }')}`,
-      {
-        headers: { authorization: `Bearer ${alice.token}` },
-      },
-    );
-    expect(response.status).toBe(403);
+  const settingsByGet = `/graphql?query=${encodeURIComponent('{ settings { timezone } }')}`;
+
+  it('refuses a GET query that a page on another site could make, with what a browser attaches by itself', async () => {
+    const attached: Record<string, string>[] = [{}, { authorization: 'Basic dXNlcjpwYXNzd29yZA==' }];
+    for (const headers of attached) {
+      const response = await fetch(`${t.url}${settingsByGet}`, { headers });
+      expect(response.status).toBe(403);
+      expect(JSON.stringify(await response.json())).toContain('X-Tern-CSRF');
+    }
   });
 
   it('takes the same GET with the header a page cannot set cross-site', async () => {
-    const response = await fetch(
-      `${t.url}/graphql?query=${encodeURIComponent('{ settings { timezone } }')}`,
-      {
-        headers: { authorization: `Bearer ${alice.token}`, 'x-tern-csrf': '1' },
-      },
-    );
+    const response = await fetch(`${t.url}${settingsByGet}`, {
+      headers: { authorization: `Bearer ${alice.token}`, 'x-tern-csrf': '1' },
+    });
     expect(response.status).toBe(200);
+  });
+
+  it('takes the same GET with a bearer credential alone, which a page cannot set cross-site either', async () => {
+    const response = await fetch(`${t.url}${settingsByGet}`, {
+      headers: { authorization: `Bearer ${alice.token}` },
+    });
+    expect(response.status).toBe(200);
+    expect((await response.json()).data.settings.timezone).toBeTypeOf('string');
   });
 });
 
@@ -152,7 +158,6 @@ describe('errors in production', () => {
   it('do so for a refused cross-site request and an over-long batch', async () => {
     const response = await fetch(
       `${production.url}/graphql?query=${encodeURIComponent('{ settings { timezone } }')}`,
-      { headers: { authorization: `Bearer ${account.token}` } },
     );
     expect(response.status).toBe(403);
     expectMasked({ headers: response.headers, body: await response.json() }, 'bad_request');

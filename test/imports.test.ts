@@ -304,7 +304,7 @@ describe('the upload', () => {
     expect(await t.tern.deps.prisma.importJob.count({ where: { campaignId: campaign } })).toBe(0);
   });
 
-  it('takes a GraphQL upload only with the CSRF header, as any form sent to /graphql', async () => {
+  it('takes a GraphQL upload only with the CSRF header or a Bearer credential, as any form sent to /graphql', async () => {
     const campaign = await createCampaign(alice);
     const form = new FormData();
     form.append(
@@ -316,9 +316,15 @@ describe('the upload', () => {
     );
     form.append('map', JSON.stringify({ 0: ['variables.file'] }));
     form.append('0', new Blob(['phone\n5511999990141\n']), 'c.csv');
-    const response = await send('/graphql', alice, form);
-    expect(response.status).toBe(403);
+    // What a browser may attach to a form of another site by itself: refused before anything is read.
+    const forged = await send('/graphql', alice, form, { authorization: 'Basic dXNlcjpwYXNzd29yZA==' });
+    expect(forged.status).toBe(403);
     expect(await t.tern.deps.prisma.importJob.count({ where: { campaignId: campaign } })).toBe(0);
+
+    const sent = await send('/graphql', alice, form);
+    expect(sent.status).toBe(200);
+    expect(sent.body.data.importContacts).toMatchObject({ __typename: 'ImportJob', campaignId: campaign });
+    await finished(alice, campaign, sent.body.data.importContacts.id);
   });
 
   it('says which input field is wrong through GraphQL too', async () => {

@@ -294,7 +294,9 @@ describe('the per-account cap', () => {
 });
 
 describe('campaignUpdated', () => {
-  const CAMPAIGN_UPDATED = 'subscription ($id: ID!) { campaignUpdated(id: $id) { id status } }';
+  // A relation (`template`) makes the campaign's read its own: it is read with it.
+  const CAMPAIGN_UPDATED =
+    'subscription ($id: ID!) { campaignUpdated(id: $id) { id status template { name } } }';
 
   it("streams a campaign's status changes to its account, and answers another account not_found", async () => {
     const owner = await createAccountWithCli(env).then(async (created) => ({
@@ -314,7 +316,7 @@ describe('campaignUpdated', () => {
     const cancelled = await apiRequest(apiA, 'POST', `/v1/campaigns/${id}/cancel`, undefined, owner.token);
     expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
     const update = await watcher.next();
-    expect(update.data.campaignUpdated).toEqual({ id, status: 'cancelled' });
+    expect(update.data.campaignUpdated).toEqual({ id, status: 'cancelled', template: null });
     watcher.close();
   }, 60_000);
 });

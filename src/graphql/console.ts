@@ -1,11 +1,12 @@
 import type { GraphiQLOptions } from 'graphql-yoga';
 
 /**
- * The operations a new console opens with: log in, send, list, follow a campaign. The token of
- * `Login` goes in the Authorization header, which is there to fill in.
+ * The operations a new console opens with: log in, send, list, follow a campaign, watch messages
+ * live. The token of `Login` goes in the Authorization header, which is there to fill in.
  */
 export const CONSOLE_EXAMPLES = `# Tern GraphQL console. Run Login first, put its token in the Authorization header
 # below (Headers tab), then run the others. Ctrl+Space completes, the Docs panel describes every field.
+# MessageUpdates stays open and shows each change of the account's messages as it happens (send one).
 
 mutation Login {
   login(input: { email: "you@example.com", password: "your password" }) {
@@ -43,6 +44,14 @@ query Campaign {
       stats { contacts queued sent delivered failed optedOut }
     }
     ... on Error { code message }
+  }
+}
+
+subscription MessageUpdates {
+  messageUpdated {
+    kind
+    status
+    message { id to status sentAt deliveredAt }
   }
 }
 `;

@@ -30,6 +30,11 @@ export interface Context extends RequestContext {
   fieldRateLimits: FieldRateLimits;
   /** For Pothos' Prisma plugin, which loads the relations a query selects; resolvers go through `services`. */
   prisma: PrismaClient;
+  /**
+   * Aborts when the client's connection for this request closes: a subscription's stream ends with
+   * it, even when the client leaves before the stream's first byte (and so before any read of it).
+   */
+  connectionClosed: AbortSignal;
 }
 
 /** A request the `account` scope let through: its caller is an account, with a credential. */

@@ -45,7 +45,7 @@ export interface GraphQLServerOptions {
   production: boolean;
   /** The largest `operations` or `map` field of a multipart request. */
   maxMultipartFieldBytes: number;
-  createContext: (request: FastifyRequest) => Promise<Context>;
+  createContext: (request: FastifyRequest, reply: FastifyReply) => Promise<Context>;
   /** Sees each operation run, for the metrics. */
   observeOperations?: Plugin<ServerContext>;
 }
@@ -230,7 +230,7 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
     // visit of the console, never in a process whose console nobody opens.
     renderGraphiQL: async (graphiQLOptions) =>
       (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(graphiQLOptions),
-    context: ({ req }) => options.createContext(req),
+    context: ({ req, reply }) => options.createContext(req, reply),
     maskedErrors: { maskError: (error) => toPublicGraphQLError(error) },
     logging: {
       debug: (...args) => options.logger.debug(args.map(String).join(' ')),

@@ -3,6 +3,7 @@ import helmet from '@fastify/helmet';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
+  type FastifyReply,
   type FastifyRequest,
   LogController,
 } from 'fastify';
@@ -87,6 +88,18 @@ function drainOnShutdown(app: FastifyInstance, shuttingDown: () => boolean): voi
   });
 }
 
+/**
+ * Aborts when the response's connection closes. Fastify hands Yoga's event stream a body that it
+ * cancels, if the client leaves before the first byte, without that cancel ever reaching the
+ * stream's source; the response's 'close' comes in every case (and once the answer is complete).
+ */
+function connectionClosed(request: FastifyRequest, reply: FastifyReply): AbortSignal {
+  const closed = new AbortController();
+  if (request.raw.socket.destroyed) closed.abort();
+  else reply.raw.once('close', () => closed.abort());
+  return closed.signal;
+}
+
 /** The API process: GraphQL at /graphql, the /v1 layer, /health, one request pipeline for all. */
 export function createHttpServer({
   deps,
@@ -124,11 +137,12 @@ export function createHttpServer({
   });
 
   const fieldRateLimits = createFieldRateLimits(deps);
-  const createContext = async (request: Parameters<typeof createRequestContext>[0]): Promise<Context> => ({
+  const createContext = async (request: FastifyRequest, reply: FastifyReply): Promise<Context> => ({
     ...(await createRequestContext(request, services.authenticator)),
     services,
     fieldRateLimits,
     prisma: deps.prisma,
+    connectionClosed: connectionClosed(request, reply),
   });
 
   // The API serves JSON, and GraphiQL its own page with inline scripts: the headers that matter

@@ -27,7 +27,7 @@ import { hintOf, withRestNames } from './field-hints.js';
 import type { Operation, OperationRegistry, VariableProblem } from './operations.js';
 import type { RestRoute } from './route-table.js';
 
-type ContextFactory = (request: FastifyRequest) => Promise<Context>;
+type ContextFactory = (request: FastifyRequest, reply: FastifyReply) => Promise<Context>;
 
 // Every method Fastify routes; a known path answers 405 to those it does not serve (TRACE and
 // OPTIONS included: the API has no CORS preflight to answer, and TRACE only echoes requests).
@@ -51,7 +51,7 @@ export function registerRestRoutes(
       url: route.path,
       config: { multipart: upload !== undefined },
       handler: async (request, reply) => {
-        const context = await createContext(request);
+        const context = await createContext(request, reply);
         // The schema refuses an anonymous caller too, but only after the upload: nobody gets to spool a file first.
         if (upload && !route.public && !context.accountId)
           throw new UnauthorizedError(context.authFailure ?? undefined);

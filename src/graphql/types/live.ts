@@ -1,8 +1,10 @@
 import { initContextCache } from '@pothos/core';
+import type { GraphQLResolveInfo } from 'graphql';
 import type { LiveEvent, MessageChange } from '../../modules/live/live-events.js';
 import type { MessageFilter } from '../../modules/messages/message-queries.js';
 import type { Builder } from '../builder.js';
-import type { Context } from '../context.js';
+import type { AccountContext, Context } from '../context.js';
+import { subscriptionUpdateCost } from '../query-cost.js';
 import type { MessageTypeRefs } from './messages.js';
 
 /**
@@ -30,25 +32,47 @@ function messageChanges(filter: MessageFilter) {
 
 /**
  * A campaign changes when its status does and when its messages move (its stats); one batch of
- * its messages makes one update, not one per message.
+ * its messages makes one update, not one per message. The update is the event itself, which every
+ * stream of the account shares, so that their reads of the campaign for it are shared too.
  */
 function campaignChanges(id: string) {
-  return (event: LiveEvent): string[] => {
-    if (event.kind === 'campaign') return event.id === id ? [id] : [];
+  return (event: LiveEvent): LiveEvent[] => {
+    if (event.kind === 'campaign') return event.id === id ? [event] : [];
     if (event.kind === 'messages')
-      return event.messages.some((change) => change.campaignId === id) ? [id] : [];
+      return event.messages.some((change) => change.campaignId === id) ? [event] : [];
     return [];
   };
 }
 
 function importJobChanges(id: string) {
-  return (event: LiveEvent): string[] => (event.kind === 'import' && event.id === id ? [id] : []);
+  return (event: LiveEvent): LiveEvent[] => (event.kind === 'import' && event.id === id ? [event] : []);
+}
+
+/**
+ * Which read of a row an update's selection needs: every selection of only the row's own fields
+ * needs the same (Prisma reads them all), so the account's streams and aliases showing one update
+ * share it; one that selects a relation (a campaign's template) reads with it.
+ */
+function readKey(id: string, query: object): string {
+  return `${id} ${JSON.stringify(query)}`;
+}
+
+/** What every subscription hands the live service besides what it picks from the events. */
+function streamOf(context: AccountContext, info: GraphQLResolveInfo) {
+  return {
+    accountId: context.accountId,
+    stillAllowed: context.stillAuthenticated,
+    cost: subscriptionUpdateCost(info),
+    connectionClosed: context.connectionClosed,
+  };
 }
 
 /**
  * Live updates over server-sent events (or any transport Yoga speaks for subscriptions). Each
- * stream carries only its account's rows, read when the update is delivered; opening one takes
- * one of the account's SUBSCRIPTIONS_PER_ACCOUNT slots until it closes.
+ * stream carries only its account's rows, read when the update is delivered (once for every
+ * stream delivering it at that moment); opening one takes one of the account's
+ * SUBSCRIPTIONS_PER_ACCOUNT slots until it closes, and each update is charged to the account's
+ * budget of live updates.
  */
 export function addLiveTypes(builder: Builder, { messageStatus }: MessageTypeRefs) {
   builder.subscriptionType({
@@ -83,7 +107,9 @@ export function addLiveTypes(builder: Builder, { messageStatus }: MessageTypeRef
         type: 'Message',
         description: 'The message as it is when the update is delivered (a later change may already show)',
         resolve: (query, change, _args, { accountId, services }) =>
-          services.messageQueries.get(accountId, change.id, query),
+          services.liveSubscriptions.readFor(change, readKey(change.id, query), () =>
+            services.messageQueries.get(accountId, change.id, query),
+          ),
       }),
     }),
   });
@@ -99,10 +125,16 @@ export function addLiveTypes(builder: Builder, { messageStatus }: MessageTypeRef
           description: 'Only the messages to this number (E.164 digits without the plus sign)',
         }),
       },
-      subscribe: (_root, args, { accountId, services, stillAuthenticated }) => {
+      subscribe: (_root, args, context, info) => {
         // Checked as the message list checks them: a `to` that is not a number is refused, not left to match nothing.
-        const { filter } = services.messageQueries.parseListArgs({ campaign: args.campaign, to: args.to });
-        return services.liveSubscriptions.subscribe(accountId, messageChanges(filter), stillAuthenticated);
+        const { filter } = context.services.messageQueries.parseListArgs({
+          campaign: args.campaign,
+          to: args.to,
+        });
+        return context.services.liveSubscriptions.subscribe({
+          ...streamOf(context, info),
+          pick: messageChanges(filter),
+        });
       },
       resolve: (change, _args, context) => {
         readAfresh(context);
@@ -117,13 +149,19 @@ export function addLiveTypes(builder: Builder, { messageStatus }: MessageTypeRef
       description:
         'The campaign each time its status or its stats change (a batch dispatched, its messages sent, delivered or failed).',
       args: { id: t.arg.id({ required: true, description: 'A campaign of the account' }) },
-      subscribe: async (_root, { id }, { accountId, services, stillAuthenticated }) => {
-        await services.campaignRecords.get(accountId, id, { select: { id: true } });
-        return services.liveSubscriptions.subscribe(accountId, campaignChanges(id), stillAuthenticated);
+      subscribe: async (_root, { id }, context, info) => {
+        await context.services.campaignRecords.get(context.accountId, id, { select: { id: true } });
+        return context.services.liveSubscriptions.subscribe({
+          ...streamOf(context, info),
+          pick: campaignChanges(id),
+        });
       },
-      resolve: (query, _id, { id }, context) => {
+      resolve: (query, event, { id }, context) => {
         readAfresh(context);
-        return context.services.campaignRecords.get(context.accountId, id, query);
+        const { accountId, services } = context;
+        return services.liveSubscriptions.readFor(event, readKey(id, query), () =>
+          services.campaignRecords.get(accountId, id, query),
+        );
       },
     }),
   );
@@ -133,13 +171,19 @@ export function addLiveTypes(builder: Builder, { messageStatus }: MessageTypeRef
       type: 'ImportJob',
       description: 'The import job each time its progress (`processed`) or its status changes.',
       args: { id: t.arg.id({ required: true, description: 'An import job of the account' }) },
-      subscribe: async (_root, { id }, { accountId, services, stillAuthenticated }) => {
-        await services.contactImports.find(accountId, id, { select: { id: true } });
-        return services.liveSubscriptions.subscribe(accountId, importJobChanges(id), stillAuthenticated);
+      subscribe: async (_root, { id }, context, info) => {
+        await context.services.contactImports.find(context.accountId, id, { select: { id: true } });
+        return context.services.liveSubscriptions.subscribe({
+          ...streamOf(context, info),
+          pick: importJobChanges(id),
+        });
       },
-      resolve: (query, _id, { id }, context) => {
+      resolve: (query, event, { id }, context) => {
         readAfresh(context);
-        return context.services.contactImports.find(context.accountId, id, query);
+        const { accountId, services } = context;
+        return services.liveSubscriptions.readFor(event, readKey(id, query), () =>
+          services.contactImports.find(accountId, id, query),
+        );
       },
     }),
   );

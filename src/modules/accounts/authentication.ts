@@ -37,6 +37,11 @@ const BATCHING = { maxBatch: 100, maxInFlight: 2 };
  */
 export class Authenticator {
   private readonly accounts = new Batcher((ids: string[]) => this.findAccounts(ids), BATCHING);
+  /**
+   * Checks on their way, by header: callers presenting the same credential at the same moment
+   * (an account's live streams, each re-checked when one event reaches them all) share one.
+   */
+  private readonly checking = new Map<string, Promise<Caller | null>>();
 
   constructor(
     // pg rather than Prisma: on every request, Prisma's per-query cost was twice the statement's.
@@ -46,7 +51,16 @@ export class Authenticator {
   ) {}
 
   /** null when the header is absent; UnauthorizedError, saying why, for anything but a valid credential. */
-  async fromHeader(header: string | undefined): Promise<Caller | null> {
+  fromHeader(header: string | undefined): Promise<Caller | null> {
+    if (header === undefined) return Promise.resolve(null);
+    const known = this.checking.get(header);
+    if (known) return known;
+    const checked = this.check(header).finally(() => this.checking.delete(header));
+    this.checking.set(header, checked);
+    return checked;
+  }
+
+  private async check(header: string): Promise<Caller | null> {
     const presented = this.read(header);
     return presented && this.confirm(presented);
   }

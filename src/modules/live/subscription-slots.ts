@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { ServiceUnavailableError } from '../../errors.js';
 
 // A slot is held by a lease that its process renews; a process that dies without releasing its
 // slots (killed, or cut off from Redis) gives them back when their leases run out.
@@ -25,23 +26,42 @@ for i = 1, #ARGV do redis.call('ZADD', KEYS[1], 'XX', nowMs + ${LEASE_MS}, ARGV[
 redis.call('PEXPIRE', KEYS[1], ${LEASE_MS})
 return 1`;
 
+export interface SubscriptionSlotsOptions {
+  redis: Redis;
+  prefix: string;
+  max: number;
+  logger: Logger;
+}
+
 /** At most `max` open subscriptions per account, counted in Redis over every process. */
 export class SubscriptionSlots {
   /** This process's slots, by account: what it renews. */
   private readonly held = new Map<string, Set<string>>();
   private renewal: NodeJS.Timeout | null = null;
+  private readonly redis: Redis;
+  private readonly prefix: string;
+  readonly max: number;
+  private readonly logger: Logger;
 
-  constructor(
-    private readonly redis: Redis,
-    private readonly prefix: string,
-    readonly max: number,
-    private readonly logger: Logger,
-  ) {}
+  constructor(options: SubscriptionSlotsOptions) {
+    ({ redis: this.redis, prefix: this.prefix, max: this.max, logger: this.logger } = options);
+  }
 
-  /** A slot's release, or null when the account already holds `max`. */
+  /**
+   * A slot's release, or null when the account already holds `max`. Without Redis no slot can be
+   * counted (nor an update received): ServiceUnavailableError.
+   */
   async acquire(accountId: string): Promise<(() => void) | null> {
     const slot = randomUUID();
-    const taken = await this.redis.eval(ACQUIRE, 1, this.key(accountId), this.max, LEASE_MS, slot);
+    let taken: unknown;
+    try {
+      taken = await this.redis.eval(ACQUIRE, 1, this.key(accountId), this.max, LEASE_MS, slot);
+    } catch (error) {
+      this.logger.warn({ err: error, account: accountId }, 'subscription refused: Redis unavailable');
+      throw new ServiceUnavailableError(
+        'Live updates are unavailable (Redis cannot be reached); try again in a few seconds',
+      );
+    }
     if (taken !== 1) return null;
     const slots = this.held.get(accountId) ?? new Set<string>();
     this.held.set(accountId, slots.add(slot));
