@@ -197,87 +197,110 @@ export function limitQueryCost(
   maxObjects = MAX_QUERY_OBJECTS,
   maxUpdateCost = MAX_UPDATE_COST,
 ): Plugin {
-  const documents = _createLRUCache<DocumentNode>({ max: 1_000 });
-  const parsed = (query: string): DocumentNode | null => {
-    const cached = documents.get(query);
-    if (cached) return cached;
-    try {
-      const document = parse(query, { noLocation: true, maxTokens: MAX_COSTED_TOKENS });
-      documents.set(query, document);
-      return document;
-    } catch {
-      return null;
-    }
+  const counter = new WorstCaseCounter(schema);
+  return {
+    onRequestParse: () => ({
+      onRequestParseDone: ({ requestParserResult }) => {
+        const batch = Array.isArray(requestParserResult) ? requestParserResult : [requestParserResult];
+        refuseOverLimits(
+          batch.map((params) => counter.worstCase(params)),
+          maxObjects,
+          maxUpdateCost,
+        );
+      },
+    }),
   };
+}
+
+function refuseOverLimits(costs: Cost[], maxObjects: number, maxUpdateCost: number): void {
+  const subscription = costs.find(({ update }) => update > maxUpdateCost);
+  if (subscription) {
+    throw new GraphQLError(
+      `Each update of the subscription could cost up to ${subscription.update.toLocaleString('en')}, more than the ${maxUpdateCost.toLocaleString('en')} one update may (10, a field 1, a list 100 more, page sizes multiply): select fewer fields, smaller pages or fewer aliases, and read the rest with a query`,
+      { extensions: { code: 'QUERY_TOO_LARGE', http: { status: 400 } } },
+    );
+  }
+  const objects = costs.reduce((sum, { objects }) => sum + objects, 0);
+  if (objects <= maxObjects) return;
+  throw new GraphQLError(
+    `The request could return up to ${objects.toLocaleString('en')} objects, more than the ${maxObjects.toLocaleString('en')} one request may: ask for smaller pages, fewer nested lists or fewer aliases`,
+    { extensions: { code: 'QUERY_TOO_LARGE', http: { status: 400 } } },
+  );
+}
+
+const NOTHING: Cost = { objects: 0, update: 0 };
+
+/** Each request's worst case, with what parsing and counting made kept for the next request alike. */
+class WorstCaseCounter {
+  private readonly documents = _createLRUCache<DocumentNode>({ max: 1_000 });
   // A document's operations with their fragments, made once per document and operation name.
   // Names the document does not have are not kept, so the client cannot grow the map.
-  const operations = new WeakMap<DocumentNode, Map<string | undefined, DocumentNode>>();
-  const operationIn = (document: DocumentNode, operationName: string | undefined) => {
-    let byName = operations.get(document);
-    if (!byName) {
-      byName = new Map();
-      operations.set(document, byName);
-    }
-    const known = byName.get(operationName);
-    if (known) return known;
-    const operation = operationOf(document, operationName);
-    if (operation) byName.set(operationName, operation);
-    return operation;
-  };
-  const costs = _createLRUCache<Cost>({ max: 1_000 });
-  const nothing: Cost = { objects: 0, update: 0 };
-  const worstCase = (params: GraphQLParams): Cost => {
-    const document = typeof params.query === 'string' ? parsed(params.query) : null;
-    const operation = document && operationIn(document, params.operationName ?? undefined);
-    if (!operation) return nothing;
+  private readonly operations = new WeakMap<DocumentNode, Map<string | undefined, DocumentNode>>();
+  private readonly costs = _createLRUCache<Cost>({ max: 1_000 });
+
+  constructor(private readonly schema: GraphQLSchema) {}
+
+  worstCase(params: GraphQLParams): Cost {
+    const document = typeof params.query === 'string' ? this.parsed(params.query) : null;
+    const operation = document && this.operationIn(document, params.operationName ?? undefined);
+    if (!operation) return NOTHING;
     const variables = params.variables ?? {};
     // The same operation with the same page sizes costs the same: a client repeating its
     // operations (every /v1-like send) is counted once, not walked again on every request.
     const key = costKey(params.query as string, params.operationName, operation, variables);
-    const known = costs.get(key);
+    const known = this.costs.get(key);
     if (known !== undefined) return known;
+    const cost = this.count(document, operation, variables);
+    if (cost !== NOTHING) this.costs.set(key, cost);
+    return cost;
+  }
+
+  private count(document: DocumentNode, operation: DocumentNode, variables: Record<string, unknown>): Cost {
+    const { schema } = this;
     // Variables that do not coerce: Yoga refuses the request and nothing of it runs. One error is
     // enough to know: counting them all inspects the whole value once per bad field, quadratic in
     // a hostile object of thousands of unknown fields.
     const definition = operation.definitions[0] as OperationDefinitionNode;
     if (getVariableValues(schema, definition.variableDefinitions ?? [], variables, { maxErrors: 1 }).errors)
-      return nothing;
+      return NOTHING;
     try {
-      const cost = {
+      return {
         objects: complexityFromQuery(operation, { schema, variables }).complexity,
         update:
           definition.operation === OperationTypeNode.SUBSCRIPTION
             ? updateCost(schema, operation, variables)
             : 0,
       };
-      costs.set(key, cost);
-      return cost;
     } catch (error) {
       // A document that does not validate: Yoga refuses it and nothing of it runs. Anything else
       // must not let the document run uncounted.
-      if (validate(schema, document).length > 0) return nothing;
+      if (validate(schema, document).length > 0) return NOTHING;
       throw error;
     }
-  };
-  return {
-    onRequestParse: () => ({
-      onRequestParseDone: ({ requestParserResult }) => {
-        const batch = Array.isArray(requestParserResult) ? requestParserResult : [requestParserResult];
-        const costs = batch.map(worstCase);
-        const subscription = costs.find(({ update }) => update > maxUpdateCost);
-        if (subscription) {
-          throw new GraphQLError(
-            `Each update of the subscription could cost up to ${subscription.update.toLocaleString('en')}, more than the ${maxUpdateCost.toLocaleString('en')} one update may (10, a field 1, a list 100 more, page sizes multiply): select fewer fields, smaller pages or fewer aliases, and read the rest with a query`,
-            { extensions: { code: 'QUERY_TOO_LARGE', http: { status: 400 } } },
-          );
-        }
-        const objects = costs.reduce((sum, { objects }) => sum + objects, 0);
-        if (objects <= maxObjects) return;
-        throw new GraphQLError(
-          `The request could return up to ${objects.toLocaleString('en')} objects, more than the ${maxObjects.toLocaleString('en')} one request may: ask for smaller pages, fewer nested lists or fewer aliases`,
-          { extensions: { code: 'QUERY_TOO_LARGE', http: { status: 400 } } },
-        );
-      },
-    }),
-  };
+  }
+
+  private parsed(query: string): DocumentNode | null {
+    const cached = this.documents.get(query);
+    if (cached) return cached;
+    try {
+      const document = parse(query, { noLocation: true, maxTokens: MAX_COSTED_TOKENS });
+      this.documents.set(query, document);
+      return document;
+    } catch {
+      return null;
+    }
+  }
+
+  private operationIn(document: DocumentNode, operationName: string | undefined): DocumentNode | null {
+    let byName = this.operations.get(document);
+    if (!byName) {
+      byName = new Map();
+      this.operations.set(document, byName);
+    }
+    const known = byName.get(operationName);
+    if (known) return known;
+    const operation = operationOf(document, operationName);
+    if (operation) byName.set(operationName, operation);
+    return operation ?? null;
+  }
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type DocumentNode, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { ServerContext } from '../graphql/yoga.js';
@@ -64,35 +64,55 @@ export function observeRequests(
   { metrics, restOperations, accountOf }: RequestObserverOptions,
 ): void {
   app.addHook('onResponse', async (request, reply) => {
-    const method = KNOWN_METHODS.has(request.method) ? request.method : 'other';
     const route = request.routeOptions.url ?? 'unmatched';
-    const status = reply.statusCode;
-    const labels = { method, route, status_class: statusClass(status) };
-    const seconds = reply.elapsedTime / 1000;
     const streamed = STREAMED.test(String(reply.getHeader('content-type') ?? ''));
-    metrics.httpRequests.inc(labels);
-    if (!streamed) metrics.httpDuration.observe(labels, seconds);
-
     const rest = restOperations.get(`${request.method} ${route}`);
     const operations = rest
       ? [{ ...rest, transport: 'v1' }]
       : (operationsOf.get(request) ?? []).map((operation) => ({ ...operation, transport: 'graphql' }));
-    for (const { transport, type, name } of operations) {
-      metrics.graphqlOperations.inc({ transport, type, operation: name, status_class: labels.status_class });
-      if (!streamed) metrics.graphqlDuration.observe({ transport, type, operation: name }, seconds);
-    }
-
-    if (route.startsWith('/health')) return;
-    const line = {
-      method: request.method,
-      route,
-      path: request.url.split('?')[0],
-      status,
-      ms: Math.round(reply.elapsedTime),
-      account: accountOf(request) ?? undefined,
-      ...(operations.length > 0 ? { operations: operations.map((operation) => operation.name) } : {}),
-    };
-    if (status >= 500) request.log.error(line, 'request');
-    else request.log.info(line, 'request');
+    countRequest(metrics, request, reply, { route, streamed, operations });
+    if (!route.startsWith('/health')) logRequest(request, reply, route, operations, accountOf(request));
   });
+}
+
+type CountedOperation = ObservedOperation & { transport: string };
+
+/** The request's HTTP series and, for each GraphQL operation it ran, the operation's. A stream's length is not a duration. */
+function countRequest(
+  metrics: Metrics,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  { route, streamed, operations }: { route: string; streamed: boolean; operations: CountedOperation[] },
+): void {
+  const method = KNOWN_METHODS.has(request.method) ? request.method : 'other';
+  const labels = { method, route, status_class: statusClass(reply.statusCode) };
+  const seconds = reply.elapsedTime / 1000;
+  metrics.httpRequests.inc(labels);
+  if (!streamed) metrics.httpDuration.observe(labels, seconds);
+  for (const { transport, type, name } of operations) {
+    metrics.graphqlOperations.inc({ transport, type, operation: name, status_class: labels.status_class });
+    if (!streamed) metrics.graphqlDuration.observe({ transport, type, operation: name }, seconds);
+  }
+}
+
+/** One line per request: at error level for a 5xx, info otherwise. */
+function logRequest(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  route: string,
+  operations: CountedOperation[],
+  account: string | null | undefined,
+): void {
+  const status = reply.statusCode;
+  const line = {
+    method: request.method,
+    route,
+    path: request.url.split('?')[0],
+    status,
+    ms: Math.round(reply.elapsedTime),
+    account: account ?? undefined,
+    ...(operations.length > 0 ? { operations: operations.map((operation) => operation.name) } : {}),
+  };
+  if (status >= 500) request.log.error(line, 'request');
+  else request.log.info(line, 'request');
 }
