@@ -104,6 +104,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
         workers = startWorkers(Object.values(WORKERS), { deps, services, carrier });
         recovery = startRecovery(deps, services);
         dispatcher?.start();
+        services.scheduledReleases.start();
         deps.logger.info({ workers: workers.names, carrier: carrier.name }, 'workers started');
       }
       if (!http) return null;
@@ -113,7 +114,13 @@ export function createTern(deps: Dependencies, role: Role): Tern {
       stopping = true;
       // Open event streams would hold the HTTP drain forever: they end first, and their clients reconnect elsewhere.
       await services.liveSubscriptions.close();
-      await Promise.all([http?.close(), workers?.close(), recovery?.stop(), dispatcher?.stop()]);
+      await Promise.all([
+        http?.close(),
+        workers?.close(),
+        recovery?.stop(),
+        dispatcher?.stop(),
+        carrier ? services.scheduledReleases.stop() : undefined,
+      ]);
       await carrierHealth.stop();
       await carrier?.stop();
       await closeDependencies(deps);

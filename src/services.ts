@@ -22,11 +22,13 @@ import { createLivePubSub, LivePublisher } from './modules/live/live-events.js';
 import { LiveSubscriptions } from './modules/live/live-subscriptions.js';
 import { SubscriptionSlots } from './modules/live/subscription-slots.js';
 import { CarrierReports } from './modules/messages/carrier-reports.js';
+import { MessageCancellation } from './modules/messages/message-cancellation.js';
 import { MessageDelivery } from './modules/messages/message-delivery.js';
 import { MessagePages } from './modules/messages/message-pages.js';
 import { MessageQueries } from './modules/messages/message-queries.js';
 import { MessageSending } from './modules/messages/message-sending.js';
 import { MessageStatusChanges } from './modules/messages/message-status-changes.js';
+import { ScheduledReleases } from './modules/messages/scheduled-release.js';
 import { OptOuts } from './modules/opt-outs/opt-outs.js';
 import { RetentionSweep } from './modules/retention/retention-sweep.js';
 import { Settings } from './modules/settings/settings.js';
@@ -56,6 +58,10 @@ export interface Services {
   carrierReports: CarrierReports;
   /** Messages listed under another row (a campaign's, a message's replies). */
   messagePages: MessagePages;
+  /** Cancelling scheduled messages: one a client names, or a cancelled campaign's waiting ones. */
+  messageCancellation: MessageCancellation;
+  /** The workers' loop that releases scheduled messages when they are due. */
+  scheduledReleases: ScheduledReleases;
   optOuts: OptOuts;
   campaignRecords: CampaignRecords;
   campaignLifecycle: CampaignLifecycle;
@@ -85,10 +91,11 @@ export function createServices(deps: Dependencies): Services {
   const livePubSub = createLivePubSub(deps.redis, deps.subscriber, logger('live'));
   const live = new LivePublisher(livePubSub, config.redisPrefix);
   const optOuts = new OptOuts(prisma);
+  const messages = messageServices(deps, { ...jobs, live, optOuts, logger });
   return {
     ...accountServices(deps, logger),
-    ...messageServices(deps, { ...jobs, live, optOuts, logger }),
-    ...campaignServices(deps, { ...jobs, live, logger }),
+    ...messages,
+    ...campaignServices(deps, { ...jobs, live, logger, messageCancellation: messages.messageCancellation }),
     ...webhookServices(deps, { webhookDeliveryJobs: jobs.webhookDeliveryJobs, logger }),
     optOuts,
     settings: new Settings(prisma),
@@ -127,6 +134,9 @@ export function createServices(deps: Dependencies): Services {
 }
 
 type ModuleLogger = (module: string) => Logger;
+
+// How often an idle worker asks the index of scheduled messages for due ones: a bound on how late one goes.
+const SCHEDULED_RELEASE_POLL_MS = 250;
 
 function accountServices({ prisma, clock, config, pool, redis }: Dependencies, logger: ModuleLogger) {
   const loginTokens = new LoginTokens(config.jwtSecret, clock);
@@ -176,6 +186,15 @@ function messageServices(
       carrierSender: carrierDefaultSender(config),
     }),
     carrierReports: new CarrierReports({ prisma, statusChanges, optOuts, live, logger: logger('messages') }),
+    messageCancellation: new MessageCancellation(prisma, clock, statusChanges),
+    scheduledReleases: new ScheduledReleases({
+      prisma,
+      clock,
+      statusChanges,
+      sendJobs,
+      logger: logger('messages'),
+      pollMs: SCHEDULED_RELEASE_POLL_MS,
+    }),
   };
 }
 
@@ -186,11 +205,13 @@ function campaignServices(
     sendJobs,
     live,
     logger,
+    messageCancellation,
   }: {
     dispatchJobs: CampaignDispatchJobs;
     sendJobs: MessageSendJobs;
     live: LivePublisher;
     logger: ModuleLogger;
+    messageCancellation: MessageCancellation;
   },
 ) {
   return {
@@ -205,6 +226,7 @@ function campaignServices(
       clock,
       dispatchJobs,
       live,
+      messageCancellation,
       logger: logger('campaigns'),
     }),
     campaignDispatch: new CampaignDispatch({

@@ -508,6 +508,7 @@ const VALID_VARIABLES: Record<string, () => Record<string, unknown>> = {
   'Query.contacts': () => ({ campaign: ids.campaign, tag: 'a', page: 1, perPage: 10 }),
   'Query.importJob': () => ({ campaign: ids.campaign, id: ids.job }),
   'Query.message': () => ({ id: ids.message }),
+  'Mutation.cancelMessage': () => ({ id: ids.message }),
   'Query.messages': () => ({
     campaign: ids.campaign,
     to: '5511999990202',
@@ -525,7 +526,14 @@ const VALID_VARIABLES: Record<string, () => Record<string, unknown>> = {
   'Query.optOuts': () => ({ page: 1, perPage: 10 }),
   'Mutation.addContact': () => ({
     campaign: ids.campaign,
-    input: { phone: '5511999990277', name: 'Ana', email: 'ana@example.com', document: '1', tags: ['a'] },
+    input: {
+      phone: '5511999990277',
+      name: 'Ana',
+      email: 'ana@example.com',
+      document: '1',
+      tags: ['a'],
+      timezone: 'Europe/Lisbon',
+    },
   }),
   'Mutation.cancelCampaign': () => ({ id: ids.campaign }),
   'Mutation.pauseCampaign': () => ({ id: ids.campaign }),
@@ -535,9 +543,19 @@ const VALID_VARIABLES: Record<string, () => Record<string, unknown>> = {
   'Mutation.unscheduleCampaign': () => ({ id: ids.campaign }),
   'Mutation.deleteCampaign': () => ({ id: ids.campaign }),
   'Mutation.createCampaign': () => ({
-    input: { name: 'Fine', template: ids.template, delay: 1, batchSize: 10 },
+    input: {
+      name: 'Fine',
+      template: ids.template,
+      delay: 1,
+      batchSize: 10,
+      validity: 3600,
+      sendWindow: { days: ['mon'], start: '09:00', end: '17:00' },
+    },
   }),
-  'Mutation.updateCampaign': () => ({ id: ids.campaign, input: { name: 'Fine', delay: 1 } }),
+  'Mutation.updateCampaign': () => ({
+    id: ids.campaign,
+    input: { name: 'Fine', delay: 1, sendWindow: { days: ['mon'], start: '09:00', end: '17:00' } },
+  }),
   'Mutation.createTemplate': () => ({ input: { name: 'Fine name', content: 'Fine' } }),
   'Mutation.deleteTemplate': () => ({ id: ids.template }),
   'Mutation.updateTemplate': () => ({ id: ids.template, input: { name: 'Fine name', content: 'Fine' } }),
@@ -558,7 +576,14 @@ const VALID_VARIABLES: Record<string, () => Record<string, unknown>> = {
     idempotencyKey: 'k1',
   }),
   'Mutation.login': () => ({ input: { email: 'nobody@example.com', password: 'wrong password' } }),
-  'Mutation.updateSettings': () => ({ input: { timezone: 'Europe/Lisbon', defaultSender: 'Tern' } }),
+  'Mutation.updateSettings': () => ({
+    input: {
+      timezone: 'Europe/Lisbon',
+      defaultSender: 'Tern',
+      messageValidity: 3600,
+      sendWindow: { days: ['mon'], start: '09:00', end: '17:00' },
+    },
+  }),
   'Mutation.confirmTwoFactor': () => ({ input: { code: '123456' } }),
   'Mutation.disableTwoFactor': () => ({ input: { code: '123456' } }),
   'Query.apiKeys': () => ({ page: 1, perPage: 10 }),

@@ -89,10 +89,12 @@ describe('POST /v1/campaigns', () => {
       template,
       batch_size: 100,
       send_at: null,
+      send_window: null,
+      validity: null,
       status: 'scheduled',
       created_at: response.body.created_at,
       updated_at: expect.any(String),
-      stats: { contacts: 0, queued: 0, sent: 0, delivered: 0, failed: 0, replied: 0, opted_out: 0 },
+      stats: { contacts: 0, queued: 0, sent: 0, delivered: 0, failed: 0, replied: 0, opted_out: 0, waiting: 0 },
       request: stored.headers.get('x-request-id'),
     });
   });
@@ -265,7 +267,7 @@ describe('the transition table', () => {
       event: 'campaign.started',
       campaign,
       status: 'running',
-      stats: { contacts: 2, queued: 0, sent: 0, delivered: 0, failed: 0, replied: 0, opted_out: 0 },
+      stats: { contacts: 2, queued: 0, sent: 0, delivered: 0, failed: 0, replied: 0, opted_out: 0, waiting: 0 },
     });
     expect(events[2]!.payload).toMatchObject({
       event: 'campaign.cancelled',
@@ -341,6 +343,7 @@ describe('dispatch', () => {
       failed: 0,
       replied: 0,
       opted_out: 0,
+      waiting: 0,
     });
   });
 
@@ -524,6 +527,7 @@ describe('contacts', () => {
       'email',
       'document',
       'tags',
+      'timezone',
       'created_at',
     ]);
   });
@@ -569,7 +573,7 @@ describe('campaigns through GraphQL', () => {
     const campaign = await createCampaign(alice);
     const rest = await api(alice, 'GET', `/v1/campaigns/${campaign}`);
     const graphql = await t.graphql(
-      `query ($id: ID!) { campaign(id: $id) { ... on Campaign { id name description webhook delay templateId batchSize sendAt status createdAt updatedAt stats { contacts queued sent delivered failed replied opted_out: optedOut } } } }`,
+      `query ($id: ID!) { campaign(id: $id) { ... on Campaign { id name description webhook delay templateId batchSize sendAt sendWindow { days start end } validity status createdAt updatedAt stats { contacts queued sent delivered failed replied opted_out: optedOut waiting } } } }`,
       { id: campaign },
       alice.token,
     );
@@ -583,6 +587,8 @@ describe('campaigns through GraphQL', () => {
       template: g.templateId,
       batch_size: g.batchSize,
       send_at: g.sendAt,
+      send_window: g.sendWindow,
+      validity: g.validity,
       status: g.status,
       created_at: g.createdAt,
       updated_at: g.updatedAt,

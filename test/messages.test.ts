@@ -488,6 +488,9 @@ describe('reading messages', () => {
       'sent_at',
       'delivered_at',
       'failed_at',
+      'send_at',
+      'expires_at',
+      'cancelled_at',
       'error',
     ]);
 

@@ -22,6 +22,8 @@ describe('GET /v1/settings', () => {
       timezone: 'UTC',
       default_sender: null,
       two_factor_enabled: false,
+      send_window: null,
+      message_validity: 86400,
       request: response.headers.get('x-request-id'),
     });
   });

@@ -112,6 +112,7 @@ function message(fields: Partial<OutboundSms> = {}): OutboundSms {
     encoding: 'GSM-7',
     segments: 1,
     from: 'Tern',
+    validUntil: null,
     ...fields,
   };
 }

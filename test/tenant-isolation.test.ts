@@ -382,6 +382,7 @@ const GRAPHQL_VARIABLES: Record<string, (owner: Tenant) => Record<string, unknow
   'Query.contacts': ({ ids }) => ({ campaign: ids.campaign }),
   'Query.importJob': ({ ids }) => ({ campaign: ids.campaign, id: ids.job }),
   'Query.message': ({ ids }) => ({ id: ids.message }),
+  'Mutation.cancelMessage': ({ ids }) => ({ id: ids.message }),
   'Query.messages': ({ ids }) => ({ campaign: ids.campaign }),
   'Query.template': ({ ids }) => ({ id: ids.template }),
   'Query.webhook': ({ ids }) => ({ id: ids.webhook }),

@@ -11,6 +11,8 @@ export interface OutboundSms {
   segments: number;
   /** The sender to show, when the account has one. */
   from: string | null;
+  /** When the message expires: a carrier that can should stop trying it then. */
+  validUntil: Date | null;
 }
 
 export interface SubmitResult {

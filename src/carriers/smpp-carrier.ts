@@ -20,6 +20,7 @@ import { submitBodies } from './smpp-segments.js';
 import { type BindState, SmppSession } from './smpp-session.js';
 import { noSmppErrors } from './smpp-status.js';
 import { SmppSubmitter } from './smpp-submitter.js';
+import { relativeValidityPeriod } from './smpp-validity.js';
 
 export interface SmppCarrierOptions extends SmppConfig {
   /** submit_sm per second at most, the carrier's pace (CARRIER_MAX_PER_SECOND); null for none. */
@@ -139,6 +140,13 @@ export class SmppCarrier implements Carrier {
         destination_addr: destination.addr,
         esm_class: body.esmClass,
         registered_delivery: RECEIPT_ON_FINAL_OUTCOME,
+        ...(message.validUntil
+          ? {
+              validity_period: relativeValidityPeriod(
+                (message.validUntil.getTime() - this.clock.now().getTime()) / 1000,
+              ),
+            }
+          : {}),
         data_coding: body.dataCoding,
         short_message: body.shortMessage,
         ...(body.messagePayload ? { message_payload: body.messagePayload } : {}),

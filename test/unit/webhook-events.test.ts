@@ -80,7 +80,16 @@ describe('webhook event payloads', () => {
   });
 
   it('shape a campaign event with its stats under the API names, opted_out last', () => {
-    const stats = { contacts: 5, queued: 1, sent: 1, delivered: 1, failed: 1, replied: 1, optedOut: 1 };
+    const stats = {
+      contacts: 5,
+      waiting: 1,
+      queued: 1,
+      sent: 1,
+      delivered: 1,
+      failed: 1,
+      replied: 1,
+      optedOut: 1,
+    };
     const payload = campaignStatusPayload('campaign.finished', 'cmp_1', 'finished', stats);
     const body = JSON.parse(
       eventBody({ id: 'evt_4', type: 'campaign.finished', payload: asStored(payload), createdAt }),
@@ -93,6 +102,7 @@ describe('webhook event payloads', () => {
       delivered: 1,
       failed: 1,
       replied: 1,
+      waiting: 1,
       opted_out: 1,
     });
     expect(Object.keys(body.stats)).toEqual([
@@ -102,6 +112,7 @@ describe('webhook event payloads', () => {
       'delivered',
       'failed',
       'replied',
+      'waiting',
       'opted_out',
     ]);
   });

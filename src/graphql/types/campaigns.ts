@@ -18,6 +18,7 @@ import type { ContactTypeRefs } from './contacts.js';
 import type { MessageTypeRefs } from './messages.js';
 import { addPageType, pageArgs } from './page.js';
 import { cursorArgs } from './page-info.js';
+import type { SendWindowTypeRefs } from './send-window.js';
 
 type CampaignStatusRef = ReturnType<typeof addCampaignObject>;
 
@@ -29,20 +30,22 @@ interface CampaignPageShape {
 
 export function addCampaignTypes(
   builder: Builder,
-  messageRefs: MessageTypeRefs,
-  contactRefs: ContactTypeRefs,
+  refs: { messages: MessageTypeRefs; contacts: ContactTypeRefs; windows: SendWindowTypeRefs },
   options: InputOptions,
 ) {
-  const campaignStatus = addCampaignObject(builder, messageRefs, contactRefs);
+  const campaignStatus = addCampaignObject(builder, refs);
   addCampaignQueries(builder, campaignStatus);
-  addCampaignMutations(builder, options);
+  addCampaignMutations(builder, refs.windows, options);
 }
 
 /** The Campaign object, its status and its stats. */
 function addCampaignObject(
   builder: Builder,
-  { messageStatus, message }: MessageTypeRefs,
-  { contactRef }: ContactTypeRefs,
+  {
+    messages: { messageStatus, message },
+    contacts: { contactRef },
+    windows,
+  }: { messages: MessageTypeRefs; contacts: ContactTypeRefs; windows: SendWindowTypeRefs },
 ) {
   const campaignStatus = builder.enumType('CampaignStatus', {
     description: 'Where a campaign is in its life; its mutations say which status each one leaves from',
@@ -67,6 +70,9 @@ function addCampaignObject(
       failed: t.exposeInt('failed', { description: 'Its messages failed' }),
       replied: t.exposeInt('replied', { description: 'Its messages with a reply' }),
       optedOut: t.exposeInt('optedOut', { description: 'Its contacts whose number opted out' }),
+      waiting: t.exposeInt('waiting', {
+        description: "Its messages waiting for their contact's send window to open (status scheduled)",
+      }),
     }),
   });
 
@@ -88,6 +94,17 @@ function addCampaignObject(
         type: 'DateTime',
         nullable: true,
         description: 'When a scheduled campaign starts',
+      }),
+      sendWindow: t.field({
+        type: windows.sendWindow,
+        nullable: true,
+        description: "Its own send window; null: the account's",
+        select: { sendWindow: true },
+        resolve: (campaign) => windows.resolveWindow(campaign.sendWindow),
+      }),
+      validity: t.exposeInt('validity', {
+        nullable: true,
+        description: "Seconds each message may wait for its hand-over; null: the account's message_validity",
       }),
       status: t.expose('status', { type: campaignStatus, description: 'Where it is in its life' }),
       createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created' }),
@@ -184,7 +201,7 @@ function addCampaignQueries(builder: Builder, campaignStatus: CampaignStatusRef)
   );
 }
 
-function addCampaignMutations(builder: Builder, options: InputOptions) {
+function addCampaignMutations(builder: Builder, windows: SendWindowTypeRefs, options: InputOptions) {
   const deleted = builder.objectRef<{ id: string; deleted: true }>('DeletedCampaign').implement({
     description: 'A deleted campaign',
     fields: (t) => ({
@@ -194,8 +211,9 @@ function addCampaignMutations(builder: Builder, options: InputOptions) {
   });
 
   const inputs = campaignInputs(options.allowInsecureWebhooks);
-  const createInput = inputTypeFromZod(builder, 'CreateCampaignInput', inputs.create, { template: 'ID' });
-  const updateInput = inputTypeFromZod(builder, 'UpdateCampaignInput', inputs.update, { template: 'ID' });
+  const types = { template: 'ID', sendWindow: windows.sendWindowInput } as const;
+  const createInput = inputTypeFromZod(builder, 'CreateCampaignInput', inputs.create, types);
+  const updateInput = inputTypeFromZod(builder, 'UpdateCampaignInput', inputs.update, types);
 
   builder.mutationField('createCampaign', (t) =>
     t.withAuth({ account: true }).prismaField({

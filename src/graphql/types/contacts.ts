@@ -27,6 +27,10 @@ export function addContactTypes(builder: Builder) {
       email: t.exposeString('email', { nullable: true, description: 'Fills {{email}}' }),
       document: t.exposeString('document', { nullable: true, description: 'Fills {{document}}' }),
       tags: t.exposeStringList('tags', { description: 'Labels to filter contacts by; fill {{tags}}' }),
+      timezone: t.exposeString('timezone', {
+        nullable: true,
+        description: "The time zone its send window is read in; null: the account's",
+      }),
       createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created' }),
       // One message per contact and campaign (a unique index), so the list holds one at most.
       messages: t.relation('messages', {

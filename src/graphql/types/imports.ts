@@ -39,7 +39,7 @@ export function addImportTypes(builder: Builder, common: CommonTypeRefs) {
     fields: (t) => ({
       row: t.exposeInt('row', { description: 'The row number a spreadsheet shows' }),
       field: t.exposeString('field', {
-        description: 'The contact field: phone, name, email, document or tags',
+        description: 'The contact field: phone, name, email, document, tags or timezone',
       }),
       issue: t.expose('issue', {
         type: common.issueCode,

@@ -1,7 +1,8 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { z } from 'zod';
-import { NotFoundError, ValidationError } from '../../errors.js';
+import { InvalidStateError, NotFoundError, ValidationError } from '../../errors.js';
 import { MessageStatus } from '../../generated/prisma/enums.js';
+import { systemClock } from '../../lib/clock.js';
 import { type PageRequest, parsePage } from '../../lib/pagination.js';
 import { encodingOf, type TextAnalysis } from '../../modules/messages/encoding.js';
 import {
@@ -36,12 +37,19 @@ export function addMessageTypes(builder: Builder) {
 
 function addMessageObjects(builder: Builder) {
   const messageStatus = builder.enumType('MessageStatus', {
-    description: 'queued → sent (taken by the carrier) → delivered or failed',
+    description:
+      'scheduled (waiting for its time or window) → queued → sent (taken by the carrier) → delivered or failed; a scheduled message may be cancelled',
     values: {
+      [MessageStatus.scheduled]: {
+        description: 'Waiting for its send_at or its send window; may be cancelled until then',
+      },
       [MessageStatus.queued]: { description: 'Accepted and waiting for the carrier' },
       [MessageStatus.sent]: { description: 'Taken by the carrier; no delivery report yet' },
       [MessageStatus.delivered]: { description: 'The carrier reported it delivered to the handset' },
-      [MessageStatus.failed]: { description: 'Not delivered: `error` says why' },
+      [MessageStatus.failed]: {
+        description: 'Not delivered: `error` says why (`expired` when its validity ran out first)',
+      },
+      [MessageStatus.cancelled]: { description: 'Cancelled while scheduled; never sent' },
     } as const,
   });
 
@@ -104,6 +112,21 @@ function addMessageObjects(builder: Builder) {
         description: 'When it was reported delivered',
       }),
       failedAt: t.expose('failedAt', { type: 'DateTime', nullable: true, description: 'When it failed' }),
+      sendAt: t.expose('sendAt', {
+        type: 'DateTime',
+        nullable: true,
+        description: 'When it was asked to go (send_at); null: at once',
+      }),
+      expiresAt: t.expose('expiresAt', {
+        type: 'DateTime',
+        nullable: true,
+        description: 'When it fails as `expired` if no carrier has taken it by then',
+      }),
+      cancelledAt: t.expose('cancelledAt', {
+        type: 'DateTime',
+        nullable: true,
+        description: 'When it was cancelled',
+      }),
       // Replies of every message of a list at once, each message's page read in SQL.
       replies: t.withAuth({ account: true }).loadableList({
         type: reply,
@@ -134,6 +157,11 @@ function addMessageObjects(builder: Builder) {
       }),
       to: t.exposeString('to', { description: 'The recipient, normalized' }),
       campaignId: t.exposeID('campaignId', { nullable: true, description: 'The linked campaign, if any' }),
+      sendAt: t.expose('sendAt', {
+        type: 'DateTime',
+        nullable: true,
+        description: 'When it is to go, as asked; null: now',
+      }),
       replayed: t.exposeBoolean('replayed', {
         description: 'True when this answers an earlier request with the same Idempotency-Key',
       }),
@@ -171,7 +199,9 @@ function addMessageFields(
     }),
   });
 
-  const sendInput = inputTypeFromZod(builder, 'SendMessageInput', sendMessageSchema, { campaign: 'ID' });
+  const sendInput = inputTypeFromZod(builder, 'SendMessageInput', sendMessageSchema(systemClock), {
+    campaign: 'ID',
+  });
   const previewInput = inputTypeFromZod(builder, 'PreviewMessageInput', previewMessageSchema);
 
   builder.queryField('message', (t) =>
@@ -211,6 +241,20 @@ function addMessageFields(
         input: inputArg(t.arg, previewInput),
       },
       resolve: (_root, { input }, { services }) => services.messageQueries.preview(input),
+    }),
+  );
+
+  builder.mutationField('cancelMessage', (t) =>
+    t.withAuth({ account: true }).prismaField({
+      type: 'Message',
+      description:
+        'Cancels a message still scheduled (waiting for its sendAt or its window); InvalidStateError once it is on its way',
+      errors: { types: [NotFoundError, InvalidStateError] },
+      args: { id: idArg(t.arg) },
+      resolve: async (query, _root, { id }, { accountId, services }) => {
+        await services.messageCancellation.cancel(accountId, id);
+        return services.messageQueries.get(accountId, id, query);
+      },
     }),
   );
 

@@ -8,8 +8,9 @@ import { updateSettingsInput as updateSettingsSchema } from '../../modules/setti
 import type { Builder } from '../builder.js';
 import { inputTypeFromZod } from '../zod-input.js';
 import { inputArg } from './args.js';
+import type { SendWindowTypeRefs } from './send-window.js';
 
-export function addSettingsTypes(builder: Builder) {
+export function addSettingsTypes(builder: Builder, windows: SendWindowTypeRefs) {
   builder.prismaObject('AccountSettings', {
     name: 'Settings',
     description: "The account's settings",
@@ -21,11 +22,23 @@ export function addSettingsTypes(builder: Builder) {
         description: 'The sender id of messages that name none; null: the carrier decides',
       }),
       twoFactorEnabled: t.exposeBoolean('twoFactorEnabled', { description: 'Whether login asks for a code' }),
+      sendWindow: t.field({
+        type: windows.sendWindow,
+        nullable: true,
+        description: 'When campaign messages (and single sends that ask) may go; null: any time',
+        select: { sendWindow: true },
+        resolve: (settings) => windows.resolveWindow(settings.sendWindow),
+      }),
+      messageValidity: t.exposeInt('messageValidity', {
+        description: 'Seconds a message may wait for its hand-over before it fails as expired',
+      }),
       updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When it last changed' }),
     }),
   });
 
-  const updateSettingsInput = inputTypeFromZod(builder, 'UpdateSettingsInput', updateSettingsSchema);
+  const updateSettingsInput = inputTypeFromZod(builder, 'UpdateSettingsInput', updateSettingsSchema, {
+    sendWindow: windows.sendWindowInput,
+  });
 
   const twoFactorSetup = builder.objectRef<TwoFactorSetup>('TwoFactorSetup').implement({
     description: 'A new TOTP secret (SHA-1, 6 digits, 30 s), not in force until a code of it is confirmed',

@@ -8,7 +8,9 @@ import { newId } from '../../lib/ids.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { analyzeText } from '../messages/encoding.js';
 import { insertMessageRows, type NewMessageRow } from '../messages/message-rows.js';
+import { DEFAULT_MESSAGE_VALIDITY, messageTiming } from '../messages/message-timing.js';
 import { contactOptedOut } from '../opt-outs/opt-outs.js';
+import { type SendWindow, storedWindow } from '../settings/send-window.js';
 import { renderTemplate } from '../templates/render-template.js';
 import { type LockedCampaign, lockCampaign } from './campaign-rows.js';
 import { moveCampaign } from './campaign-transitions.js';
@@ -22,6 +24,7 @@ interface PendingContact {
   email: string | null;
   document: string | null;
   tags: string[];
+  timezone: string | null;
   created_at: Date;
 }
 
@@ -35,7 +38,7 @@ export interface DispatchOutcome {
 /** The messages a batch made, for the live updates once it has committed. */
 interface DispatchedBatch {
   accountId: string;
-  messages: { id: string; to: string }[];
+  messages: { id: string; to: string; status: 'queued' | 'scheduled' }[];
 }
 
 // Campaigns the recovery sweep looks at per round, of each kind.
@@ -105,13 +108,27 @@ export class CampaignDispatch {
       return idle;
     }
     const contacts = await this.batchContacts(tx, campaign);
-    const created = contacts.length
-      ? await insertMessageRows(tx, campaignMessages(campaign, template.content, contacts, now))
+    const timing = contacts.length ? await this.timingRules(tx, campaign) : null;
+    const created = timing
+      ? await insertMessageRows(tx, campaignMessages(campaign, template.content, contacts, timing, now))
       : [];
     const next = await this.advance(tx, campaign, contacts, created.length > 0, now);
     return {
-      outcome: { messageIds: created.map((m) => m.id), next },
+      outcome: { messageIds: created.filter((m) => m.status === 'queued').map((m) => m.id), next },
       dispatched: { accountId: campaign.account_id, messages: created },
+    };
+  }
+
+  /** The window and validity the campaign's messages are made with: its own, else the account's. */
+  private async timingRules(tx: Tx, campaign: LockedCampaign): Promise<TimingRules> {
+    const settings = await tx.accountSettings.findUnique({
+      where: { accountId: campaign.account_id },
+      select: { timezone: true, sendWindow: true, messageValidity: true },
+    });
+    return {
+      window: storedWindow(campaign.send_window) ?? storedWindow(settings?.sendWindow),
+      validitySeconds: campaign.validity ?? settings?.messageValidity ?? DEFAULT_MESSAGE_VALIDITY,
+      timeZone: settings?.timezone ?? 'UTC',
     };
   }
 
@@ -191,7 +208,7 @@ export class CampaignDispatch {
   /** The batch's new messages (queued), and the campaign whose counts (and perhaps status) moved. */
   private publish(campaignId: string, batch: DispatchedBatch) {
     const { accountId, messages } = batch;
-    this.live.messages(messages.map(({ id, to }) => ({ accountId, id, to, campaignId, status: 'queued' })));
+    this.live.messages(messages.map(({ id, to, status }) => ({ accountId, id, to, campaignId, status })));
     this.live.campaign(accountId, campaignId);
   }
 
@@ -216,7 +233,7 @@ export function pendingContactsQuery(
     ? Prisma.sql`AND (c.created_at, c.id) > (${campaign.dispatched_through_at}, ${campaign.dispatched_through_id})`
     : Prisma.empty;
   return Prisma.sql`
-    SELECT c.id, c.phone, c.name, c.email, c.document, c.tags, c.created_at
+    SELECT c.id, c.phone, c.name, c.email, c.document, c.tags, c.timezone, c.created_at
     FROM contacts c
     WHERE c.campaign_id = ${campaign.id} ${after}
       AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.contact_id = c.id ${perRowProbe})
@@ -225,16 +242,35 @@ export function pendingContactsQuery(
     LIMIT ${limit}`;
 }
 
-/** A batch's messages: the template rendered for each contact. */
+interface TimingRules {
+  window: SendWindow | null;
+  validitySeconds: number;
+  /** The account's: a contact without a time zone of its own is read in it. */
+  timeZone: string;
+}
+
+/**
+ * A batch's messages: the template rendered for each contact, each going at once when the
+ * contact's window is open and otherwise scheduled for its next opening in the contact's time
+ * zone; each expires its validity after now, waiting or not.
+ */
 function campaignMessages(
   campaign: LockedCampaign,
   template: string,
   contacts: PendingContact[],
+  rules: TimingRules,
   now: Date,
 ): NewMessageRow[] {
   return contacts.map((contact) => {
     const text = renderTemplate(template, contact);
     const { encoding, segments } = analyzeText(text);
+    const timing = messageTiming({
+      now,
+      sendAt: null,
+      validitySeconds: rules.validitySeconds,
+      window: rules.window,
+      timeZone: contact.timezone ?? rules.timeZone,
+    });
     return {
       id: newId('msg'),
       accountId: campaign.account_id,
@@ -245,6 +281,10 @@ function campaignMessages(
       encoding,
       segments,
       createdAt: now,
+      status: timing.status,
+      sendAt: null,
+      releaseAt: timing.releaseAt,
+      validitySeconds: rules.validitySeconds,
     };
   });
 }

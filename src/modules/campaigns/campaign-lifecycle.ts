@@ -4,6 +4,7 @@ import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
 import type { Clock } from '../../lib/clock.js';
 import type { LivePublisher } from '../live/live-events.js';
+import type { MessageCancellation } from '../messages/message-cancellation.js';
 import { lockCampaign } from './campaign-rows.js';
 import { assertMoveAllowed, type CampaignAction, moveCampaign } from './campaign-transitions.js';
 
@@ -12,6 +13,7 @@ export interface CampaignLifecycleOptions {
   clock: Clock;
   dispatchJobs: CampaignDispatchJobs;
   live: LivePublisher;
+  messageCancellation: MessageCancellation;
   logger: Logger;
 }
 
@@ -21,6 +23,7 @@ export class CampaignLifecycle {
   private readonly clock: Clock;
   private readonly dispatchJobs: CampaignDispatchJobs;
   private readonly live: LivePublisher;
+  private readonly messageCancellation: MessageCancellation;
   private readonly logger: Logger;
 
   constructor(options: CampaignLifecycleOptions) {
@@ -29,6 +32,7 @@ export class CampaignLifecycle {
       clock: this.clock,
       dispatchJobs: this.dispatchJobs,
       live: this.live,
+      messageCancellation: this.messageCancellation,
       logger: this.logger,
     } = options);
   }
@@ -47,8 +51,15 @@ export class CampaignLifecycle {
         ...(action === 'start' ? { startedAt: now, nextBatchAt: now } : {}),
         ...(action === 'resume' ? { nextBatchAt: now } : {}),
       });
+      // Messages held while it was paused are due again; each is released when its window is open.
+      if (action === 'resume')
+        await tx.$executeRaw`
+          UPDATE messages SET release_at = ${now}
+          WHERE campaign_id = ${id} AND status = 'scheduled' AND (release_at IS NULL OR release_at > ${now})`;
       return { campaign, rule };
     });
+    // Its messages still waiting for their window will not go.
+    if (action === 'cancel') await this.messageCancellation.cancelWaiting(id);
     this.live.campaign(accountId, id);
     if (moved.rule.to === 'running')
       await this.dispatchJobs.enqueueBatch(id, moved.campaign.dispatched_batches + 1, 0);

@@ -1,13 +1,15 @@
 import { z } from 'zod';
 import { isForeignKeyViolation } from '../../db/prisma-errors.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
-import type { PrismaClient } from '../../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { CampaignStatus } from '../../generated/prisma/enums.js';
 import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { newestFirst, type PageArgs, type PageRequest, parsePage } from '../../lib/pagination.js';
 import { parseInput } from '../../lib/validation.js';
+import { messageValidityInput } from '../messages/message-timing.js';
+import { sendWindowInput } from '../settings/send-window.js';
 import { webhookUrl } from '../webhooks/webhook-url.js';
 import { type CampaignQuery, liveCampaign, requireCampaign } from './campaign-lookup.js';
 
@@ -25,6 +27,18 @@ function campaignFields(allowInsecureWebhooks: boolean) {
       .datetime({ offset: true })
       .meta({ description: 'ISO 8601 time with offset at which a scheduled campaign starts' })
       .transform((value) => new Date(value))
+      .nullable(),
+    sendWindow: sendWindowInput
+      .meta({
+        description:
+          "When its messages may go, in each contact's local time (its timezone, else the account's); null: the account's send_window",
+      })
+      .nullable(),
+    validity: messageValidityInput
+      .meta({
+        description:
+          "Seconds each message may wait for its hand-over from when the campaign made it; null: the account's message_validity",
+      })
       .nullable(),
   };
 }
@@ -88,6 +102,8 @@ export class CampaignRecords {
           templateId: data.template ?? null,
           batchSize: data.batchSize ?? 100,
           sendAt,
+          sendWindow: data.sendWindow ?? Prisma.DbNull,
+          validity: data.validity ?? null,
           status: 'scheduled',
           createdAt: now,
           updatedAt: now,
@@ -134,6 +150,8 @@ export class CampaignRecords {
           templateId: data.template,
           batchSize: data.batchSize,
           sendAt: data.sendAt,
+          ...(data.sendWindow === undefined ? {} : { sendWindow: data.sendWindow ?? Prisma.DbNull }),
+          validity: data.validity,
           updatedAt: this.clock.now(),
         },
       }),

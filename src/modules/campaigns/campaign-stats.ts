@@ -3,6 +3,8 @@ import { contactOptedOut } from '../opt-outs/opt-outs.js';
 
 export interface CampaignStats {
   contacts: number;
+  /** Its messages waiting for their contact's send window to open. */
+  waiting: number;
   queued: number;
   sent: number;
   delivered: number;
@@ -13,12 +15,13 @@ export interface CampaignStats {
 }
 
 type StatsRow = { id: string } & Record<
-  'contacts' | 'queued' | 'sent' | 'delivered' | 'failed' | 'replied' | 'opted_out',
+  'contacts' | 'waiting' | 'queued' | 'sent' | 'delivered' | 'failed' | 'replied' | 'opted_out',
   bigint
 >;
 
 const NO_STATS: CampaignStats = {
   contacts: 0,
+  waiting: 0,
   queued: 0,
   sent: 0,
   delivered: 0,
@@ -39,10 +42,11 @@ export async function readCampaignStats(
     SELECT k.id,
       (SELECT count(*) FROM contacts c WHERE c.campaign_id = k.id) AS contacts,
       (SELECT count(*) FROM contacts c WHERE c.campaign_id = k.id AND ${contactOptedOut(Prisma.sql`k.account_id`)}) AS opted_out,
-      m.queued, m.sent, m.delivered, m.failed, m.replied
+      m.waiting, m.queued, m.sent, m.delivered, m.failed, m.replied
     FROM campaigns k
     CROSS JOIN LATERAL (
       SELECT
+        count(*) FILTER (WHERE m.status = 'scheduled') AS waiting,
         count(*) FILTER (WHERE m.status = 'queued') AS queued,
         count(*) FILTER (WHERE m.status = 'sent') AS sent,
         count(*) FILTER (WHERE m.status = 'delivered') AS delivered,
@@ -56,6 +60,7 @@ export async function readCampaignStats(
     if (!row) return { ...NO_STATS };
     return {
       contacts: Number(row.contacts),
+      waiting: Number(row.waiting),
       queued: Number(row.queued),
       sent: Number(row.sent),
       delivered: Number(row.delivered),

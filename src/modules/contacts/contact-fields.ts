@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { normalizedPhone } from '../../lib/phone.js';
+import { timeZoneInput } from '../../lib/time-zone.js';
 
 /**
  * A contact's fields as the service bounds them; shared with the spreadsheet import, whose
@@ -23,5 +24,8 @@ export const contactFields = {
     .array(z.string().trim().min(1).max(50))
     .max(20)
     .meta({ description: 'Tags, to filter contacts by' })
+    .nullish(),
+  timezone: timeZoneInput
+    .meta({ description: "The time zone its send window is read in; the account's when left out" })
     .nullish(),
 };

@@ -46,6 +46,7 @@ export class Contacts {
           name: data.name || null,
           email: data.email || null,
           document: data.document || null,
+          timezone: data.timezone ?? null,
           tags: [...new Set(data.tags ?? [])],
           createdAt: this.clock.now(),
         },

@@ -95,6 +95,7 @@ export class ContactRowMapper {
         name: value('name'),
         email: value('email'),
         document: value('document'),
+        timezone: value('timezone'),
         tags:
           tags === undefined
             ? undefined

@@ -11,7 +11,7 @@ export const IMPORT_MAX_COLUMNS = 100;
 
 export const FILE_FORMATS = ['csv', 'xlsx'] as const;
 export type FileFormat = (typeof FILE_FORMATS)[number];
-export type ContactColumn = 'phone' | 'name' | 'email' | 'document' | 'tags';
+export type ContactColumn = 'phone' | 'name' | 'email' | 'document' | 'tags' | 'timezone';
 
 /** What the worker needs to read a file, stored with the job. */
 export interface ImportOptions {
@@ -33,7 +33,14 @@ const DELIMITERS: Record<string, string> = {
 // The widest sheet XLSX allows.
 const MAX_COLUMN_NUMBER = 16_384;
 
-const COLUMN_FIELDS = ['phoneColumn', 'nameColumn', 'emailColumn', 'documentColumn', 'tagsColumn'] as const;
+const COLUMN_FIELDS = [
+  'phoneColumn',
+  'nameColumn',
+  'emailColumn',
+  'documentColumn',
+  'tagsColumn',
+  'timezoneColumn',
+] as const;
 
 const columnName = (description: string) => z.string().trim().min(1).max(200).meta({ description }).nullish();
 const OTHER_COLUMN = 'A header name, or a 1-based column number without a header';
@@ -56,6 +63,7 @@ export const importInput = z
     emailColumn: columnName(OTHER_COLUMN),
     documentColumn: columnName(OTHER_COLUMN),
     tagsColumn: columnName(`${OTHER_COLUMN}; its tags are split on ; or |`),
+    timezoneColumn: columnName(`${OTHER_COLUMN}; an IANA time zone per contact, for its send window`),
     delimiter: z
       .string()
       .refine((value) => Object.hasOwn(DELIMITERS, value), issue('invalid_value'))

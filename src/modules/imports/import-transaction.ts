@@ -70,7 +70,7 @@ export function importInOneTransaction(run: ImportRun): Promise<ImportOutcome | 
 async function importFile(client: pg.PoolClient, run: ImportRun): Promise<ImportOutcome | null> {
   const { job, clock } = run;
   await client.query(
-    'CREATE TEMP TABLE import_staging (id text, phone text, name text, email text, document text, tags text) ON COMMIT DROP',
+    'CREATE TEMP TABLE import_staging (id text, phone text, name text, email text, document text, tags text, timezone text) ON COMMIT DROP',
   );
   const { file, staged } = await stageFile(client, run);
 
@@ -86,8 +86,8 @@ async function importFile(client: pg.PoolClient, run: ImportRun): Promise<Import
   const now = clock.now();
   // Only this statement touches `contacts`, so the campaign is held for a moment, not for the whole read.
   const inserted = await client.query(
-    `INSERT INTO contacts (id, account_id, campaign_id, phone, name, email, document, tags, import_job_id, created_at)
-       SELECT id, $1, $2, phone, name, email, document, string_to_array(tags, '|'), $3, $4
+    `INSERT INTO contacts (id, account_id, campaign_id, phone, name, email, document, tags, timezone, import_job_id, created_at)
+       SELECT id, $1, $2, phone, name, email, document, string_to_array(tags, '|'), timezone, $3, $4
        FROM import_staging
        ON CONFLICT (campaign_id, phone) DO NOTHING`,
     [job.accountId, job.campaignId, job.id, now],
@@ -161,8 +161,8 @@ async function stage(client: pg.PoolClient, contacts: ContactRow[]): Promise<unk
   if (contacts.length === 0) return;
   // Tags travel joined by '|', which no tag contains: the file's tags were split on it.
   return client.query(
-    `INSERT INTO import_staging (id, phone, name, email, document, tags)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`,
+    `INSERT INTO import_staging (id, phone, name, email, document, tags, timezone)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])`,
     [
       newIds('cnt', contacts.length),
       contacts.map((c) => c.phone),
@@ -170,6 +170,7 @@ async function stage(client: pg.PoolClient, contacts: ContactRow[]): Promise<unk
       contacts.map((c) => c.email ?? null),
       contacts.map((c) => c.document ?? null),
       contacts.map((c) => (c.tags ?? []).join('|')),
+      contacts.map((c) => c.timezone ?? null),
     ],
   );
 }

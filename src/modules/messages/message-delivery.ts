@@ -5,6 +5,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { MessageSubject } from '../webhooks/webhook-events.js';
 import type { Encoding } from './encoding.js';
 import { type MessageStatusChanges, STATEMENT_BATCHING } from './message-status-changes.js';
+import { EXPIRED } from './message-timing.js';
 import { senderAddress } from './reply-routing.js';
 
 /** A message claimed by a worker for its carrier call, with what the carrier needs. */
@@ -16,11 +17,14 @@ export interface ClaimedMessage extends MessageSubject {
   sender: string | null;
   /** A previous claim had expired: a worker died during the carrier call, outcome unknown. */
   reclaimed: boolean;
+  /** When it expires; null for no limit. */
+  expiresAt: Date | null;
 }
 
-type ClaimRow = Omit<ClaimedMessage, 'campaignId' | 'reclaimed'> & {
+type ClaimRow = Omit<ClaimedMessage, 'campaignId' | 'reclaimed' | 'expiresAt'> & {
   campaign_id: string | null;
   previous_claim: Date | null;
+  expires_at: Date | null;
 };
 
 export interface ClaimRequest {
@@ -77,8 +81,8 @@ export class MessageDelivery {
     const row =
       (await this.claims.add({ id, leaseMs })) ?? (await this.claimRows([{ id, leaseMs }], false))[0];
     if (!row) return null;
-    const { campaign_id: campaignId, previous_claim: previousClaim, ...message } = row;
-    return { ...message, campaignId, reclaimed: previousClaim !== null };
+    const { campaign_id: campaignId, previous_claim: previousClaim, expires_at: expiresAt, ...message } = row;
+    return { ...message, campaignId, expiresAt, reclaimed: previousClaim !== null };
   }
 
   /** A claim whose carrier call certainly did not happen is given back for the retry. */
@@ -101,6 +105,13 @@ export class MessageDelivery {
       where: { id: message.id, carrierMessageId: null },
       data: { carrier, carrierMessageId },
     });
+  }
+
+  /** A claimed message whose validity ran out before its carrier call fails as expired instead. */
+  async failIfExpired(message: ClaimedMessage): Promise<boolean> {
+    if (!message.expiresAt || message.expiresAt.getTime() > this.clock.now().getTime()) return false;
+    await this.recordFailed(message, EXPIRED);
+    return true;
   }
 
   async recordFailed(message: MessageSubject, error: { code: string; message: string }): Promise<void> {
@@ -183,5 +194,6 @@ export function claimStatement(
       sender = COALESCE((SELECT default_sender FROM account_settings s WHERE s.account_id = m.account_id), ${carrierSender})
     FROM prior
     WHERE m.id = prior.id AND prior.status = 'queued' AND (prior.claimed_at IS NULL OR prior.claimed_at < prior.lapsed_before)
-    RETURNING m.id, m."to", m.campaign_id, m.text, m.encoding::text AS encoding, m.segments, prior.claimed_at AS previous_claim, m.sender`;
+    RETURNING m.id, m."to", m.campaign_id, m.text, m.encoding::text AS encoding, m.segments, prior.claimed_at AS previous_claim, m.sender,
+      m.expires_at`;
 }

@@ -1,5 +1,6 @@
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { Encoding } from './encoding.js';
+import { DEFAULT_MESSAGE_VALIDITY } from './message-timing.js';
 
 /** A message as it is accepted: by a single send, a batch of them, or a campaign's batch. */
 export interface NewMessageRow {
@@ -13,26 +14,43 @@ export interface NewMessageRow {
   encoding: Encoding;
   segments: number;
   createdAt: Date;
+  /** `scheduled` waits for releaseAt; `queued` goes to the send queue at once. */
+  status: 'queued' | 'scheduled';
+  /** The time the client asked for, if any. */
+  sendAt: Date | null;
+  releaseAt: Date | null;
+  /** Seconds from its send_at (or acceptance) until it expires; null: the account's message_validity. */
+  validitySeconds: number | null;
 }
 
 type RawQueries = Pick<PrismaClient, '$queryRaw'>;
 
 /**
  * The one writer of message rows. One statement for any number of them; a row that conflicts
- * (a campaign contact that has its message already) is left out and not returned. Written in
- * SQL: through the ORM, a batch of 1,000 rows cost more CPU to build and read back than
- * everything else a campaign's batch does. Returns a PrismaPromise, so it can run inside a
- * batch transaction as well as an interactive one.
+ * (a campaign contact that has its message already) is left out and not returned. A row
+ * without its own validity takes the account's message_validity in the same statement, so a
+ * send reads no settings first. Written in SQL: through the ORM, a batch of 1,000 rows cost more
+ * CPU to build and read back than everything else a campaign's batch does. Returns a
+ * PrismaPromise, so it can run inside a batch transaction as well as an interactive one.
  */
 export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]) {
   const column = <T>(pick: (row: NewMessageRow) => T) => rows.map(pick);
-  return db.$queryRaw<{ id: string; to: string }[]>`
-    INSERT INTO messages (id, account_id, campaign_id, contact_id, "to", text, encoding, segments, created_at)
-    SELECT * FROM unnest(
+  return db.$queryRaw<{ id: string; to: string; status: 'queued' | 'scheduled' }[]>`
+    INSERT INTO messages (id, account_id, campaign_id, contact_id, "to", text, encoding, segments, created_at,
+      status, send_at, release_at, expires_at)
+    SELECT v.id, v.account_id, v.campaign_id, v.contact_id, v."to", v.text, v.encoding, v.segments, v.created_at,
+      v.status, v.send_at, v.release_at,
+      COALESCE(v.send_at, v.created_at)
+        + make_interval(secs => COALESCE(v.validity, s.message_validity, ${DEFAULT_MESSAGE_VALIDITY}))
+    FROM unnest(
       ${column((m) => m.id)}::text[], ${column((m) => m.accountId)}::text[], ${column((m) => m.campaignId)}::text[],
       ${column((m) => m.contactId)}::text[], ${column((m) => m.to)}::text[], ${column((m) => m.text)}::text[],
       ${column((m) => m.encoding)}::"MessageEncoding"[], ${column((m) => m.segments)}::int[],
-      ${column((m) => m.createdAt.toISOString())}::timestamptz[])
+      ${column((m) => m.createdAt.toISOString())}::timestamptz[], ${column((m) => m.status)}::"MessageStatus"[],
+      ${column((m) => m.sendAt?.toISOString() ?? null)}::timestamptz[], ${column((m) => m.releaseAt?.toISOString() ?? null)}::timestamptz[],
+      ${column((m) => m.validitySeconds)}::int[])
+      AS v(id, account_id, campaign_id, contact_id, "to", text, encoding, segments, created_at, status, send_at, release_at, validity)
+    LEFT JOIN account_settings s ON s.account_id = v.account_id
     ON CONFLICT DO NOTHING
-    RETURNING id, "to"`;
+    RETURNING id, "to", status::text AS status`;
 }

@@ -77,7 +77,7 @@ async function handOver(
   leaseMs: number,
 ): Promise<Outcome> {
   const message = await delivery.claimForSending(messageId, leaseMs);
-  if (!message) return 'done';
+  if (!message || (await delivery.failIfExpired(message))) return 'done';
   if (message.reclaimed && !carrier.deduplicatesByReference) {
     // The worker before us died inside the carrier call: sending again could send twice.
     await delivery.recordFailed(message, {
@@ -95,6 +95,7 @@ async function handOver(
       encoding: message.encoding,
       segments: message.segments,
       from: message.sender,
+      validUntil: message.expiresAt,
     }));
   } catch (error) {
     if (error instanceof CarrierRejectedError) {

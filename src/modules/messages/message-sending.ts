@@ -12,24 +12,49 @@ import { parseInput } from '../../lib/validation.js';
 import { findCampaign } from '../campaigns/campaign-lookup.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { type OptOuts, optedOutError } from '../opt-outs/opt-outs.js';
+import { storedWindow } from '../settings/send-window.js';
 import { analyzeText } from './encoding.js';
 import { insertMessageRows, type NewMessageRow } from './message-rows.js';
 import { messageText } from './message-text.js';
+import {
+  DEFAULT_MESSAGE_VALIDITY,
+  messageTiming,
+  messageValidityInput,
+  sendAtInput,
+} from './message-timing.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-export const sendInput = z
-  .object({
-    to: e164,
-    message: messageText.meta({ description: 'The text to send' }),
-    campaign: z
-      .string()
-      .min(1)
-      .max(64)
-      .meta({ description: 'A campaign of the account to link the message to' })
-      .nullish(),
-  })
-  .meta({ description: 'One SMS to send' });
+/** A single send's fields; `sendAt` is checked against the clock, so the schema is made with it. */
+export function sendInput(clock: Clock) {
+  return z
+    .object({
+      to: e164,
+      message: messageText.meta({ description: 'The text to send' }),
+      campaign: z
+        .string()
+        .min(1)
+        .max(64)
+        .meta({ description: 'A campaign of the account to link the message to' })
+        .nullish(),
+      sendAt: sendAtInput(clock).nullish(),
+      validity: messageValidityInput
+        .meta({
+          description:
+            'Seconds from send_at (or now) until the message fails as expired if no carrier took it; the account’s message_validity when left out',
+        })
+        .nullish(),
+      respectSendWindow: z
+        .boolean()
+        .meta({
+          description: 'Wait for the account’s send window, as campaign messages do; false when left out',
+        })
+        .nullish(),
+    })
+    .meta({ description: 'One SMS to send' });
+}
+
+type SendInput = z.output<ReturnType<typeof sendInput>>;
 
 export const idempotencyKeyInput = z.string().min(1).max(255).meta({
   description:
@@ -39,9 +64,11 @@ export const idempotencyKeyInput = z.string().min(1).max(255).meta({
 /** What a send answers: the message as it was accepted, also on an idempotent replay. */
 export interface MessageAcceptance {
   id: string;
-  status: 'queued';
+  /** `scheduled` when it waits for its send_at or its window, `queued` when it goes at once. */
+  status: 'queued' | 'scheduled';
   to: string;
   campaignId: string | null;
+  sendAt: Date | null;
   replayed: boolean;
 }
 
@@ -69,6 +96,7 @@ export class MessageSending {
   private readonly sendJobs: MessageSendJobs;
   private readonly optOuts: OptOuts;
   private readonly live: LivePublisher;
+  private readonly input: ReturnType<typeof sendInput>;
 
   constructor(options: MessageSendingOptions) {
     ({
@@ -78,10 +106,11 @@ export class MessageSending {
       optOuts: this.optOuts,
       live: this.live,
     } = options);
+    this.input = sendInput(this.clock);
   }
 
   async send(accountId: string, input: unknown, key?: string | null): Promise<MessageAcceptance> {
-    const data = parseInput(sendInput, input);
+    const data = parseInput(this.input, input);
     if (key !== undefined && key !== null && !idempotencyKeyInput.safeParse(key).success) {
       throw new ValidationError([
         { field: 'Idempotency-Key', issue: key.length === 0 ? 'too_short' : 'too_long' },
@@ -92,6 +121,7 @@ export class MessageSending {
       throw new ValidationError([{ field: 'campaign', issue: 'not_found' }]);
     }
     const { encoding, segments } = analyzeText(data.message);
+    const now = this.clock.now();
     const message: NewMessageRow = {
       id: newId('msg'),
       accountId,
@@ -101,19 +131,58 @@ export class MessageSending {
       text: data.message,
       encoding,
       segments,
-      createdAt: this.clock.now(),
+      createdAt: now,
+      ...(await this.timing(accountId, data, now)),
     };
-    if (key) return this.sendOnce(message, key);
+    if (key) return this.sendOnce(message, key, data);
     const failure = await this.accepted.add(message);
     if (failure) throw failure;
-    return { id: message.id, status: 'queued', to: message.to, campaignId, replayed: false };
+    return acceptanceOf(message, false);
+  }
+
+  /**
+   * When the message goes: at once, at its send_at, or, if it asks to respect the account's send
+   * window, at the window's next opening in the account's time zone (then, and only then, are the
+   * settings read here; otherwise the INSERT takes the account's validity itself).
+   */
+  private async timing(
+    accountId: string,
+    data: SendInput,
+    now: Date,
+  ): Promise<Pick<NewMessageRow, 'status' | 'sendAt' | 'releaseAt' | 'validitySeconds'>> {
+    const sendAt = data.sendAt ?? null;
+    const validitySeconds = data.validity ?? null;
+    if (!data.respectSendWindow) {
+      return { status: sendAt ? 'scheduled' : 'queued', sendAt, releaseAt: sendAt, validitySeconds };
+    }
+    const settings = await this.prisma.accountSettings.findUnique({
+      where: { accountId },
+      select: { timezone: true, sendWindow: true, messageValidity: true },
+    });
+    const timing = messageTiming({
+      now,
+      sendAt,
+      validitySeconds: validitySeconds ?? settings?.messageValidity ?? DEFAULT_MESSAGE_VALIDITY,
+      window: storedWindow(settings?.sendWindow),
+      timeZone: settings?.timezone ?? 'UTC',
+    });
+    return { status: timing.status, sendAt, releaseAt: timing.releaseAt, validitySeconds };
   }
 
   /** A send with an Idempotency-Key: the same key and request within 24 hours answer the first acceptance again. */
-  private async sendOnce(message: NewMessageRow, key: string): Promise<MessageAcceptance> {
+  private async sendOnce(message: NewMessageRow, key: string, data: SendInput): Promise<MessageAcceptance> {
     const { accountId, createdAt: now } = message;
     const requestHash = createHash('sha256')
-      .update(JSON.stringify([message.to, message.text, message.campaignId]))
+      .update(
+        JSON.stringify([
+          message.to,
+          message.text,
+          message.campaignId,
+          data.sendAt?.toISOString() ?? null,
+          data.validity ?? null,
+          data.respectSendWindow ?? false,
+        ]),
+      )
       .digest('hex');
     const replay = await this.replay(accountId, key, requestHash, now);
     if (replay) return replay;
@@ -135,15 +204,9 @@ export class MessageSending {
       if (raced) return raced;
       throw error;
     }
-    this.publishQueued([message]);
-    await this.sendJobs.enqueue([message.id]);
-    return {
-      id: message.id,
-      status: 'queued',
-      to: message.to,
-      campaignId: message.campaignId,
-      replayed: false,
-    };
+    this.publishAccepted([message]);
+    await this.enqueueQueued([message]);
+    return acceptanceOf(message, false);
   }
 
   private async replay(
@@ -157,17 +220,19 @@ export class MessageSending {
       select: {
         requestHash: true,
         createdAt: true,
-        message: { select: { id: true, to: true, campaignId: true } },
+        message: { select: { id: true, to: true, campaignId: true, sendAt: true, status: true } },
       },
     });
     if (!existing || existing.createdAt.getTime() <= now.getTime() - IDEMPOTENCY_WINDOW_MS) return null;
     if (existing.requestHash !== requestHash)
       throw new ValidationError([{ field: 'Idempotency-Key', issue: 'reused' }]);
+    const { message } = existing;
     return {
-      id: existing.message.id,
-      status: 'queued',
-      to: existing.message.to,
-      campaignId: existing.message.campaignId,
+      id: message.id,
+      status: message.sendAt || message.status === 'scheduled' ? 'scheduled' : 'queued',
+      to: message.to,
+      campaignId: message.campaignId,
+      sendAt: message.sendAt,
       replayed: true,
     };
   }
@@ -194,12 +259,12 @@ export class MessageSending {
         messages.map((message) => this.insertMessages([message]).then(() => null, asError)),
       );
       const inserted = messages.filter((_, index) => alone[index] === null);
-      this.publishQueued(inserted);
-      await this.sendJobs.enqueue(inserted.map((m) => m.id));
+      this.publishAccepted(inserted);
+      await this.enqueueQueued(inserted);
       return alone;
     }
-    this.publishQueued(messages);
-    await this.sendJobs.enqueue(messages.map((m) => m.id));
+    this.publishAccepted(messages);
+    await this.enqueueQueued(messages);
     return messages.map(() => null);
   }
 
@@ -207,21 +272,37 @@ export class MessageSending {
    * Published before the send job exists, on the connection the job is added on: Redis keeps
    * their order, so no subscriber hears of a message being sent before hearing it was queued.
    */
-  private publishQueued(messages: NewMessageRow[]): void {
+  private publishAccepted(messages: NewMessageRow[]): void {
     this.live.messages(
-      messages.map(({ id, accountId, to, campaignId }) => ({
+      messages.map(({ id, accountId, to, campaignId, status }) => ({
         id,
         accountId,
         to,
         campaignId,
-        status: 'queued',
+        status,
       })),
     );
+  }
+
+  /** Scheduled messages wait for the release of their due time; the others go to the send queue now. */
+  private enqueueQueued(messages: NewMessageRow[]): Promise<unknown> {
+    return this.sendJobs.enqueue(messages.filter((m) => m.status === 'queued').map((m) => m.id));
   }
 
   private async insertMessages(messages: NewMessageRow[]): Promise<void> {
     await insertMessageRows(this.prisma, messages);
   }
+}
+
+function acceptanceOf(message: NewMessageRow, replayed: boolean): MessageAcceptance {
+  return {
+    id: message.id,
+    status: message.status,
+    to: message.to,
+    campaignId: message.campaignId,
+    sendAt: message.sendAt,
+    replayed,
+  };
 }
 
 function asError(error: unknown): Error {

@@ -8,15 +8,23 @@ import {
   type MessageSubject,
   messageStatusPayload,
 } from '../webhooks/webhook-events.js';
-import { allowedMessageMoves } from './message-transitions.js';
+import { allowedMessageMoves, type MessageTarget } from './message-transitions.js';
 
 const ALLOWED_MOVES = allowedMessageMoves();
 
 /** A status change of one message; `carrier` and `carrierMessageId` come with what a carrier said. */
-export interface StatusChange extends MessageStatusEvent {
+export interface StatusChange extends Omit<MessageStatusEvent, 'status'> {
   message: MessageSubject;
+  status: MessageTarget;
   carrier?: string;
   carrierMessageId?: string;
+}
+
+/** The moves that tell of themselves as events (and so may reach a webhook): the carrier's side. */
+function eventPayloadOf(change: StatusChange): string | null {
+  const { status } = change;
+  if (status !== 'sent' && status !== 'delivered' && status !== 'failed') return null;
+  return JSON.stringify(messageStatusPayload(change.message, { ...change, status }));
 }
 
 // Batches grow with load by themselves (see Batcher); two run side by side: more would make
@@ -77,7 +85,7 @@ export class MessageStatusChanges {
           ${column((c) => c.message.id)}::text[], ${column((c) => c.status)}::text[], ${column((c) => c.at.toISOString())}::timestamptz[],
           ${column((c) => c.carrier ?? null)}::text[], ${column((c) => c.carrierMessageId ?? null)}::text[],
           ${column((c) => c.error?.code ?? null)}::text[], ${column((c) => c.error?.message ?? null)}::text[],
-          ${column(() => newId('evt'))}::text[], ${column((c) => JSON.stringify(messageStatusPayload(c.message, c)))}::jsonb[])
+          ${column(() => newId('evt'))}::text[], ${column(eventPayloadOf)}::jsonb[])
           AS c(id, status, at, carrier, carrier_message_id, error_code, error_message, event_id, payload)),
       allowed AS (
         SELECT * FROM unnest(${ALLOWED_MOVES.from}::text[], ${ALLOWED_MOVES.to}::text[]) AS a(from_status, to_status)),
@@ -93,15 +101,18 @@ export class MessageStatusChanges {
           error_code = COALESCE(c.error_code, m.error_code),
           error_message = COALESCE(c.error_message, m.error_message),
           carrier = COALESCE(m.carrier, c.carrier),
+          cancelled_at = CASE WHEN c.status = 'cancelled' THEN c.at ELSE m.cancelled_at END,
+          release_at = NULL,
           carrier_message_id = COALESCE(m.carrier_message_id, c.carrier_message_id)
         FROM change c, target
         WHERE m.id = c.id AND target.id = m.id
           AND EXISTS (SELECT 1 FROM allowed a WHERE a.from_status = target.status::text AND a.to_status = c.status)
-        RETURNING m.id, m.account_id, m.campaign_id, c.status, c.at, c.event_id, c.payload)
-      INSERT INTO events (id, account_id, type, payload, campaign_id, message_id, created_at)
-      SELECT event_id, account_id, 'message.' || status, payload, campaign_id, id, at
-      FROM moved
-      RETURNING message_id, account_id`;
+        RETURNING m.id, m.account_id, m.campaign_id, c.status, c.at, c.event_id, c.payload),
+      told AS (
+        INSERT INTO events (id, account_id, type, payload, campaign_id, message_id, created_at)
+        SELECT event_id, account_id, 'message.' || status, payload, campaign_id, id, at
+        FROM moved WHERE payload IS NOT NULL)
+      SELECT id AS message_id, account_id FROM moved`;
     this.countMoved(changes, rows);
     this.publishMoved(changes, rows);
     return rows.map((row) => row.message_id);

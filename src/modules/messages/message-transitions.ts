@@ -2,14 +2,17 @@ import type { MessageStatus } from '../../generated/prisma/enums.js';
 
 /**
  * Where a message may go from each status. Statuses only move forward, so a late or repeated
- * report (a receipt after the failure, a second `sent`) changes nothing. A queued message may
- * be reported delivered or failed before the carrier's answer to the hand-over arrives.
+ * report (a receipt after the failure, a second `sent`) changes nothing. A scheduled message is
+ * released (queued), cancelled, or fails (expired) before it was due; a queued message may be
+ * reported delivered or failed before the carrier's answer to the hand-over arrives.
  */
 export const MESSAGE_TRANSITIONS = {
+  scheduled: ['queued', 'cancelled', 'failed'],
   queued: ['sent', 'delivered', 'failed'],
   sent: ['delivered', 'failed'],
   delivered: [],
   failed: [],
+  cancelled: [],
 } as const satisfies Record<MessageStatus, readonly MessageStatus[]>;
 
 /** A status a message can be moved to. */

@@ -1,25 +1,15 @@
 import { z } from 'zod';
 import { NotFoundError } from '../../errors.js';
-import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import { timeZoneInput } from '../../lib/time-zone.js';
 import { issue, parseInput } from '../../lib/validation.js';
-
-function isIanaTimeZone(name: string): boolean {
-  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(name)) return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { messageValidityInput } from '../messages/message-timing.js';
+import { sendWindowInput } from './send-window.js';
 
 export const updateSettingsInput = z
   .strictObject({
-    timezone: z
-      .string()
-      .max(64)
-      .refine(isIanaTimeZone, issue('invalid_value'))
-      .meta({ description: 'An IANA time zone name', examples: ['America/Sao_Paulo', 'UTC'] })
+    timezone: timeZoneInput
+      .meta({ description: 'An IANA time zone name: days, months and send windows are read in it' })
       .optional(),
     defaultSender: z
       .string()
@@ -32,6 +22,13 @@ export const updateSettingsInput = z
         description: 'An alphanumeric sender (3–11) or a number (3–15 digits); null clears it',
       })
       .nullable()
+      .optional(),
+    sendWindow: sendWindowInput
+      .meta({ description: 'When campaign messages may go, in each recipient’s local time; null: any time' })
+      .nullable()
+      .optional(),
+    messageValidity: messageValidityInput
+      .meta({ description: 'Seconds a message may wait for its hand-over before it fails as expired' })
       .optional(),
   })
   .meta({ description: 'The settings to change; a field left out keeps its value' });
@@ -48,7 +45,14 @@ export class Settings {
   }
 
   async update(accountId: string, input: unknown, query: SettingsQuery = {}) {
-    const data = parseInput(updateSettingsInput, input);
-    return this.prisma.accountSettings.update({ ...query, where: { accountId }, data });
+    const { sendWindow, ...data } = parseInput(updateSettingsInput, input);
+    return this.prisma.accountSettings.update({
+      ...query,
+      where: { accountId },
+      data: {
+        ...data,
+        ...(sendWindow === undefined ? {} : { sendWindow: sendWindow ?? Prisma.DbNull }),
+      },
+    });
   }
 }

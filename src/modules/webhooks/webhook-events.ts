@@ -24,7 +24,7 @@ const EVENT_FIELDS = {
 
 const NESTED_FIELDS: Record<string, readonly string[]> = {
   error: ['code', 'message'],
-  stats: ['contacts', 'queued', 'sent', 'delivered', 'failed', 'replied', 'opted_out'],
+  stats: ['contacts', 'queued', 'sent', 'delivered', 'failed', 'replied', 'waiting', 'opted_out'],
 };
 
 export type EventType = keyof typeof EVENT_FIELDS;
@@ -112,6 +112,7 @@ export function campaignStatusPayload(
       delivered: stats.delivered,
       failed: stats.failed,
       replied: stats.replied,
+      waiting: stats.waiting,
       opted_out: stats.optedOut,
     },
   };

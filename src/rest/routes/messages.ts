@@ -6,7 +6,7 @@ const sendMessage = {
   body: 'input',
   headers: { 'Idempotency-Key': 'idempotencyKey' },
   status: 202,
-  omitNull: ['campaign'],
+  omitNull: ['campaign', 'send_at'],
   responseHeaders: { replayed: 'Idempotent-Replayed' },
 } as const;
 
@@ -53,5 +53,15 @@ export const messageRoutes: readonly RestRoute[] = [
     status: 200,
     summary: 'Read a message',
     description: 'Read one message: its status, when it reached each status, and why it failed',
+  },
+  {
+    method: 'POST',
+    path: '/v1/messages/:message/cancel',
+    operation: 'CancelMessage',
+    params: { message: 'id' },
+    status: 200,
+    summary: 'Cancel a scheduled message',
+    description:
+      'Cancel a message still scheduled (waiting for its send_at or its window); 409 invalid_state once it is on its way',
   },
 ];
