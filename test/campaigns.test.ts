@@ -94,7 +94,16 @@ describe('POST /v1/campaigns', () => {
       status: 'scheduled',
       created_at: response.body.created_at,
       updated_at: expect.any(String),
-      stats: { contacts: 0, queued: 0, sent: 0, delivered: 0, failed: 0, replied: 0, opted_out: 0, waiting: 0 },
+      stats: {
+        contacts: 0,
+        queued: 0,
+        sent: 0,
+        delivered: 0,
+        failed: 0,
+        replied: 0,
+        opted_out: 0,
+        waiting: 0,
+      },
       request: stored.headers.get('x-request-id'),
     });
   });
@@ -267,7 +276,16 @@ describe('the transition table', () => {
       event: 'campaign.started',
       campaign,
       status: 'running',
-      stats: { contacts: 2, queued: 0, sent: 0, delivered: 0, failed: 0, replied: 0, opted_out: 0, waiting: 0 },
+      stats: {
+        contacts: 2,
+        queued: 0,
+        sent: 0,
+        delivered: 0,
+        failed: 0,
+        replied: 0,
+        opted_out: 0,
+        waiting: 0,
+      },
     });
     expect(events[2]!.payload).toMatchObject({
       event: 'campaign.cancelled',

@@ -187,6 +187,17 @@ describe('submit_sm, PDU by PDU', () => {
     );
   });
 
+  it('gives the SMSC the validity the message has left, in relative form, and none for a message without one', async () => {
+    const { smsc, carrier } = await connect();
+    const validUntil = new Date(Date.now() + (26 * 3600 + 5 * 60 + 7) * 1000 + 500);
+    await carrier.send(message({ validUntil }));
+    await carrier.send(message({ validUntil: null }));
+    const [bounded, unbounded] = smsc.submitsReceived();
+    // 1 day, 2 hours, 5 minutes and 7 seconds (rounded down, less what the send itself took), relative.
+    expect(bounded!.validityPeriod).toMatch(/^0000010205(07|06)000R$/);
+    expect(unbounded!.validityPeriod).toBe('');
+  });
+
   it('GSM-7 in two parts: UDH with one reference, esm_class 0x40, an escape pair never split, short-code sender', async () => {
     const { smsc, carrier } = await connect();
     const text = `${'a'.repeat(152)}€${'b'.repeat(60)}`;

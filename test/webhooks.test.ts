@@ -629,7 +629,16 @@ describe('campaign events', () => {
       event: 'campaign.started',
       campaign,
       status: 'running',
-      stats: { contacts: 1, queued: 0, sent: 0, delivered: 0, failed: 0, replied: 0, waiting: 0, opted_out: 0 },
+      stats: {
+        contacts: 1,
+        queued: 0,
+        sent: 0,
+        delivered: 0,
+        failed: 0,
+        replied: 0,
+        waiting: 0,
+        opted_out: 0,
+      },
       created_at: expect.stringMatching(ISO),
     });
     expect(Object.keys(started.stats)).toEqual([

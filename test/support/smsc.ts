@@ -11,6 +11,8 @@ export interface RawSubmit {
   destNpi: number;
   destination: string;
   esmClass: number;
+  /** As sent: empty for none, or SMPP's absolute or relative (…R) time. */
+  validityPeriod: string;
   registeredDelivery: number;
   dataCoding: number;
   shortMessage: Buffer;
@@ -267,7 +269,7 @@ export function parseSubmitSm(raw: Buffer): RawSubmit {
   octet(); // protocol_id
   octet(); // priority_flag
   cstring(); // schedule_delivery_time
-  cstring(); // validity_period
+  const validityPeriod = cstring();
   const registeredDelivery = octet();
   octet(); // replace_if_present_flag
   const dataCoding = octet();
@@ -290,6 +292,7 @@ export function parseSubmitSm(raw: Buffer): RawSubmit {
     destNpi,
     destination,
     esmClass,
+    validityPeriod,
     registeredDelivery,
     dataCoding,
     shortMessage,
