@@ -174,6 +174,16 @@ const TARGETS: Target[] = [
     met: (value) => value >= 3_000,
   },
   {
+    name: '100,000 scheduled for one instant released and delivered no slower than end-to-end',
+    value: (results, layout) => {
+      const released = results.flow('scheduled-release', layout)?.perSecond;
+      const immediate = results.flow('end-to-end', layout)?.perSecond;
+      return released && immediate ? released / immediate : null;
+    },
+    format: (value) => `${number(value, 2)}× end-to-end`,
+    met: (value) => value >= 1,
+  },
+  {
     name: 'webhooks ≥ 2,000 callbacks/s, draining a backlog of 20,000',
     // A drain not through by the deadline still has its rate so far, and missed.
     value: (results, layout) => results.flow('webhooks', layout)?.perSecond ?? null,

@@ -275,6 +275,15 @@ async function recordEverything(t: TestTern, r: Recorder, receiver: WebhookRecei
   await r.ok('Message', as({ params: { message: sent.message } }));
   await r.refused('Message', 'not_found', as({ params: { message: MISSING.message } }));
   await r.refused('Message', 'validation_error', as({ params: { message: sent.message }, ...stray }));
+  const tomorrow = new Date(t.clock.now().getTime() + 24 * 60 * 60 * 1000).toISOString();
+  const reminder = await r.call(
+    'SendMessage',
+    as({ body: { to: '5511999990004', message: 'Your appointment is tomorrow at 10:00', send_at: tomorrow } }),
+  );
+  await r.ok('CancelMessage', as({ params: { message: reminder.body.message } }));
+  await r.refused('CancelMessage', 'invalid_state', as({ params: { message: sent.message } }));
+  await r.refused('CancelMessage', 'not_found', as({ params: { message: MISSING.message } }));
+  await r.refused('CancelMessage', 'validation_error', as({ params: { message: sent.message }, ...stray }));
   await waitFor(async () => {
     const list = await r.call('Messages', as({ query: { status: 'failed' } }));
     return list.body.total === 1 ? true : null;

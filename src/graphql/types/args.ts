@@ -12,3 +12,10 @@ export function inputArg<Types extends SchemaTypes, Shape>(
 export function idArg<Types extends SchemaTypes>(arg: ArgBuilder<Types>) {
   return arg.id({ required: true, description: 'Its id' });
 }
+
+/** A GraphQL enum's values from a module's table of what each value means. */
+export function meaningsAsValues<Value extends string>(meanings: Readonly<Record<Value, string>>) {
+  return Object.fromEntries(
+    Object.entries<string>(meanings).map(([value, description]) => [value, { description }]),
+  ) as Record<Value, { description: string }>;
+}

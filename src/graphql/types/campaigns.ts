@@ -1,6 +1,5 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { InvalidStateError, NotFoundError, ValidationError } from '../../errors.js';
-import { CampaignStatus } from '../../generated/prisma/enums.js';
 import { type PageRequest, parsePage } from '../../lib/pagination.js';
 import {
   type CampaignFilter,
@@ -8,12 +7,16 @@ import {
   campaignListInput,
 } from '../../modules/campaigns/campaign-records.js';
 import type { CampaignStats } from '../../modules/campaigns/campaign-stats.js';
-import { CAMPAIGN_ACTIONS, describeTransition } from '../../modules/campaigns/campaign-transitions.js';
+import {
+  CAMPAIGN_ACTIONS,
+  CAMPAIGN_STATUS_MEANINGS,
+  describeTransition,
+} from '../../modules/campaigns/campaign-transitions.js';
 import { contactListInput } from '../../modules/contacts/contacts.js';
 import type { Builder } from '../builder.js';
 import type { InputOptions } from '../schema.js';
 import { argsFromZod, inputTypeFromZod } from '../zod-input.js';
-import { idArg, inputArg } from './args.js';
+import { idArg, inputArg, meaningsAsValues } from './args.js';
 import type { ContactTypeRefs } from './contacts.js';
 import type { MessageTypeRefs } from './messages.js';
 import { addPageType, pageArgs } from './page.js';
@@ -49,14 +52,7 @@ function addCampaignObject(
 ) {
   const campaignStatus = builder.enumType('CampaignStatus', {
     description: 'Where a campaign is in its life; its mutations say which status each one leaves from',
-    values: {
-      [CampaignStatus.draft]: { description: 'Being prepared; sends nothing' },
-      [CampaignStatus.scheduled]: { description: 'Starts by itself at `sendAt`' },
-      [CampaignStatus.running]: { description: 'Sending its contacts in batches' },
-      [CampaignStatus.paused]: { description: 'Stopped between batches until resumed' },
-      [CampaignStatus.finished]: { description: 'Every contact was sent to' },
-      [CampaignStatus.cancelled]: { description: 'Stopped for good; what was sent stays sent' },
-    } as const,
+    values: meaningsAsValues(CAMPAIGN_STATUS_MEANINGS),
   });
 
   const stats = builder.objectRef<CampaignStats>('CampaignStats').implement({

@@ -1,7 +1,6 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { z } from 'zod';
 import { InvalidStateError, NotFoundError, ValidationError } from '../../errors.js';
-import { MessageStatus } from '../../generated/prisma/enums.js';
 import { systemClock } from '../../lib/clock.js';
 import { type PageRequest, parsePage } from '../../lib/pagination.js';
 import { encodingOf, type TextAnalysis } from '../../modules/messages/encoding.js';
@@ -15,9 +14,10 @@ import {
   type MessageAcceptance,
   sendInput as sendMessageSchema,
 } from '../../modules/messages/message-sending.js';
+import { MESSAGE_STATUS_MEANINGS } from '../../modules/messages/message-transitions.js';
 import type { Builder } from '../builder.js';
 import { argsFromZod, inputTypeFromZod } from '../zod-input.js';
-import { idArg, inputArg } from './args.js';
+import { idArg, inputArg, meaningsAsValues } from './args.js';
 import { addPageType, pageArgs } from './page.js';
 import { cursorArgs } from './page-info.js';
 
@@ -39,18 +39,7 @@ function addMessageObjects(builder: Builder) {
   const messageStatus = builder.enumType('MessageStatus', {
     description:
       'scheduled (waiting for its time or window) → queued → sent (taken by the carrier) → delivered or failed; a scheduled message may be cancelled',
-    values: {
-      [MessageStatus.scheduled]: {
-        description: 'Waiting for its send_at or its send window; may be cancelled until then',
-      },
-      [MessageStatus.queued]: { description: 'Accepted and waiting for the carrier' },
-      [MessageStatus.sent]: { description: 'Taken by the carrier; no delivery report yet' },
-      [MessageStatus.delivered]: { description: 'The carrier reported it delivered to the handset' },
-      [MessageStatus.failed]: {
-        description: 'Not delivered: `error` says why (`expired` when its validity ran out first)',
-      },
-      [MessageStatus.cancelled]: { description: 'Cancelled while scheduled; never sent' },
-    } as const,
+    values: meaningsAsValues(MESSAGE_STATUS_MEANINGS),
   });
 
   const messageError = builder.objectRef<{ code: string; message: string }>('MessageError').implement({

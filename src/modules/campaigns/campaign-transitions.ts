@@ -37,6 +37,16 @@ export const CAMPAIGN_TRANSITIONS = {
 
 export type CampaignMove = keyof typeof CAMPAIGN_TRANSITIONS;
 
+/** What each status means, as the API describes it. */
+export const CAMPAIGN_STATUS_MEANINGS = {
+  draft: 'Being prepared; sends nothing',
+  scheduled: 'Starts by itself at `sendAt`',
+  running: 'Sending its contacts in batches',
+  paused: 'Stopped between batches until resumed; its messages waiting for their window are held',
+  finished: 'Every contact has its message (some may still wait for their window)',
+  cancelled: 'Stopped for good; what was sent stays sent, what waited is cancelled',
+} as const satisfies Record<CampaignStatus, string>;
+
 /** The moves a client may ask for: one mutation and one /v1 route each. */
 export type CampaignAction = {
   [Move in CampaignMove]: (typeof CAMPAIGN_TRANSITIONS)[Move]['by'] extends 'client' ? Move : never;

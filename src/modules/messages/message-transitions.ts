@@ -15,6 +15,16 @@ export const MESSAGE_TRANSITIONS = {
   cancelled: [],
 } as const satisfies Record<MessageStatus, readonly MessageStatus[]>;
 
+/** What each status means, as the API describes it. */
+export const MESSAGE_STATUS_MEANINGS = {
+  scheduled: 'Waiting for its send_at or its send window; may be cancelled until then',
+  queued: 'Accepted and waiting for the carrier',
+  sent: 'Taken by the carrier; no delivery report yet',
+  delivered: 'The carrier reported it delivered to the handset',
+  failed: 'Not delivered: `error` says why (`expired` when its validity ran out first)',
+  cancelled: 'Cancelled while scheduled; never sent',
+} as const satisfies Record<MessageStatus, string>;
+
 /** A status a message can be moved to. */
 export type MessageTarget = (typeof MESSAGE_TRANSITIONS)[MessageStatus][number];
 

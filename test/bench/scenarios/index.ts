@@ -4,6 +4,7 @@ import { contactImportCsv, contactImportXlsx } from './contact-import.js';
 import { deepPages } from './deep-pages.js';
 import { endToEnd } from './end-to-end.js';
 import { floorGraphql, floorRest } from './graphql-floor.js';
+import { scheduledRelease } from './scheduled-release.js';
 import type { Scenario } from './scenario.js';
 import { sendGraphql } from './send-graphql.js';
 import { sendRest } from './send-rest.js';
@@ -19,6 +20,7 @@ export const SCENARIOS: readonly Scenario[] = [
   floorGraphql,
   endToEnd,
   campaignDispatch,
+  scheduledRelease,
   contactImportCsv,
   contactImportXlsx,
   webhooks,
