@@ -11,11 +11,11 @@ import {
 } from '../src/carriers/carrier.js';
 import { SmppCarrier, type SmppCarrierOptions } from '../src/carriers/smpp-carrier.js';
 import { submitBodies } from '../src/carriers/smpp-segments.js';
-import { systemClock } from '../src/lib/clock.js';
 import { ConfigError } from '../src/config/environment.js';
 import { loadConfig } from '../src/config.js';
 import { createPool, createPrismaClient } from '../src/db/prisma.js';
 import type { PrismaClient } from '../src/generated/prisma/client.js';
+import { systemClock } from '../src/lib/clock.js';
 import { analyzeText } from '../src/modules/messages/encoding.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { LoopbackSmsc, MESSAGE_PAYLOAD_TAG } from './support/smsc.js';

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import pg from 'pg';
-import { Batcher } from '../../src/lib/batcher.js';
-import { newId } from '../../src/lib/ids.js';
 import { SEND_JOB_SIZE, sendJobId } from '../../src/jobs/message-send.job.js';
 import { closeQueues, createQueues } from '../../src/jobs/queues.js';
 import { createProducerConnection } from '../../src/jobs/redis-connections.js';
+import { Batcher } from '../../src/lib/batcher.js';
+import { newId } from '../../src/lib/ids.js';
 
 // The floor under the gateway: the durable work of one send (one INSERT of the same row through
 // pg, one BullMQ add of the same job) behind a bare node:http server, with nothing of the

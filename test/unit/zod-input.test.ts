@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { createBuilder } from '../../src/graphql/builder.js';
 import { createSchema } from '../../src/graphql/schema.js';
 import { inputTypeFromZod } from '../../src/graphql/zod-input.js';
-import { MAX_MESSAGE_CHARACTERS } from '../../src/modules/messages/message-text.js';
 import { MAX_PER_PAGE } from '../../src/lib/pagination.js';
+import { MAX_MESSAGE_CHARACTERS } from '../../src/modules/messages/message-text.js';
 
 const schema = createSchema({ strictQueries: false });
 
