@@ -29,6 +29,11 @@ export interface Config {
   host: string;
   port: number;
   databaseUrl: string;
+  /**
+   * The database without a pooler in between, for what holds a session (migrations and their
+   * lock); DATABASE_URL when DIRECT_DATABASE_URL is not set.
+   */
+  directDatabaseUrl: string;
   redisUrl: string;
   redisPrefix: string;
   /** How long a command on the request path's Redis connection may wait for its answer. */
@@ -125,6 +130,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     host: env.HOST,
     port: env.PORT,
     databaseUrl: env.DATABASE_URL,
+    directDatabaseUrl: env.DIRECT_DATABASE_URL ?? env.DATABASE_URL,
     redisUrl: env.REDIS_URL,
     redisPrefix: env.REDIS_PREFIX,
     redisCommandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS,

@@ -32,7 +32,9 @@ async function main() {
 
   try {
     await checkRedis(config.redisUrl);
-    const applied = await migrateDatabase(config.databaseUrl, { log: (message) => logger.info(message) });
+    const applied = await migrateDatabase(config.directDatabaseUrl, {
+      log: (message) => logger.info(message),
+    });
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
   } catch (error) {
     if (error instanceof UnreachableError) fail(error.message);

@@ -30,6 +30,8 @@ export const environmentSchema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   PORT: decimal(0, 65535).default(3000),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).default('postgresql://postgres@127.0.0.1:5432/tern'),
+  // The database itself when DATABASE_URL goes through a pooler: migrations hold a session.
+  DIRECT_DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
   REDIS_PREFIX: z
     .string()

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Role } from '../../src/config.js';
+import { withDirectDatabaseUrl } from './database.js';
 
 // Tern and Redis as real child processes, for tests about what survives a process dying.
 
@@ -213,7 +214,7 @@ export async function startTernProcess(
     `tern ${role}`,
     process.execPath,
     [...nodeFlags, '--import', 'tsx', 'src/main.ts', role],
-    { ...baseEnv(), LOG_LEVEL: 'info', ...env },
+    { ...baseEnv(), LOG_LEVEL: 'info', ...withDirectDatabaseUrl(env) },
   );
   await handle.waitForOutput(/"msg":"tern started"/);
   return handle;
@@ -223,7 +224,7 @@ export async function startTernProcess(
 export async function runCli(args: string[], env: Record<string, string>): Promise<any> {
   const handle = spawnChild('tern cli', process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
     ...baseEnv(),
-    ...env,
+    ...withDirectDatabaseUrl(env),
   });
   const exit = await withDeadline(handle.closed, START_TIMEOUT_MS, `the CLI: ${handle.transcript()}`);
   if (exit.code !== 0)
@@ -253,7 +254,7 @@ export async function runCliCommand(
 ): Promise<CliRun> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
     cwd: ROOT,
-    env: { ...baseEnv(), ...env },
+    env: { ...baseEnv(), ...withDirectDatabaseUrl(env) },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
