@@ -285,12 +285,24 @@ export interface RedisServer {
  * A Redis of the test's own, which it may kill and restart, unlike the machine's shared one.
  * No persistence and an empty directory of its own, so a restart starts with nothing.
  */
-export async function startRedisServer(port: number): Promise<RedisServer> {
+export async function startRedisServer(port: number, extraArgs: string[] = []): Promise<RedisServer> {
   const dir = await mkdtemp(join(tmpdir(), 'tern-redis-'));
   const handle = spawnChild(
     `redis-server :${port}`,
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      ...extraArgs,
+    ],
     baseEnv(),
   );
   void handle.closed.then(() => rm(dir, { recursive: true, force: true }));
