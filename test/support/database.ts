@@ -14,12 +14,21 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/** This run's PgBouncer port: 0 without one, and outside vitest (the bench starts processes with this harness too). */
+function runBouncerPort(): number {
+  try {
+    return inject('pgbouncerPort');
+  } catch {
+    return 0;
+  }
+}
+
 /**
  * The bouncer every test database goes through in this run (`npm run test:pgbouncer`), or null.
  * Its port only: the bouncer runs in global-setup's process.
  */
 function runBouncerUrl(name: string): string | null {
-  const port = inject('pgbouncerPort');
+  const port = runBouncerPort();
   if (!port) return null;
   const url = new URL(withDatabase(SERVER_URL, name));
   url.hostname = '127.0.0.1';
@@ -32,7 +41,7 @@ function runBouncerUrl(name: string): string | null {
  * gets the database itself as DIRECT_DATABASE_URL for its migrations, as an operator sets it.
  */
 export function withDirectDatabaseUrl(env: Record<string, string>): Record<string, string> {
-  const port = inject('pgbouncerPort');
+  const port = runBouncerPort();
   if (!port || !env.DATABASE_URL || env.DIRECT_DATABASE_URL) return env;
   const url = new URL(env.DATABASE_URL);
   if (url.port !== String(port)) return env;
