@@ -96,7 +96,7 @@ async function main(argv: string[]): Promise<void> {
   const parsed = parseCommandLine(argv);
   if (!parsed) return;
   const config = loadConfig({ ...environmentWithDotEnv(), LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
-  await migrateDatabase(config.databaseUrl);
+  await migrateDatabase(config.directDatabaseUrl);
   const deps = createDependencies(config);
   try {
     await parsed.command.run(createServices(deps), parsed.values);

@@ -1,6 +1,6 @@
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ConfigError, environmentSchema } from './config/environment.js';
+import { ConfigError, type Environment, environmentSchema } from './config/environment.js';
 import { secretsFrom } from './config/secrets.js';
 import { parseSmppUrl } from './config/smpp-url.js';
 
@@ -24,12 +24,34 @@ export interface SmppConfig {
   throttleBackoffMs: number;
 }
 
+/** Sentinels that know where the master of `name` is (REDIS_SENTINELS, REDIS_SENTINEL_NAME). */
+export interface RedisSentinels {
+  sentinels: { host: string; port: number }[];
+  name: string;
+  /** The sentinels' own password (REDIS_SENTINEL_PASSWORD), when they ask for one. */
+  password: string | null;
+}
+
+/**
+ * Where Redis is: REDIS_URL, or the master Sentinel names, reached with REDIS_URL's user,
+ * password, database number and TLS (its host and port are not used then).
+ */
+export interface RedisTarget {
+  url: string;
+  sentinel: RedisSentinels | null;
+}
+
 export interface Config {
   env: 'development' | 'test' | 'production';
   host: string;
   port: number;
   databaseUrl: string;
-  redisUrl: string;
+  /**
+   * The database without a pooler in between, for what holds a session (migrations and their
+   * lock); DATABASE_URL when DIRECT_DATABASE_URL is not set.
+   */
+  directDatabaseUrl: string;
+  redis: RedisTarget;
   redisPrefix: string;
   /** How long a command on the request path's Redis connection may wait for its answer. */
   redisCommandTimeoutMs: number;
@@ -125,7 +147,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     host: env.HOST,
     port: env.PORT,
     databaseUrl: env.DATABASE_URL,
-    redisUrl: env.REDIS_URL,
+    directDatabaseUrl: env.DIRECT_DATABASE_URL ?? env.DATABASE_URL,
+    redis: { url: env.REDIS_URL, sentinel: redisSentinels(env) },
     redisPrefix: env.REDIS_PREFIX,
     redisCommandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS,
     jwtSecret,
@@ -165,6 +188,32 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     importMaxInflatedBytes: env.IMPORT_MAX_INFLATED_MB * 1024 * 1024,
     warnings,
   };
+}
+
+function redisSentinels(env: Environment): RedisSentinels | null {
+  if (!env.REDIS_SENTINELS) {
+    if (env.REDIS_SENTINEL_NAME || env.REDIS_SENTINEL_PASSWORD)
+      throw new ConfigError(
+        'invalid configuration: REDIS_SENTINEL_NAME and REDIS_SENTINEL_PASSWORD need REDIS_SENTINELS',
+      );
+    return null;
+  }
+  if (!env.REDIS_SENTINEL_NAME)
+    throw new ConfigError(
+      'invalid configuration: REDIS_SENTINEL_NAME is required with REDIS_SENTINELS (the name the sentinels monitor the master by)',
+    );
+  return {
+    sentinels: env.REDIS_SENTINELS,
+    name: env.REDIS_SENTINEL_NAME,
+    password: env.REDIS_SENTINEL_PASSWORD ?? null,
+  };
+}
+
+/** Redis as it may be printed: without passwords. */
+export function describeRedis(target: RedisTarget): string {
+  if (!target.sentinel) return redactUrl(target.url);
+  const sentinels = target.sentinel.sentinels.map(({ host, port }) => `${host}:${port}`).join(',');
+  return `the master "${target.sentinel.name}" of the sentinels ${sentinels}`;
 }
 
 /** A URL as it may be printed: without its password. */

@@ -51,10 +51,10 @@ export function createDependencies(
   overrides: Partial<Pick<Dependencies, 'clock' | 'logger' | 'metrics'>> = {},
 ): Dependencies {
   const logger = overrides.logger ?? createLogger(config);
-  const redis = createProducerConnection(config.redisUrl, config.redisCommandTimeoutMs);
+  const redis = createProducerConnection(config.redis, config.redisCommandTimeoutMs);
   // While Redis is away ioredis reconnects on its own; say so once per attempt, not as a crash.
   redis.on('error', (error) => logger.warn({ err: error }, 'Redis connection error'));
-  const subscriber = createSubscriberConnection(config.redisUrl);
+  const subscriber = createSubscriberConnection(config.redis);
   subscriber.on('error', (error) => logger.warn({ err: error }, 'Redis subscriber connection error'));
   const queues = createQueues(redis, config.redisPrefix);
   for (const queue of queueList(queues)) {

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
 import { createTern } from './app.js';
 import { CLUSTER_ROLE_VARIABLE, clusterPlan, superviseCluster } from './cluster.js';
@@ -30,14 +31,7 @@ async function main() {
   const logger = createLogger(config);
   for (const warning of config.warnings) logger.warn(warning);
 
-  try {
-    await checkRedis(config.redisUrl);
-    const applied = await migrateDatabase(config.databaseUrl, { log: (message) => logger.info(message) });
-    if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
-  } catch (error) {
-    if (error instanceof UnreachableError) fail(error.message);
-    throw error;
-  }
+  await checkDependencies(config, logger);
 
   const plan = cluster.isPrimary ? clusterPlan(role, config.webConcurrency) : null;
   if (plan) {
@@ -103,6 +97,30 @@ async function main() {
           `Log in: curl -s ${address}/v1/auth/login -H 'Content-Type: application/json' -d '{"email":"${demo.email}","password":"${demo.password}"}'\n\n`,
       );
     }
+  }
+}
+
+/**
+ * Redis answers (and keeps what it is given: its eviction policy is checked as BullMQ's
+ * production guide asks) and the database is migrated, through DIRECT_DATABASE_URL.
+ */
+async function checkDependencies(config: Config, logger: Logger): Promise<void> {
+  try {
+    const redis = await checkRedis(config.redis);
+    if (redis.evictionPolicy === null)
+      logger.debug('Redis did not tell its maxmemory-policy; it must be noeviction for the queues');
+    else if (redis.evictionPolicy !== 'noeviction')
+      logger.warn(
+        { maxmemoryPolicy: redis.evictionPolicy },
+        `Redis's maxmemory-policy is ${redis.evictionPolicy}: when its memory is full it deletes keys, queued jobs among them; set it to noeviction`,
+      );
+    const applied = await migrateDatabase(config.directDatabaseUrl, {
+      log: (message) => logger.info(message),
+    });
+    if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
+  } catch (error) {
+    if (error instanceof UnreachableError) fail(error.message);
+    throw error;
   }
 }
 

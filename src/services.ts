@@ -17,6 +17,7 @@ import { CampaignRecords } from './modules/campaigns/campaign-records.js';
 import { CampaignStatsReader } from './modules/campaigns/campaign-stats.js';
 import { Contacts } from './modules/contacts/contacts.js';
 import { ContactImports } from './modules/imports/contact-imports.js';
+import { Uploads } from './modules/imports/uploads.js';
 import { LiveBudget } from './modules/live/live-budget.js';
 import { createLivePubSub, LivePublisher } from './modules/live/live-events.js';
 import { LiveSubscriptions } from './modules/live/live-subscriptions.js';
@@ -107,6 +108,7 @@ export function createServices(deps: Dependencies): Services {
       importJobs: jobs.importJobs,
       live,
       logger: logger('imports'),
+      uploads: new Uploads(deps.pool, clock),
       importDir: config.importDir,
       limits: { maxInflatedBytes: config.importMaxInflatedBytes },
     }),

@@ -1,10 +1,10 @@
-import { Redis } from 'ioredis';
-import { redactUrl } from './config.js';
+import { describeRedis, type RedisTarget, redactUrl } from './config.js';
+import { createProbeConnection } from './jobs/redis-connections.js';
 
 /** A dependency that does not answer at start-up: reported in one line, naming its URL. */
 export class UnreachableError extends Error {
-  constructor(service: 'PostgreSQL' | 'Redis', url: string, cause: unknown) {
-    super(`cannot reach ${service} at ${redactUrl(url)}: ${describeError(cause)}`, { cause });
+  constructor(service: 'PostgreSQL' | 'Redis', where: string, cause: unknown) {
+    super(`cannot reach ${service} at ${redactUrl(where)}: ${describeError(cause)}`, { cause });
     this.name = 'UnreachableError';
   }
 }
@@ -18,23 +18,33 @@ export function describeError(error: unknown): string {
   return error instanceof Error ? error.message || error.name : String(error);
 }
 
-export async function checkRedis(redisUrl: string): Promise<void> {
-  const redis = new Redis(redisUrl, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    connectTimeout: 5_000,
-    retryStrategy: () => null,
-  });
+/** What start-up learnt of Redis. */
+export interface RedisCheck {
+  /** Redis's `maxmemory-policy`; null when it would not say (a managed Redis may refuse INFO). */
+  evictionPolicy: string | null;
+}
+
+/**
+ * Checks that Redis answers (through Sentinel when configured) and reads its eviction policy:
+ * BullMQ is safe only with `noeviction`, since any other policy lets Redis drop a queue's keys
+ * when memory runs short.
+ */
+export async function checkRedis(target: RedisTarget): Promise<RedisCheck> {
+  const redis = createProbeConnection(target);
   // ioredis rejects connect() with a generic "Connection is closed"; the cause comes as an event.
   let cause: unknown;
   redis.on('error', (error) => {
     cause ??= error;
   });
   try {
-    await redis.connect();
-    await redis.ping();
-  } catch (error) {
-    throw new UnreachableError('Redis', redisUrl, cause ?? error);
+    try {
+      await redis.connect();
+      await redis.ping();
+    } catch (error) {
+      throw new UnreachableError('Redis', describeRedis(target), cause ?? error);
+    }
+    const memory = await redis.info('memory').catch(() => '');
+    return { evictionPolicy: /^maxmemory_policy:(\S+)/m.exec(memory)?.[1] ?? null };
   } finally {
     redis.disconnect();
   }

@@ -1,6 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { type Readable, Transform } from 'node:stream';
+import { type Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from './errors.js';
 
@@ -19,11 +19,15 @@ export function describeBytes(bytes: number): string {
 }
 
 /**
- * Streams an upload into a new file, counting bytes as they pass: the first chunk beyond
+ * Streams an upload into `destination`, counting bytes as they pass: the first chunk beyond
  * `maxBytes` ends it with 413 `payload_too_large`, so nothing larger is ever stored or held.
- * On any failure the partial file is removed.
+ * Resolves to the bytes written once `destination` has finished.
  */
-export async function saveUpload(source: Readable, path: string, maxBytes: number): Promise<number> {
+export async function streamUpload(
+  source: Readable,
+  destination: Writable,
+  maxBytes: number,
+): Promise<number> {
   let bytes = 0;
   let sourceFailed = false;
   source.once('error', () => {
@@ -38,14 +42,23 @@ export async function saveUpload(source: Readable, path: string, maxBytes: numbe
     },
   });
   try {
-    await pipeline(source, limit, createWriteStream(path, { flags: 'wx' }));
+    await pipeline(source, limit, destination);
     return bytes;
   } catch (error) {
-    await rm(path, { force: true });
     if (error instanceof AppError) throw error;
     // The client went away or broke the multipart body: its request, not the service, failed.
     if (sourceFailed)
       throw new AppError('bad_request', 'The upload ended before the whole file was received');
+    throw error;
+  }
+}
+
+/** An upload streamed into a new file (see streamUpload); on any failure the partial file is removed. */
+export async function saveUpload(source: Readable, path: string, maxBytes: number): Promise<number> {
+  try {
+    return await streamUpload(source, createWriteStream(path, { flags: 'wx' }), maxBytes);
+  } catch (error) {
+    await rm(path, { force: true });
     throw error;
   }
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { closeDependencies, createDependencies, type Dependencies } from '../src/deps.js';
 import { createServices, type Services } from '../src/services.js';
-import { createTestDatabase, sql, type TestDatabase } from './support/database.js';
+import { createTestDatabase, sql, type TestDatabase, withDirectDatabaseUrl } from './support/database.js';
 import { REDIS_URL } from './support/server-url.js';
 import { deleteRedisKeys } from './support/tern.js';
 import {
@@ -155,7 +155,7 @@ describe('the CLI', { timeout: 120_000 }, () => {
     const command = `${process.execPath} --import tsx src/cli.ts accounts create --email ${email}`;
     const child = spawn('script', ['-qec', command, '/dev/null'], {
       cwd: ROOT,
-      env: { ...process.env, ...env, NODE_ENV: 'test' },
+      env: { ...process.env, ...withDirectDatabaseUrl(env), NODE_ENV: 'test' },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let output = '';

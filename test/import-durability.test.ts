@@ -58,12 +58,16 @@ it('imports nothing when its worker is killed mid-import, then everything once a
   const pool = new pg.Pool({ connectionString: database.url, max: 3 });
   pool.on('error', () => undefined);
   const redisPrefix = `tern_imp_${randomBytes(6).toString('hex')}`;
-  const importDir = await mkdtemp(join(tmpdir(), 'tern-import-durability-'));
+  // Each process has a directory of its own, as on machines of their own: the upload reaches
+  // the worker through PostgreSQL.
+  const apiDir = await mkdtemp(join(tmpdir(), 'tern-import-durability-api-'));
+  const workerDir = await mkdtemp(join(tmpdir(), 'tern-import-durability-worker-'));
+  const retryDir = await mkdtemp(join(tmpdir(), 'tern-import-durability-retry-'));
   cleanUp = async () => {
     await pool.end().catch(() => undefined);
     await database.drop();
     await deleteRedisKeys(redisPrefix);
-    await rm(importDir, { recursive: true, force: true });
+    for (const dir of [apiDir, workerDir, retryDir]) await rm(dir, { recursive: true, force: true });
   };
   const env = {
     DATABASE_URL: database.url,
@@ -72,14 +76,12 @@ it('imports nothing when its worker is killed mid-import, then everything once a
     JWT_SECRET,
     DEMO_ACCOUNT: 'false',
     HOST: '127.0.0.1',
-    IMPORT_DIR: importDir,
     ...FAST_RECOVERY_ENV,
   };
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  // The API and the worker are separate processes sharing IMPORT_DIR, as docs/imports.md lays them out.
-  await startTernProcess('api', { ...env, PORT: String(port) });
-  const worker = await startTernProcess('worker', env);
+  await startTernProcess('api', { ...env, PORT: String(port), IMPORT_DIR: apiDir });
+  const worker = await startTernProcess('worker', { ...env, IMPORT_DIR: workerDir });
 
   const email = `import-${randomBytes(4).toString('hex')}@example.com`;
   await runCli(['accounts', 'create', '--email', email, '--password', 'import durability'], env);
@@ -100,6 +102,8 @@ it('imports nothing when its worker is killed mid-import, then everything once a
     token,
   });
   expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
+  // Nothing of the file waits on the API's disk, which another machine could not read.
+  expect(await readdir(apiDir)).toEqual([]);
   const job = accepted.body.job as string;
   const readJob = async () =>
     (await call(`${base}/v1/campaigns/${campaign}/contacts/import/${job}`, { token })).body;
@@ -136,7 +140,7 @@ it('imports nothing when its worker is killed mid-import, then everything once a
   expect((await pool.query('SELECT count(*)::int AS n FROM contacts')).rows[0].n).toBe(0);
   expect(await readJob()).toMatchObject({ status: 'processing', imported: 0 });
 
-  await startTernProcess('worker', env);
+  await startTernProcess('worker', { ...env, IMPORT_DIR: retryDir });
   const done = await pollUntil(
     'the retried import to complete',
     async () => {
@@ -161,11 +165,14 @@ it('imports nothing when its worker is killed mid-import, then everything once a
   expect((await pool.query('SELECT attempts FROM import_jobs WHERE id = $1', [job])).rows[0].attempts).toBe(
     2,
   );
+  expect((await pool.query('SELECT count(*)::int AS n FROM uploads')).rows[0].n).toBe(0);
+  expect((await pool.query('SELECT count(*)::int AS n FROM upload_chunks')).rows[0].n).toBe(0);
   await pollUntil(
-    'the upload to be removed',
-    async () => ((await readdir(importDir)).length === 0 ? true : undefined),
+    "the retrying worker's copy of the file to be removed",
+    async () => ((await readdir(retryDir)).length === 0 ? true : undefined),
     { timeoutMs: 5_000 },
   );
+  expect(await readdir(apiDir)).toEqual([]);
 }, 120_000);
 
 it('fails a job with internal_error, importing nothing, when the process running it dies a second time', async () => {

@@ -3,18 +3,20 @@ import { readdir, utimes, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import ExcelJS from 'exceljs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/lib/ids.js';
 import { IMPORT_MAX_FILE_BYTES } from '../src/modules/imports/import-options.js';
+import { Uploads } from '../src/modules/imports/uploads.js';
 import { type HttpResult, startTern, type TestAccount, type TestTern } from './support/tern.js';
 import { waitFor } from './support/wait.js';
 
 let t: TestTern;
 let alice: TestAccount;
 let bob: TestAccount;
-// The uploads of this file's Tern only, so that what is left on disk can be checked.
+// This file's Tern's own scratch directory, so that what is left on disk can be checked.
 const importDir = mkdtempSync(join(tmpdir(), 'tern-imports-test-'));
 
 beforeAll(async () => {
@@ -450,11 +452,18 @@ function sendWithoutEnding(
   });
 }
 
+/** The uploads stored in PostgreSQL right now. */
+async function uploadIds(): Promise<string[]> {
+  return (await t.tern.deps.prisma.upload.findMany({ select: { id: true } })).map((upload) => upload.id);
+}
+const newIn = (now: string[], before: string[]) => now.filter((id) => !before.includes(id));
+
 describe('the 10 MB limit', () => {
   it('answers 413 as soon as the file passes 10 MB, and keeps nothing of it', async () => {
     const campaign = await createCampaign(alice);
     const spools = async () => (await readdir(tmpdir())).filter((name) => name.startsWith('tern-upload-'));
     const spoolsBefore = await spools();
+    const uploadsBefore = await uploadIds();
     const response = await sendWithoutEnding(
       `/v1/campaigns/${campaign}/contacts/import`,
       alice,
@@ -468,11 +477,13 @@ describe('the 10 MB limit', () => {
     });
     expect(await readdir(importDir)).toEqual([]);
     expect(await spools()).toEqual(spoolsBefore);
+    expect(newIn(await uploadIds(), uploadsBefore)).toEqual([]);
     expect(await t.tern.deps.prisma.importJob.count({ where: { campaignId: campaign } })).toBe(0);
   });
 
   it('answers 413 through GraphQL too', async () => {
     const campaign = await createCampaign(alice);
+    const uploadsBefore = await uploadIds();
     const operations = JSON.stringify({
       query: IMPORT_MUTATION,
       variables: { campaign, file: null, input: { phoneColumn: 'phone' } },
@@ -492,6 +503,7 @@ describe('the 10 MB limit', () => {
     expect(response.status).toBe(413);
     expect(response.body.errors[0].extensions.code).toBe('payload_too_large');
     expect(await readdir(importDir)).toEqual([]);
+    expect(newIn(await uploadIds(), uploadsBefore)).toEqual([]);
   });
 
   it(
@@ -1136,6 +1148,8 @@ describe('the job', () => {
       } finally {
         await holder.end();
       }
+      // Its upload goes with the transaction that completes it; its copy on disk right after.
+      expect(await t.tern.deps.prisma.upload.count({ where: { id: response.body.job } })).toBe(0);
       await waitFor(async () => ((await readdir(importDir)).length === 0 ? true : null));
     },
     HEAVY_TEST_MS,
@@ -1189,11 +1203,13 @@ describe('the job', () => {
     expect(texts.map((m) => m.text).sort()).toEqual(['Hi Late', 'Hi Later']);
   });
 
-  it('is enqueued again by the recovery sweep when its BullMQ job is gone, and old orphan files are removed', async () => {
+  it('is enqueued again by the recovery sweep when its BullMQ job is gone; abandoned uploads and old files are removed', async () => {
     const campaign = await createCampaign(alice);
+    const uploads = new Uploads(t.tern.deps.pool, t.clock);
+    const store = (id: string, content: string) =>
+      uploads.store(id, Readable.from([Buffer.from(content)]), IMPORT_MAX_FILE_BYTES);
     const id = newId('job');
-    const filePath = join(importDir, `${id}.csv`);
-    await writeFile(filePath, 'phone\n5511999990131\n');
+    await store(id, 'phone\n5511999990131\n');
     await t.tern.deps.prisma.importJob.create({
       data: {
         id,
@@ -1202,19 +1218,33 @@ describe('the job', () => {
         receivedFile: 'lost.csv',
         fileFormat: 'csv',
         options: { hasHeader: true, delimiter: ',', columns: { phone: 'phone' } },
-        filePath,
+        createdAt: t.clock.now(),
       },
     });
+    // Stored two hours ago (by the service's clock) and never given a job: its request died.
+    await store('job_left_by_a_dead_request', 'phone\n');
+    await t.tern.deps.prisma.upload.update({
+      where: { id: 'job_left_by_a_dead_request' },
+      data: { createdAt: new Date(t.clock.now().getTime() - 2 * 3_600_000) },
+    });
+    await store('job_still_uploading', 'phone\n');
     const orphan = join(importDir, 'job_left_by_a_crash.csv');
-    const recent = join(importDir, 'job_still_uploading.csv');
+    const recent = join(importDir, 'job_being_read.csv');
     await writeFile(orphan, 'x');
     await writeFile(recent, 'x');
     await utimes(orphan, new Date(Date.now() - 2 * 3_600_000), new Date(Date.now() - 2 * 3_600_000));
+
     expect(await t.tern.services.contactImports.recoverStalled(0)).toBe(1);
     expect(await finished(alice, campaign, id)).toMatchObject({ status: 'completed', imported: 1 });
     await waitFor(async () => ((await readdir(importDir)).length === 1 ? true : null));
-    expect(await readdir(importDir)).toEqual(['job_still_uploading.csv']);
+    expect(await readdir(importDir)).toEqual(['job_being_read.csv']);
+    const left = await uploadIds();
+    expect(left).toContain('job_still_uploading');
+    expect(left).not.toContain('job_left_by_a_dead_request');
+    expect(left).not.toContain(id);
     await t.tern.services.contactImports.recoverStalled(0);
-    expect(await readdir(importDir)).toEqual(['job_still_uploading.csv']);
+    expect(await readdir(importDir)).toEqual(['job_being_read.csv']);
+    expect(await uploadIds()).toContain('job_still_uploading');
+    await uploads.remove('job_still_uploading');
   });
 });

@@ -176,7 +176,10 @@ describe('campaign messages and send windows', () => {
       [campaign],
     );
     const byStatus: Record<string, string[]> = {};
-    for (const row of rows) (byStatus[row.status] ??= []).push(row.timezone);
+    for (const row of rows) {
+      byStatus[row.status] ??= [];
+      byStatus[row.status]!.push(row.timezone);
+    }
     for (const zones of Object.values(byStatus)) zones.sort();
     return byStatus;
   }

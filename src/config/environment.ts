@@ -17,6 +17,9 @@ function decimal(min: number, max: number = Number.MAX_SAFE_INTEGER) {
     .pipe(z.number().min(min).max(max));
 }
 
+/** Sentinels REDIS_SENTINELS may list: a quorum needs three or five; anything far beyond is a mistake. */
+const MAX_SENTINELS = 16;
+
 /** The longest a Node.js timer waits; a longer one fires at once. */
 const LONGEST_TIMER_MS = 2_147_483_647;
 
@@ -30,7 +33,37 @@ export const environmentSchema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   PORT: decimal(0, 65535).default(3000),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).default('postgresql://postgres@127.0.0.1:5432/tern'),
+  // The database itself when DATABASE_URL goes through a pooler: migrations hold a session.
+  DIRECT_DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
+  // host:port,host:port: Redis's master is found through these sentinels (REDIS_URL's host unused).
+  REDIS_SENTINELS: z
+    .string()
+    .transform((list, context) => {
+      const sentinels = list
+        .split(',')
+        .map((entry) => /^([A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:]{2,39}\]):([0-9]{1,5})$/.exec(entry.trim()));
+      if (
+        sentinels.length > MAX_SENTINELS ||
+        sentinels.some((match) => !match || Number(match[2]) < 1 || Number(match[2]) > 65535)
+      ) {
+        context.addIssue({
+          code: 'custom',
+          message: `expected host:port,host:port (up to ${MAX_SENTINELS} sentinels, ports 1..65535)`,
+        });
+        return z.NEVER;
+      }
+      return sentinels.map((match) => ({
+        host: match![1]!.replace(/^\[|\]$/g, ''),
+        port: Number(match![2]),
+      }));
+    })
+    .optional(),
+  REDIS_SENTINEL_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, ".", "_" and "-", up to 100')
+    .optional(),
+  REDIS_SENTINEL_PASSWORD: z.string().max(512).optional(),
   REDIS_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9:_-]{1,40}$/)

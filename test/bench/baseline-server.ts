@@ -27,7 +27,10 @@ const pool = new pg.Pool({
   max: Number(env.DATABASE_POOL_SIZE ?? 20),
 });
 // The same command timeout as Tern's default, so the baseline's connection behaves as the product's.
-const redis = createProducerConnection(required('REDIS_URL'), Number(env.REDIS_COMMAND_TIMEOUT_MS ?? 1_000));
+const redis = createProducerConnection(
+  { url: required('REDIS_URL'), sentinel: null },
+  Number(env.REDIS_COMMAND_TIMEOUT_MS ?? 1_000),
+);
 // The product's producer, so the job carries the same options (attempts, backoff, removal).
 const queues = createQueues(redis, required('REDIS_PREFIX'));
 

@@ -278,7 +278,9 @@ async function recordEverything(t: TestTern, r: Recorder, receiver: WebhookRecei
   const tomorrow = new Date(t.clock.now().getTime() + 24 * 60 * 60 * 1000).toISOString();
   const reminder = await r.call(
     'SendMessage',
-    as({ body: { to: '5511999990004', message: 'Your appointment is tomorrow at 10:00', send_at: tomorrow } }),
+    as({
+      body: { to: '5511999990004', message: 'Your appointment is tomorrow at 10:00', send_at: tomorrow },
+    }),
   );
   await r.ok('CancelMessage', as({ params: { message: reminder.body.message } }));
   await r.refused('CancelMessage', 'invalid_state', as({ params: { message: sent.message } }));

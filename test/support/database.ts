@@ -2,12 +2,50 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { withDatabase } from '../../src/db/schema-engine.js';
+import type { PgBouncer } from './pgbouncer.js';
 import { SERVER_URL } from './server-url.js';
 
 export interface TestDatabase {
+  /** What Tern is given as DATABASE_URL: through PgBouncer when the run goes through one. */
   url: string;
+  /** The database itself, for DIRECT_DATABASE_URL. */
+  directUrl: string;
   name: string;
   drop(): Promise<void>;
+}
+
+/** This run's PgBouncer port: 0 without one, and outside vitest (the bench starts processes with this harness too). */
+function runBouncerPort(): number {
+  try {
+    return inject('pgbouncerPort');
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The bouncer every test database goes through in this run (`npm run test:pgbouncer`), or null.
+ * Its port only: the bouncer runs in global-setup's process.
+ */
+function runBouncerUrl(name: string): string | null {
+  const port = runBouncerPort();
+  if (!port) return null;
+  const url = new URL(withDatabase(SERVER_URL, name));
+  url.hostname = '127.0.0.1';
+  url.port = String(port);
+  return url.toString();
+}
+
+/**
+ * The environment of a Tern process given `databaseUrl`: through this run's PgBouncer, it also
+ * gets the database itself as DIRECT_DATABASE_URL for its migrations, as an operator sets it.
+ */
+export function withDirectDatabaseUrl(env: Record<string, string>): Record<string, string> {
+  const port = runBouncerPort();
+  if (!port || !env.DATABASE_URL || env.DIRECT_DATABASE_URL) return env;
+  const url = new URL(env.DATABASE_URL);
+  if (url.port !== String(port)) return env;
+  return { ...env, DIRECT_DATABASE_URL: withDatabase(SERVER_URL, url.pathname.slice(1)) };
 }
 
 async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
@@ -20,8 +58,11 @@ async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** A fresh, migrated database of the test's own, copied from the template of global-setup. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * A fresh, migrated database of the test's own, copied from the template of global-setup;
+ * reached through `through` (or this run's PgBouncer) when given.
+ */
+export async function createTestDatabase(options: { through?: PgBouncer } = {}): Promise<TestDatabase> {
   const name = `tern_test_${randomBytes(6).toString('hex')}`;
   const template = inject('templateDatabase');
   await admin(async (client) => {
@@ -37,8 +78,10 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       }
     }
   });
+  const directUrl = withDatabase(SERVER_URL, name);
   return {
-    url: withDatabase(SERVER_URL, name),
+    url: options.through?.url(name) ?? runBouncerUrl(name) ?? directUrl,
+    directUrl,
     name,
     drop: () =>
       admin(async (client) => void (await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))),

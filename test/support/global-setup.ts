@@ -5,11 +5,14 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { DEFAULT_MIGRATIONS_DIR, migrateDatabase } from '../../src/db/migrations.js';
 import { withDatabase } from '../../src/db/schema-engine.js';
+import { startPgBouncer } from './pgbouncer.js';
 import { SERVER_URL } from './server-url.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     templateDatabase: string;
+    /** The port of the PgBouncer every test database goes through; 0 for none. */
+    pgbouncerPort: number;
   }
 }
 
@@ -46,4 +49,19 @@ export async function setup(project: TestProject) {
     await admin.end();
   }
   project.provide('templateDatabase', name);
+  // `npm run test:pgbouncer`: the same tests, with Tern's DATABASE_URL through PgBouncer.
+  const bouncer = process.env.TEST_THROUGH_PGBOUNCER === 'true' ? await startPgBouncer() : null;
+  project.provide('pgbouncerPort', bouncer?.port ?? 0);
+  return async () => {
+    if (!bouncer) return;
+    try {
+      // A run that was meant to go through the bouncer and did not would prove nothing.
+      const transactions = await bouncer.transactions();
+      if (transactions < 1_000)
+        throw new Error(`only ${transactions} transactions went through PgBouncer: the tests bypassed it`);
+      console.log(`PgBouncer carried ${transactions} transactions in transaction pooling`);
+    } finally {
+      await bouncer.stop();
+    }
+  };
 }

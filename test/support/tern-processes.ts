@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Role } from '../../src/config.js';
+import { withDirectDatabaseUrl } from './database.js';
 
 // Tern and Redis as real child processes, for tests about what survives a process dying.
 
@@ -213,7 +214,7 @@ export async function startTernProcess(
     `tern ${role}`,
     process.execPath,
     [...nodeFlags, '--import', 'tsx', 'src/main.ts', role],
-    { ...baseEnv(), LOG_LEVEL: 'info', ...env },
+    { ...baseEnv(), LOG_LEVEL: 'info', ...withDirectDatabaseUrl(env) },
   );
   await handle.waitForOutput(/"msg":"tern started"/);
   return handle;
@@ -223,7 +224,7 @@ export async function startTernProcess(
 export async function runCli(args: string[], env: Record<string, string>): Promise<any> {
   const handle = spawnChild('tern cli', process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
     ...baseEnv(),
-    ...env,
+    ...withDirectDatabaseUrl(env),
   });
   const exit = await withDeadline(handle.closed, START_TIMEOUT_MS, `the CLI: ${handle.transcript()}`);
   if (exit.code !== 0)
@@ -253,7 +254,7 @@ export async function runCliCommand(
 ): Promise<CliRun> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
     cwd: ROOT,
-    env: { ...baseEnv(), ...env },
+    env: { ...baseEnv(), ...withDirectDatabaseUrl(env) },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -284,12 +285,24 @@ export interface RedisServer {
  * A Redis of the test's own, which it may kill and restart, unlike the machine's shared one.
  * No persistence and an empty directory of its own, so a restart starts with nothing.
  */
-export async function startRedisServer(port: number): Promise<RedisServer> {
+export async function startRedisServer(port: number, extraArgs: string[] = []): Promise<RedisServer> {
   const dir = await mkdtemp(join(tmpdir(), 'tern-redis-'));
   const handle = spawnChild(
     `redis-server :${port}`,
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      ...extraArgs,
+    ],
     baseEnv(),
   );
   void handle.closed.then(() => rm(dir, { recursive: true, force: true }));

@@ -49,16 +49,24 @@ export interface TestTern {
  * free loopback port and driven over real HTTP.
  */
 export async function startTern(
-  options: { env?: Record<string, string>; role?: Role; sharing?: TestTern; logger?: Logger } = {},
+  options: {
+    env?: Record<string, string>;
+    role?: Role;
+    sharing?: TestTern;
+    logger?: Logger;
+    /** A database of the test's own making instead of a fresh one; dropped on stop. */
+    database?: TestDatabase;
+  } = {},
 ): Promise<TestTern> {
   // A second instance on another's database and Redis prefix stands for a second process.
-  const database = options.sharing?.database ?? (await createTestDatabase());
+  const database = options.sharing?.database ?? options.database ?? (await createTestDatabase());
   const redisPrefix = options.sharing?.redisPrefix ?? `tern_test_${randomBytes(6).toString('hex')}`;
   const config = loadConfig({
     NODE_ENV: 'test',
     HOST: '127.0.0.1',
     PORT: '0',
     DATABASE_URL: database.url,
+    DIRECT_DATABASE_URL: database.directUrl,
     REDIS_URL,
     REDIS_PREFIX: redisPrefix,
     JWT_SECRET: 'test-secret-that-is-at-least-32-bytes-long',

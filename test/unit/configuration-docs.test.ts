@@ -62,7 +62,7 @@ describe("README.md's main settings", () => {
   it('name what a second deployment on the same host must set apart', () => {
     // The listeners' ports (the second start fails on a taken one) and where its state lives.
     expect([...shown.keys()]).toEqual(
-      expect.arrayContaining(['PORT', 'METRICS_PORT', 'DATABASE_URL', 'REDIS_PREFIX', 'IMPORT_DIR']),
+      expect.arrayContaining(['PORT', 'METRICS_PORT', 'DATABASE_URL', 'REDIS_PREFIX']),
     );
   });
 

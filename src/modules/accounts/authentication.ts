@@ -105,7 +105,6 @@ export class Authenticator {
 
   private async findAccounts(ids: string[]): Promise<(AccountState | null)[]> {
     const { rows } = await this.pool.query<AccountState>({
-      name: 'authenticator-accounts',
       text: 'SELECT id, disabled_at, token_version FROM accounts WHERE id = ANY($1::text[])',
       values: [ids],
     });

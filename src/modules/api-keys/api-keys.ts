@@ -198,7 +198,6 @@ export class ApiKeys {
 
   private async findByHash(hashes: string[]): Promise<(KeyRow | null)[]> {
     const { rows } = await this.pool.query<KeyRow>({
-      name: 'api-keys-by-hash',
       text: `SELECT k.key_hash, k.id, k.account_id, k.expires_at, k.last_used_at, a.disabled_at AS account_disabled_at
              FROM api_keys k JOIN accounts a ON a.id = k.account_id
              WHERE k.key_hash = ANY($1::text[])`,

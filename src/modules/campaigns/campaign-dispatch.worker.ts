@@ -8,7 +8,7 @@ import type { WorkerContext } from '../../jobs/workers.js';
  * batch; each batch schedules the next one `delay` seconds later.
  */
 export function createCampaignDispatchWorker({ deps, services }: WorkerContext): Worker<CampaignDispatchJob> {
-  const connection = createWorkerConnection(deps.config.redisUrl);
+  const connection = createWorkerConnection(deps.config.redis);
   const worker = new Worker<CampaignDispatchJob>(
     campaignDispatchQueue.name,
     async (job) => {

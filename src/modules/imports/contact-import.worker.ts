@@ -13,7 +13,7 @@ const MAX_STALLED_INTERVAL_MS = 30_000;
  * killed run's transaction never committed).
  */
 export function createContactImportWorker({ deps, services }: WorkerContext): Worker<ContactImportJob> {
-  const connection = createWorkerConnection(deps.config.redisUrl);
+  const connection = createWorkerConnection(deps.config.redis);
   const worker = new Worker<ContactImportJob>(
     contactImportQueue.name,
     (job) => services.contactImports.run(job.data.importJobId),

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type pg from 'pg';
@@ -8,12 +9,13 @@ import type { ContactImportJobs } from '../../jobs/contact-import.job.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { parseInput } from '../../lib/validation.js';
-import { type IncomingFile, saveUpload } from '../../uploads.js';
+import type { IncomingFile } from '../../uploads.js';
 import { requireCampaign } from '../campaigns/campaign-lookup.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { ImportFileError } from './import-file-error.js';
 import { formatFromName, IMPORT_MAX_FILE_BYTES, importInput, importOptions } from './import-options.js';
-import { importInOneTransaction } from './import-transaction.js';
+import { importInOneTransaction, type RunnableJob } from './import-transaction.js';
+import type { Uploads } from './uploads.js';
 
 /**
  * Runs of one job. A run that ends neither completed nor failed (its process died, or the
@@ -21,7 +23,10 @@ import { importInOneTransaction } from './import-transaction.js';
  * internal_error instead, so that a file that kills processes cannot do it again and again.
  */
 const MAX_RUNS = 2;
-/** A file in IMPORT_DIR this old without a job still waiting for it was left by a crash. */
+/**
+ * An upload this old that no job waits for, or a file in IMPORT_DIR this old, was left by a
+ * crash: a request lasts a minute at most and an import of the largest file takes seconds.
+ */
 const ORPHAN_AFTER_MS = 60 * 60_000;
 
 type ImportJobQuery = Pick<Prisma.ImportJobFindFirstArgs, 'select' | 'include'>;
@@ -38,13 +43,16 @@ export interface ContactImportsOptions {
   importJobs: ContactImportJobs;
   live: LivePublisher;
   logger: Logger;
+  uploads: Uploads;
+  /** Where a worker writes the file it reads, for that read only. */
   importDir: string;
   limits: ImportLimits;
 }
 
 /**
- * Bulk contact import (docs/imports.md). The upload is
- * streamed to IMPORT_DIR and a BullMQ job imports it in ONE transaction: its rows are staged
+ * Bulk contact import (docs/imports.md). The upload is streamed into PostgreSQL (Uploads), so
+ * that a worker on any machine can read it, and a BullMQ job imports it in ONE transaction: the
+ * worker copies it to a file of its own in IMPORT_DIR for the parser, and its rows are staged
  * in a temporary table while the file is read, then inserted into `contacts` in a single
  * statement whose ON CONFLICT (campaign_id, phone) is the database's guarantee against
  * duplicates. A run that fails or crashes therefore leaves nothing behind, and its retry starts
@@ -58,6 +66,7 @@ export class ContactImports {
   private readonly importJobs: ContactImportJobs;
   private readonly live: LivePublisher;
   private readonly logger: Logger;
+  private readonly uploads: Uploads;
   private readonly importDir: string;
   private readonly limits: ImportLimits;
 
@@ -69,6 +78,7 @@ export class ContactImports {
       importJobs: this.importJobs,
       live: this.live,
       logger: this.logger,
+      uploads: this.uploads,
       importDir: this.importDir,
       limits: this.limits,
     } = options);
@@ -102,9 +112,7 @@ export class ContactImports {
       );
 
     const id = newId('job');
-    const filePath = join(this.importDir, `${id}.${fileFormat}`);
-    await mkdir(this.importDir, { recursive: true });
-    await saveUpload(upload.createReadStream(), filePath, IMPORT_MAX_FILE_BYTES);
+    await this.uploads.store(id, upload.createReadStream(), IMPORT_MAX_FILE_BYTES);
     const job = await this.prisma.importJob
       .create({
         ...query,
@@ -115,12 +123,11 @@ export class ContactImports {
           receivedFile: basename(upload.filename.replaceAll('\\', '/')).slice(0, 255) || 'upload',
           fileFormat,
           options: importOptions(data) as unknown as Prisma.InputJsonValue,
-          filePath,
           createdAt: this.clock.now(),
         },
       })
       .catch(async (error: unknown) => {
-        await rm(filePath, { force: true });
+        await this.uploads.remove(id);
         throw error;
       });
     await this.importJobs.enqueue(id);
@@ -160,7 +167,6 @@ export class ContactImports {
         accountId: true,
         campaignId: true,
         fileFormat: true,
-        filePath: true,
         options: true,
         attempts: true,
       },
@@ -169,53 +175,37 @@ export class ContactImports {
       await this.giveUp(id, `The import stopped ${MAX_RUNS} times without completing`);
       return;
     }
-    if (!job.filePath || !(await fileExists(job.filePath))) {
-      await this.end(
-        id,
-        job.filePath,
-        new ImportFileError('unreadable_file', 'The uploaded file is no longer available to the worker'),
-      );
-      return;
-    }
-    let outcome: Awaited<ReturnType<typeof importInOneTransaction>>;
+    await mkdir(this.importDir, { recursive: true });
+    // Named for this run alone: another run of the job may be reading the same directory.
+    const path = join(this.importDir, `${id}-${randomBytes(4).toString('hex')}.${job.fileFormat}`);
     try {
-      outcome = await importInOneTransaction({
-        pool: this.pool,
-        clock: this.clock,
-        limits: this.limits,
-        job,
-        onProgress: (rows) => this.reportProgress(job.accountId, id, rows),
-      });
-    } catch (error) {
-      if (!(error instanceof ImportFileError)) throw error;
-      await this.end(id, job.filePath, error);
-      return;
+      if (!(await this.uploads.copyToFile(id, path))) {
+        await this.end(
+          id,
+          new ImportFileError('unreadable_file', 'The uploaded file is no longer available to the worker'),
+        );
+        return;
+      }
+      await this.importFile(job, path);
+    } finally {
+      await rm(path, { force: true });
     }
-    // Null: another run of the job completed it while this one read the file.
-    if (!outcome) return;
-    this.live.importJob(job.accountId, id);
-    this.logger.info({ job: id, ...outcome, errors: outcome.errors.length }, 'import completed');
-    await rm(job.filePath, { force: true });
   }
 
   /** The last attempt failed for a reason of the service's, not of the file's. */
   async giveUp(id: string, reason: string): Promise<void> {
-    const job = await this.prisma.importJob.findUnique({ where: { id }, select: { filePath: true } });
-    if (job)
-      await this.end(id, job.filePath, {
-        code: 'internal_error',
-        message: `${reason}; upload the file again`,
-      });
+    await this.end(id, { code: 'internal_error', message: `${reason}; upload the file again` });
   }
 
   /**
    * Jobs still `processing` long after their upload whose BullMQ job is gone (Redis lost it, or
-   * it was never added) get it again; files in IMPORT_DIR that no such job waits for, left by a
-   * crash at the wrong moment, are removed. The number of jobs enqueued again.
+   * it was never added) get it again; uploads no such job waits for, and files in this process's
+   * IMPORT_DIR, left by a crash at the wrong moment, are removed. The number of jobs enqueued again.
    */
   async recoverStalled(overdueMs: number): Promise<number> {
+    const now = this.clock.now().getTime();
     const stalled = await this.prisma.importJob.findMany({
-      where: { status: 'processing', createdAt: { lt: new Date(this.clock.now().getTime() - overdueMs) } },
+      where: { status: 'processing', createdAt: { lt: new Date(now - overdueMs) } },
       select: { id: true },
       take: 100,
     });
@@ -225,8 +215,33 @@ export class ContactImports {
       await this.importJobs.enqueue(id);
       enqueued += 1;
     }
-    await this.removeOrphanFiles();
+    const abandoned = await this.uploads.removeAbandoned(new Date(now - ORPHAN_AFTER_MS));
+    if (abandoned > 0) this.logger.info({ uploads: abandoned }, 'removed abandoned uploads');
+    await this.removeLeftoverFiles();
     return enqueued;
+  }
+
+  /** Reads the local copy of the job's file into the campaign, or fails the job when the file is refused. */
+  private async importFile(job: RunnableJob, path: string): Promise<void> {
+    let outcome: Awaited<ReturnType<typeof importInOneTransaction>>;
+    try {
+      outcome = await importInOneTransaction({
+        pool: this.pool,
+        clock: this.clock,
+        limits: this.limits,
+        job,
+        path,
+        onProgress: (rows) => this.reportProgress(job.accountId, job.id, rows),
+      });
+    } catch (error) {
+      if (!(error instanceof ImportFileError)) throw error;
+      await this.end(job.id, error);
+      return;
+    }
+    // Null: another run of the job completed it while this one read the file.
+    if (!outcome) return;
+    this.live.importJob(job.accountId, job.id);
+    this.logger.info({ job: job.id, ...outcome, errors: outcome.errors.length }, 'import completed');
   }
 
   /** Written on the service's own connection, outside the import's transaction, so readers see it now. */
@@ -236,18 +251,13 @@ export class ContactImports {
   }
 
   /** A failed job reports no counts: none of its rows were imported. */
-  private async end(
-    id: string,
-    filePath: string | null,
-    failure: { code: string; message: string },
-  ): Promise<void> {
+  private async end(id: string, failure: { code: string; message: string }): Promise<void> {
     const { count } = await this.prisma.importJob.updateMany({
       where: { id, status: 'processing' },
       data: {
         status: 'failed',
         errorCode: failure.code,
         errorMessage: failure.message,
-        filePath: null,
         finishedAt: this.clock.now(),
       },
     });
@@ -255,28 +265,18 @@ export class ContactImports {
       const job = await this.prisma.importJob.findUnique({ where: { id }, select: { accountId: true } });
       if (job) this.live.importJob(job.accountId, id);
     }
-    if (filePath) await rm(filePath, { force: true });
+    await this.uploads.remove(id);
     this.logger.info({ job: id, code: failure.code }, 'import failed');
   }
 
-  private async removeOrphanFiles(): Promise<void> {
+  /** Copies of uploads a worker killed mid-import left in its IMPORT_DIR. */
+  private async removeLeftoverFiles(): Promise<void> {
     const names = await readdir(this.importDir).catch(() => [] as string[]);
-    if (names.length === 0) return;
-    const waiting = await this.prisma.importJob.findMany({
-      where: { status: 'processing', filePath: { in: names.map((name) => join(this.importDir, name)) } },
-      select: { filePath: true },
-    });
-    const kept = new Set(waiting.map((job) => job.filePath));
     for (const name of names) {
       const path = join(this.importDir, name);
-      if (kept.has(path)) continue;
       const stats = await stat(path).catch(() => null);
       // File times are the machine's, not the service clock's.
       if (stats?.isFile() && Date.now() - stats.mtimeMs > ORPHAN_AFTER_MS) await rm(path, { force: true });
     }
   }
-}
-
-async function fileExists(path: string): Promise<boolean> {
-  return (await stat(path).catch(() => null))?.isFile() ?? false;
 }

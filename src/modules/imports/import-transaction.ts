@@ -14,7 +14,6 @@ export interface RunnableJob {
   accountId: string;
   campaignId: string;
   fileFormat: string;
-  filePath: string | null;
   options: Prisma.JsonValue;
 }
 
@@ -31,6 +30,8 @@ export interface ImportRun {
   clock: Clock;
   limits: ImportLimits;
   job: RunnableJob;
+  /** The job's file, copied to this process's disk for the parser. */
+  path: string;
   /** Called with the rows read so far, while the file is read. */
   onProgress: (rows: number) => Promise<void>;
 }
@@ -101,18 +102,19 @@ async function importFile(client: pg.PoolClient, run: ImportRun): Promise<Import
     errors: file.errors,
   };
   await completeJob(client, job.id, outcome, now);
+  await client.query('DELETE FROM uploads WHERE id = $1', [job.id]);
   return outcome;
 }
 
 /** Reads the file in the parser thread into the staging table: one batch is written while the thread reads the next. */
 async function stageFile(
   client: pg.PoolClient,
-  { job, limits, onProgress }: ImportRun,
+  { job, path, limits, onProgress }: ImportRun,
 ): Promise<{ file: ParsedFile; staged: number }> {
   let staged = 0;
   let staging: Promise<unknown> = Promise.resolve();
   const parsing = parseInThread({
-    path: job.filePath!,
+    path,
     format: job.fileFormat as FileFormat,
     options: job.options as unknown as ImportOptions,
     maxInflatedBytes: limits.maxInflatedBytes,
@@ -142,7 +144,7 @@ async function stageFile(
 function completeJob(client: pg.PoolClient, jobId: string, outcome: ImportOutcome, now: Date) {
   return client.query(
     `UPDATE import_jobs SET status = 'completed', total_rows = $2, processed = $2, imported = $3, duplicates = $4, invalid = $5,
-         row_errors = $6, file_path = NULL, finished_at = $7
+         row_errors = $6, finished_at = $7
        WHERE id = $1`,
     [
       jobId,

@@ -17,7 +17,7 @@ type Outcome = 'done' | 'retry';
  */
 export function createMessageSendWorker({ deps, services, carrier }: WorkerContext): Worker<MessageSendJob> {
   const { config, logger } = deps;
-  const connection = createWorkerConnection(config.redisUrl);
+  const connection = createWorkerConnection(config.redis);
   // The carrier's pace is one budget for every worker process, counted in Redis.
   const pace = config.carrierMaxPerSecond
     ? new RateLimiterQueue(

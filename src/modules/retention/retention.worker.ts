@@ -5,7 +5,7 @@ import type { WorkerContext } from '../../jobs/workers.js';
 
 /** Runs the retention sweep once an hour (and once as a worker starts). */
 export function createRetentionWorker({ deps, services }: WorkerContext): Worker<RetentionJob> {
-  const connection = createWorkerConnection(deps.config.redisUrl);
+  const connection = createWorkerConnection(deps.config.redis);
   let closing = false;
   const worker = new Worker<RetentionJob>(
     retentionQueue.name,

@@ -10,7 +10,7 @@ import { DELIVERIES_PER_JOB } from './webhook-deliveries.js';
  * WebhookDeliveries).
  */
 export function createWebhookDeliveryWorker({ deps, services }: WorkerContext): Worker<WebhookDeliveryJob> {
-  const connection = createWorkerConnection(deps.config.redisUrl);
+  const connection = createWorkerConnection(deps.config.redis);
   const worker = new Worker<WebhookDeliveryJob>(
     webhookDeliveryQueue.name,
     (job) => services.webhookDeliveries.attempt(job.data),
