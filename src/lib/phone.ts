@@ -1,3 +1,4 @@
+import { Metadata, parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
 import { issue } from './validation.js';
 
@@ -25,3 +26,19 @@ export const normalizedPhone = z
   .string()
   .transform((value) => value.trim().replace(/[\s\-.()]/g, ''))
   .pipe(e164);
+
+const numberingPlans = new Metadata();
+
+/**
+ * The ISO 3166 country a number (E.164 digits) belongs to: the one its numbering plan names when
+ * the number falls in a range of one country of a shared calling code (+44 7911… is Guernsey),
+ * else the main country of its calling code (+44 → GB, +1 → US); null for a calling code that
+ * does not exist.
+ */
+export function countryOf(digits: string): string | null {
+  const parsed = parsePhoneNumberFromString(`+${digits}`);
+  if (!parsed) return null;
+  return (
+    parsed.country ?? numberingPlans.getCountryCodesForCallingCode(parsed.countryCallingCode)?.[0] ?? null
+  );
+}
