@@ -32,8 +32,12 @@ function valid(schema: Schema, name = ''): fc.Arbitrary<unknown> {
       );
       return fc.record(properties, { requiredKeys: schema.required ?? [] });
     }
-    case 'array':
-      return fc.array(valid(schema.items ?? {}), { minLength: schema.minItems ?? 0, maxLength: 3 });
+    case 'array': {
+      const size = { minLength: schema.minItems ?? 0, maxLength: 3 };
+      return schema.uniqueItems
+        ? fc.uniqueArray(valid(schema.items ?? {}), size)
+        : fc.array(valid(schema.items ?? {}), size);
+    }
     case 'integer':
       return fc.integer({ min: schema.minimum ?? -1000, max: Math.min(schema.maximum ?? 1000, 1000) });
     case 'number':
@@ -46,6 +50,11 @@ function valid(schema: Schema, name = ''): fc.Arbitrary<unknown> {
         return fc
           .integer({ min: 60, max: 6 * 24 * 3600 })
           .map((s) => new Date(Date.now() - s * 1000).toISOString());
+      // A scheduled send goes at most 35 days ahead, another rule of time the schema only describes.
+      if (schema.format === 'date-time' && name === 'send_at')
+        return fc
+          .integer({ min: 3600, max: 34 * 24 * 3600 })
+          .map((s) => new Date(Date.now() + s * 1000).toISOString());
       if (schema.format === 'date-time')
         return fc
           .date({ min: new Date('2030-01-01'), max: new Date('2031-01-01'), noInvalidDate: true })

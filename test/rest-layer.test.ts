@@ -45,12 +45,21 @@ describe('GET /v1/openapi.json', () => {
         anyOf: [expect.objectContaining({ type: 'string', pattern: expect.any(String) }), { type: 'null' }],
       },
       timezone: expect.objectContaining({ type: 'string', maxLength: 64 }),
+      send_window: {
+        anyOf: [
+          expect.objectContaining({ type: 'object', required: ['days', 'start', 'end'] }),
+          { type: 'null' },
+        ],
+      },
+      message_validity: expect.objectContaining({ type: 'integer', minimum: 60, maximum: 259200 }),
     });
     expect(Object.keys(patch.responses['200'].content['application/json'].schema.properties)).toEqual([
       'account',
       'timezone',
       'default_sender',
       'two_factor_enabled',
+      'send_window',
+      'message_validity',
       'request',
     ]);
     expect(body.paths['/v1/auth/login'].post.security).toEqual([]);

@@ -238,6 +238,7 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
     });
     expect(finished.stats).toEqual({
       contacts: 2,
+      waiting: 0,
       queued: 0,
       sent: 0,
       delivered: 1,

@@ -303,6 +303,8 @@ describe('turning two-factor login off', () => {
       timezone: 'UTC',
       default_sender: null,
       two_factor_enabled: false,
+      send_window: null,
+      message_validity: 86400,
       request: expect.any(String),
     });
     expect((await login(ivan)).status).toBe(200);

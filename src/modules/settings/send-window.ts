@@ -33,7 +33,10 @@ export const sendWindowInput = z
         ...issue('invalid_value'),
         message: 'Each day once',
       })
-      .meta({ description: 'The days it opens on: mon, tue, wed, thu, fri, sat, sun' }),
+      .meta({
+        description: 'The days it opens on, each once: mon, tue, wed, thu, fri, sat, sun',
+        uniqueItems: true,
+      }),
     start: clockTime.meta({ description: 'When it opens, local time HH:MM', examples: ['09:00'] }),
     end: clockTime.meta({
       description: 'When it closes, local time HH:MM; before `start`, it closes the next day',
