@@ -1,8 +1,8 @@
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
-import { createTern } from './app.js';
-import { CLUSTER_ROLE_VARIABLE, clusterPlan, superviseCluster } from './cluster.js';
+import { createTern, type Tern } from './app.js';
+import { CLUSTER_ROLE_VARIABLE, type ClusterPlan, clusterPlan, superviseCluster } from './cluster.js';
 import { ConfigError, environmentWithDotEnv } from './config/environment.js';
 import { type Config, loadConfig, type Role } from './config.js';
 import { migrateDatabase } from './db/migrations.js';
@@ -20,29 +20,35 @@ function fail(message: string): never {
 async function main() {
   const role = (process.env[CLUSTER_ROLE_VARIABLE] ?? process.argv[2] ?? 'all') as Role;
   if (!ROLES.includes(role)) fail(`unknown role "${role}"; use one of ${ROLES.join(', ')}`);
-
-  let config: Config;
-  try {
-    config = loadConfig(environmentWithDotEnv());
-  } catch (error) {
-    if (error instanceof ConfigError) fail(error.message);
-    throw error;
-  }
+  const config = readConfig();
   const logger = createLogger(config);
   for (const warning of config.warnings) logger.warn(warning);
 
   await checkDependencies(config, logger);
 
   const plan = cluster.isPrimary ? clusterPlan(role, config.webConcurrency) : null;
-  if (plan) {
-    // The supervisor serves the metrics of every process it forked, summed (see Metrics).
-    const aggregator = new AggregatorRegistry();
-    const metrics = await listenForMetrics(config, aggregator.contentType, () => aggregator.clusterMetrics());
-    superviseCluster(plan, logger, config.shutdownTimeoutMs);
-    if (metrics) logger.info({ metrics: metrics.address }, 'metrics listening');
-    return;
-  }
+  if (plan) await superviseProcesses(plan, config, logger);
+  else await runProcess(role, config, logger);
+}
 
+function readConfig(): Config {
+  try {
+    return loadConfig(environmentWithDotEnv());
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message);
+    throw error;
+  }
+}
+
+/** The supervisor serves the metrics of every process it forked, summed (see Metrics). */
+async function superviseProcesses(plan: ClusterPlan, config: Config, logger: Logger): Promise<void> {
+  const aggregator = new AggregatorRegistry();
+  const metrics = await listenForMetrics(config, aggregator.contentType, () => aggregator.clusterMetrics());
+  superviseCluster(plan, logger, config.shutdownTimeoutMs);
+  if (metrics) logger.info({ metrics: metrics.address }, 'metrics listening');
+}
+
+async function runProcess(role: Role, config: Config, logger: Logger): Promise<void> {
   const deps = createDependencies(config, { logger });
   let metrics: MetricsServer | null = null;
   if (cluster.isWorker) {
@@ -57,6 +63,23 @@ async function main() {
   const tern = createTern(deps, role);
   // Handlers go in before start: a SIGTERM while starting must still drain, not kill.
   const started = tern.start();
+  const draining = drainOnSignals(tern, started, config, logger);
+
+  const address = await started;
+  logger.info({ role, address, ...(metrics ? { metrics: metrics.address } : {}) }, 'tern started');
+  if (config.demoAccount && address && !draining()) await offerDemoAccount(tern, address);
+}
+
+/**
+ * Drains in-flight requests and jobs on SIGTERM or SIGINT, within SHUTDOWN_TIMEOUT_MS. Answers
+ * whether a drain began.
+ */
+function drainOnSignals(
+  tern: Tern,
+  started: Promise<unknown>,
+  config: Config,
+  logger: Logger,
+): () => boolean {
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -85,19 +108,16 @@ async function main() {
   // must not fall through to Node's default, which would kill the process mid-drain.
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  return () => stopping;
+}
 
-  const address = await started;
-  logger.info({ role, address, ...(metrics ? { metrics: metrics.address } : {}) }, 'tern started');
-
-  if (config.demoAccount && role !== 'worker' && !stopping) {
-    const demo = await tern.services.accounts.createDemoAccountIfEmpty();
-    if (demo) {
-      process.stdout.write(
-        `\nDemo account created (shown once): e-mail ${demo.email}  password ${demo.password}\n` +
-          `Log in: curl -s ${address}/v1/auth/login -H 'Content-Type: application/json' -d '{"email":"${demo.email}","password":"${demo.password}"}'\n\n`,
-      );
-    }
-  }
+async function offerDemoAccount(tern: Tern, address: string): Promise<void> {
+  const demo = await tern.services.accounts.createDemoAccountIfEmpty();
+  if (!demo) return;
+  process.stdout.write(
+    `\nDemo account created (shown once): e-mail ${demo.email}  password ${demo.password}\n` +
+      `Log in: curl -s ${address}/v1/auth/login -H 'Content-Type: application/json' -d '{"email":"${demo.email}","password":"${demo.password}"}'\n\n`,
+  );
 }
 
 /**

@@ -1,4 +1,5 @@
-import { Metadata, parsePhoneNumberFromString } from 'libphonenumber-js';
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import numberingPlans from 'libphonenumber-js/metadata.min.json';
 import { z } from 'zod';
 import { issue } from './validation.js';
 
@@ -27,8 +28,6 @@ export const normalizedPhone = z
   .transform((value) => value.trim().replace(/[\s\-.()]/g, ''))
   .pipe(e164);
 
-const numberingPlans = new Metadata();
-
 /**
  * The ISO 3166 country a number (E.164 digits) belongs to: the one its numbering plan names when
  * the number falls in a range of one country of a shared calling code (+44 7911… is Guernsey),
@@ -38,7 +37,5 @@ const numberingPlans = new Metadata();
 export function countryOf(digits: string): string | null {
   const parsed = parsePhoneNumberFromString(`+${digits}`);
   if (!parsed) return null;
-  return (
-    parsed.country ?? numberingPlans.getCountryCodesForCallingCode(parsed.countryCallingCode)?.[0] ?? null
-  );
+  return parsed.country ?? numberingPlans.country_calling_codes[parsed.countryCallingCode]?.[0] ?? null;
 }
