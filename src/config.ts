@@ -119,66 +119,20 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const env = parsed.data;
   const production = env.NODE_ENV === 'production';
   const warnings: string[] = [];
-
-  const { jwtSecret, webhookSecretKey, twoFactorSecretKey } = secretsFrom(env, warnings);
-
-  let smpp: SmppConfig | null = null;
-  if (env.CARRIER === 'smpp') {
-    if (!env.SMPP_URL) {
-      throw new ConfigError(
-        'invalid configuration: SMPP_URL is required when CARRIER=smpp (smpp://system_id:password@host:port, smpps:// for TLS)',
-      );
-    }
-    smpp = {
-      ...parseSmppUrl(env.SMPP_URL),
-      systemType: env.SMPP_SYSTEM_TYPE,
-      sourceAddr: env.SMPP_SOURCE_ADDR ?? null,
-      window: env.SMPP_WINDOW,
-      concatenation: env.SMPP_CONCAT,
-      enquireLinkMs: env.SMPP_ENQUIRE_LINK_MS,
-      responseTimeoutMs: env.SMPP_RESPONSE_TIMEOUT_MS,
-      reconnectMs: env.SMPP_RECONNECT_MS,
-      throttleBackoffMs: env.SMPP_THROTTLE_BACKOFF_MS,
-    };
-  }
-
   return {
     env: env.NODE_ENV,
-    host: env.HOST,
-    port: env.PORT,
-    databaseUrl: env.DATABASE_URL,
-    directDatabaseUrl: env.DIRECT_DATABASE_URL ?? env.DATABASE_URL,
-    redis: { url: env.REDIS_URL, sentinel: redisSentinels(env) },
-    redisPrefix: env.REDIS_PREFIX,
-    redisCommandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS,
-    jwtSecret,
+    ...connectionSettings(env),
+    ...secretsFrom(env, warnings),
+    ...carrierSettings(env),
+    ...limitSettings(env),
+    ...webhookSettings(env),
     logLevel: env.LOG_LEVEL,
     logFormat: env.LOG_FORMAT,
     metrics: env.METRICS_PORT === 'off' ? null : { host: env.METRICS_HOST, port: env.METRICS_PORT },
     retentionDays: env.RETENTION_DAYS,
-    carrier: env.CARRIER,
-    smpp,
-    simulatorDelayMs: env.SIMULATOR_DELAY_MS,
-    simulatorSubmitLatencyMs: env.SIMULATOR_SUBMIT_LATENCY_MS,
-    sendConcurrency: env.SEND_CONCURRENCY,
-    carrierMaxPerSecond: env.CARRIER_MAX_PER_SECOND ?? null,
     recoveryIntervalMs: env.RECOVERY_INTERVAL_MS,
     recoveryAfterMs: env.RECOVERY_AFTER_MS,
     claimLeaseMs: env.CLAIM_LEASE_MS,
-    databasePoolSize: env.DATABASE_POOL_SIZE,
-    rateLimitMax: env.RATE_LIMIT_MAX,
-    rateLimitWindowSeconds: env.RATE_LIMIT_WINDOW_S,
-    sendMessageRateLimitMax: env.RATE_LIMIT_SEND_MESSAGE_MAX,
-    loginRateLimitMax: env.RATE_LIMIT_LOGIN_MAX,
-    trustProxy: env.TRUST_PROXY,
-    webhookAllowInsecure: env.WEBHOOK_ALLOW_INSECURE,
-    webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
-    webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
-    webhookRetryBaseMs: env.WEBHOOK_RETRY_BASE_MS,
-    webhookConcurrency: env.WEBHOOK_CONCURRENCY,
-    subscriptionsPerAccount: env.SUBSCRIPTIONS_PER_ACCOUNT,
-    webhookSecretKey,
-    twoFactorSecretKey,
     graphiql: env.GRAPHIQL ?? !production,
     introspection: env.GRAPHQL_INTROSPECTION ?? !production,
     demoAccount: env.DEMO_ACCOUNT ?? !production,
@@ -187,6 +141,71 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     importDir: resolve(env.IMPORT_DIR ?? join(tmpdir(), 'tern-imports')),
     importMaxInflatedBytes: env.IMPORT_MAX_INFLATED_MB * 1024 * 1024,
     warnings,
+  };
+}
+
+function connectionSettings(env: Environment) {
+  return {
+    host: env.HOST,
+    port: env.PORT,
+    trustProxy: env.TRUST_PROXY,
+    databaseUrl: env.DATABASE_URL,
+    directDatabaseUrl: env.DIRECT_DATABASE_URL ?? env.DATABASE_URL,
+    databasePoolSize: env.DATABASE_POOL_SIZE,
+    redis: { url: env.REDIS_URL, sentinel: redisSentinels(env) },
+    redisPrefix: env.REDIS_PREFIX,
+    redisCommandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS,
+  };
+}
+
+function carrierSettings(env: Environment) {
+  return {
+    carrier: env.CARRIER,
+    smpp: smppSettings(env),
+    simulatorDelayMs: env.SIMULATOR_DELAY_MS,
+    simulatorSubmitLatencyMs: env.SIMULATOR_SUBMIT_LATENCY_MS,
+    sendConcurrency: env.SEND_CONCURRENCY,
+    carrierMaxPerSecond: env.CARRIER_MAX_PER_SECOND ?? null,
+  };
+}
+
+function smppSettings(env: Environment): SmppConfig | null {
+  if (env.CARRIER !== 'smpp') return null;
+  if (!env.SMPP_URL) {
+    throw new ConfigError(
+      'invalid configuration: SMPP_URL is required when CARRIER=smpp (smpp://system_id:password@host:port, smpps:// for TLS)',
+    );
+  }
+  return {
+    ...parseSmppUrl(env.SMPP_URL),
+    systemType: env.SMPP_SYSTEM_TYPE,
+    sourceAddr: env.SMPP_SOURCE_ADDR ?? null,
+    window: env.SMPP_WINDOW,
+    concatenation: env.SMPP_CONCAT,
+    enquireLinkMs: env.SMPP_ENQUIRE_LINK_MS,
+    responseTimeoutMs: env.SMPP_RESPONSE_TIMEOUT_MS,
+    reconnectMs: env.SMPP_RECONNECT_MS,
+    throttleBackoffMs: env.SMPP_THROTTLE_BACKOFF_MS,
+  };
+}
+
+function limitSettings(env: Environment) {
+  return {
+    rateLimitMax: env.RATE_LIMIT_MAX,
+    rateLimitWindowSeconds: env.RATE_LIMIT_WINDOW_S,
+    sendMessageRateLimitMax: env.RATE_LIMIT_SEND_MESSAGE_MAX,
+    loginRateLimitMax: env.RATE_LIMIT_LOGIN_MAX,
+    subscriptionsPerAccount: env.SUBSCRIPTIONS_PER_ACCOUNT,
+  };
+}
+
+function webhookSettings(env: Environment) {
+  return {
+    webhookAllowInsecure: env.WEBHOOK_ALLOW_INSECURE,
+    webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
+    webhookRetryBaseMs: env.WEBHOOK_RETRY_BASE_MS,
+    webhookConcurrency: env.WEBHOOK_CONCURRENCY,
   };
 }
 
