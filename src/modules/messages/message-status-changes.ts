@@ -112,7 +112,7 @@ export class MessageStatusChanges {
         RETURNING m.id, m.account_id, m.campaign_id, c.status, c.at, c.event_id, c.payload,
           m.segments, m.quota_day,
           -- A send interrupted inside the carrier call may have gone: its segments stay spent.
-          (m.sent_at IS NOT NULL OR m.carrier IS NOT NULL OR m.error_code = 'unknown_outcome') AS reached_carrier),
+          (m.sent_at IS NOT NULL OR m.carrier IS NOT NULL OR m.error_code IS NOT DISTINCT FROM 'unknown_outcome') AS reached_carrier),
       ${segmentGiveBack},
       told AS (
         INSERT INTO events (id, account_id, type, payload, campaign_id, message_id, created_at)
