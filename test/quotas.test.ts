@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/lib/ids.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
@@ -7,9 +9,17 @@ import { waitFor } from './support/wait.js';
 // sending at once, and what it sees of its usage.
 
 let t: TestTern;
+// What Tern logged at warn level and above, as parsed lines.
+const logged: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
-  t = await startTern({ env: { SIMULATOR_DELAY_MS: '20' } });
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) logged.push(JSON.parse(line));
+      done();
+    },
+  });
+  t = await startTern({ env: { SIMULATOR_DELAY_MS: '20' }, logger: pino({ level: 'warn' }, sink) });
 });
 afterAll(() => t.stop());
 
@@ -137,6 +147,27 @@ describe('a daily quota of 10 segments', () => {
     expect(await usage(account)).toEqual({ today_segments: 2, month_segments: 2 });
   });
 
+  it('gives back the segments of a message that expired before its release', async () => {
+    const account = await accountWith({ dailySegments: 5 });
+    const sendAt = new Date(t.clock.now().getTime() + 120_000).toISOString();
+    const sent = await api(account, 'POST', '/v1/messages/send', {
+      to: phone(1),
+      message: ONE_SEGMENT,
+      send_at: sendAt,
+      validity: 60,
+    });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+    expect((await usage(account)).today_segments).toBe(1);
+    // Past its send_at and its validity at once: the release finds it expired.
+    t.clock.advance(200_000);
+    const failed = await waitFor(async () => {
+      const message = await api(await t.login(account), 'GET', `/v1/messages/${sent.body.message}`);
+      return message.body.status === 'failed' ? message.body : null;
+    });
+    expect(failed.error.code).toBe('expired');
+    expect((await usage(await t.login(account))).today_segments).toBe(0);
+  });
+
   it('keeps the segments of a message the carrier took, even when it then fails', async () => {
     const account = await accountWith({ dailySegments: 5 });
     // The simulator fails a number ending 0001 after taking it.
@@ -147,6 +178,57 @@ describe('a daily quota of 10 segments', () => {
       return message.body.status === 'failed' ? message : null;
     });
     expect(await usage(account)).toEqual({ today_segments: 1, month_segments: 1 });
+  });
+});
+
+describe('the settings', () => {
+  it('shows the limits and the usage through GraphQL too', async () => {
+    const account = await accountWith({ dailySegments: 7, allowedCountries: ['GB', 'IE'] });
+    expect((await send(account, '447700900123')).status).toBe(202);
+    const response = await t.graphql(
+      '{ settings { limits { dailySegments monthlySegments allowedCountries } usage { todaySegments monthSegments } } }',
+      {},
+      account.token,
+    );
+    expect(response.body.data.settings).toEqual({
+      limits: { dailySegments: 7, monthlySegments: null, allowedCountries: ['GB', 'IE'] },
+      usage: { todaySegments: 1, monthSegments: 1 },
+    });
+  });
+
+  it('cannot be changed by the account', async () => {
+    const account = await accountWith({ dailySegments: 7 });
+    const patched = await api(account, 'PATCH', '/v1/settings', { limits: { daily_segments: 1000 } });
+    expect(patched.status).toBe(422);
+    expect(patched.body.error.details).toEqual([{ field: 'limits', issue: 'unknown_field' }]);
+    expect((await api(account, 'GET', '/v1/settings')).body.limits.daily_segments).toBe(7);
+  });
+});
+
+describe('the notices at 80 % and 100 %', () => {
+  const thresholdCount = async (period: string, threshold: string) => {
+    const { values } = await t.tern.deps.metrics.quotaThresholds.get();
+    return values.find((v) => v.labels.period === period && v.labels.threshold === threshold)?.value ?? 0;
+  };
+
+  it('counts and logs an account passing 80 % and 100 % of its daily quota, once each', async () => {
+    const account = await accountWith({ dailySegments: 10 });
+    const [before80, before100] = [await thresholdCount('daily', '80'), await thresholdCount('daily', '100')];
+    for (let i = 0; i < 7; i++) expect((await send(account, phone(i))).status).toBe(202);
+    expect(await thresholdCount('daily', '80')).toBe(before80);
+    expect((await send(account, phone(7))).status).toBe(202);
+    expect((await send(account, phone(8))).status).toBe(202);
+    expect(await thresholdCount('daily', '80')).toBe(before80 + 1);
+    expect(await thresholdCount('daily', '100')).toBe(before100);
+    expect((await send(account, phone(9))).status).toBe(202);
+    expect((await send(account, phone(10))).status).toBe(429);
+    expect(await thresholdCount('daily', '80')).toBe(before80 + 1);
+    expect(await thresholdCount('daily', '100')).toBe(before100 + 1);
+    const notices = logged.filter((line) => line.account === account.account && line.period === 'daily');
+    expect(notices.map((line) => [line.threshold, line.used, line.limit])).toEqual([
+      [80, 8, 10],
+      [100, 10, 10],
+    ]);
   });
 });
 

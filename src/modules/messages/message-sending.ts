@@ -130,7 +130,6 @@ export class MessageSending {
     if (campaignId && !(await findCampaign(this.prisma, accountId, campaignId))) {
       throw new ValidationError([{ field: 'campaign', issue: 'not_found' }]);
     }
-    await this.quotas.assertDestinationAllowed(accountId, data.to);
     const { encoding, segments } = analyzeText(data.message);
     const now = this.clock.now();
     const message: AcceptedRow = {
@@ -146,6 +145,7 @@ export class MessageSending {
       ...(await this.timing(accountId, data, now)),
     };
     if (key) return this.sendOnce(message, key, data);
+    await this.quotas.assertDestinationAllowed(accountId, message.to);
     const failure = await this.accepted.add(message);
     if (failure) throw failure;
     return acceptanceOf(message, false);
@@ -197,7 +197,8 @@ export class MessageSending {
       .digest('hex');
     const replay = await this.replay(accountId, key, requestHash, now);
     if (replay) return replay;
-    // After the replay: a send accepted before the opt-out still answers as it did.
+    // After the replay: a send accepted before the opt-out (or a change of countries) still answers as it did.
+    await this.quotas.assertDestinationAllowed(accountId, message.to);
     await this.optOuts.assertReachable(accountId, message.to);
     try {
       await this.prisma.$transaction(async (tx) => {
