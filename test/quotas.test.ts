@@ -330,6 +330,26 @@ describe('campaigns', () => {
 });
 
 describe('the day in the account’s time zone', () => {
+  it('gives a message back to the day it was reserved in, not to the day it is cancelled on', async () => {
+    const account = await accountWith({ dailySegments: 2 });
+    const sendAt = new Date(t.clock.now().getTime() + 3 * 86_400_000).toISOString();
+    const scheduled = await api(account, 'POST', '/v1/messages/send', {
+      to: phone(1),
+      message: ONE_SEGMENT,
+      send_at: sendAt,
+    });
+    expect(scheduled.status).toBe(202);
+    t.clock.advance(86_400_000);
+    const tomorrow = await t.login(account);
+    expect((await send(tomorrow, phone(2))).status).toBe(202);
+    expect((await send(tomorrow, phone(3))).status).toBe(202);
+    expect((await send(tomorrow, phone(4))).status).toBe(429);
+    const cancelled = await api(tomorrow, 'POST', `/v1/messages/${scheduled.body.message}/cancel`);
+    expect(cancelled.status).toBe(200);
+    expect((await usage(tomorrow)).today_segments).toBe(2);
+    expect((await send(tomorrow, phone(5))).status).toBe(429);
+  });
+
   it('starts a new day at midnight in Tokyo, and Retry-After counts to it', async () => {
     const account = await accountWith({ dailySegments: 2 });
     expect((await api(account, 'PATCH', '/v1/settings', { timezone: 'Asia/Tokyo' })).status).toBe(200);
