@@ -277,12 +277,33 @@ export class MessageSending {
     await this.acceptInserted(inserted);
     if (inserted.length === messages.length) return messages.map(() => null);
     const left = messages.filter((message) => !insertedIds.has(message.id));
-    const leftResults =
-      messages.length === 1
-        ? [await this.quotas.refusal(left[0]!.accountId, left[0]!.segments)]
-        : await this.insertEachAlone(left);
+    const leftResults = await this.retryRefused(left);
     const resultOf = new Map(left.map((message, index) => [message.id, leftResults[index]!]));
     return messages.map((message) => resultOf.get(message.id) ?? null);
+  }
+
+  /**
+   * The messages whose account had no room for all of its batch: of an account with several,
+   * those that would fit now are tried alone, where each reservation decides exactly; the others
+   * are refused from one read of their accounts' standing, so that a send over a quota costs one
+   * statement, not three.
+   */
+  private async retryRefused(left: AcceptedRow[]): Promise<(Error | null)[]> {
+    const standings = await this.quotas.standings(left.map((message) => message.accountId));
+    const perAccount = new Map<string, number>();
+    for (const { accountId } of left) perAccount.set(accountId, (perAccount.get(accountId) ?? 0) + 1);
+    const fits = (message: AcceptedRow) => {
+      const standing = standings.get(message.accountId);
+      return standing !== undefined && message.segments <= Math.min(standing.dayRoom, standing.monthRoom);
+    };
+    const alone = left.filter((message) => perAccount.get(message.accountId)! > 1 && fits(message));
+    const aloneResults = await this.insertEachAlone(alone);
+    const resultOf = new Map(alone.map((message, index) => [message.id, aloneResults[index]!]));
+    return left.map((message) =>
+      resultOf.has(message.id)
+        ? resultOf.get(message.id)!
+        : this.quotas.refusalOf(standings.get(message.accountId), message.segments),
+    );
   }
 
   /** Each message in a statement of its own; the inserted ones published and enqueued together. */

@@ -107,20 +107,34 @@ export class AccountQuotas {
     return this.countries.add(accountId);
   }
 
-  /** Why a send of `segments` found no room: the period it would pass, and the seconds until that period ends. */
-  async refusal(accountId: string, segments: number): Promise<QuotaExceededError> {
+  /**
+   * Where each account stands against its quotas now, in one statement: for the sends a
+   * reservation refused, to tell which might still fit alone and why the others may not.
+   */
+  async standings(accountIds: readonly string[]): Promise<Map<string, QuotaStanding>> {
+    const rows = await this.prisma.$queryRaw<StandingRow[]>`
+      SELECT a.id AS account_id, COALESCE(s.timezone, 'UTC') AS timezone, q.daily_segments, q.monthly_segments,
+        q.day_start::text AS day_start, q.day_segments, q.month_start::text AS month_start, q.month_segments
+      FROM accounts a
+      LEFT JOIN account_settings s ON s.account_id = a.id
+      LEFT JOIN account_quotas q ON q.account_id = a.id
+      WHERE a.id = ANY(${[...new Set(accountIds)]})`;
     const now = this.clock.now();
-    const [row, settings] = await Promise.all([
-      this.prisma.accountQuota.findUnique({ where: { accountId } }),
-      this.prisma.accountSettings.findUnique({ where: { accountId }, select: { timezone: true } }),
-    ]);
-    const timeZone = settings?.timezone ?? 'UTC';
-    const { month } = localPeriods(now, timeZone);
-    const monthUsed = row && isoDate(row.monthStart) === month ? row.monthSegments : 0;
-    const period: QuotaPeriod =
-      row?.monthlySegments != null && monthUsed + segments > row.monthlySegments ? 'monthly' : 'daily';
+    return new Map(rows.map((row) => [row.account_id, standingOf(row, now)]));
+  }
+
+  /** Why a send of `segments` found no room: the period it would pass, and the seconds until that period ends. */
+  refusalOf(standing: QuotaStanding | undefined, segments: number): QuotaExceededError {
+    const now = this.clock.now();
+    const timeZone = standing?.timeZone ?? 'UTC';
+    const monthly = standing !== undefined && segments > standing.monthRoom;
+    const period: QuotaPeriod = monthly ? 'monthly' : 'daily';
     this.metrics.quotaRefusals.inc({ source: 'send' });
     return new QuotaExceededError(secondsToPeriodEnd(now, timeZone, period), period);
+  }
+
+  async refusal(accountId: string, segments: number): Promise<QuotaExceededError> {
+    return this.refusalOf((await this.standings([accountId])).get(accountId), segments);
   }
 
   /** A campaign batch found no room for its next message: the campaign pauses. */
@@ -165,6 +179,35 @@ export class AccountQuotas {
     const byId = new Map(rows.map((row) => [row.accountId, row.allowedCountries]));
     return ids.map((id) => byId.get(id) ?? []);
   }
+}
+
+/** What an account may still send today and this month; Infinity without a limit. */
+export interface QuotaStanding {
+  timeZone: string;
+  dayRoom: number;
+  monthRoom: number;
+}
+
+interface StandingRow {
+  account_id: string;
+  timezone: string;
+  daily_segments: number | null;
+  monthly_segments: number | null;
+  day_start: string | null;
+  day_segments: number | null;
+  month_start: string | null;
+  month_segments: number | null;
+}
+
+function standingOf(row: StandingRow, now: Date): QuotaStanding {
+  const { day, month } = localPeriods(now, row.timezone);
+  const dayUsed = row.day_start === day ? (row.day_segments ?? 0) : 0;
+  const monthUsed = row.month_start === month ? (row.month_segments ?? 0) : 0;
+  return {
+    timeZone: row.timezone,
+    dayRoom: row.daily_segments === null ? Number.POSITIVE_INFINITY : row.daily_segments - dayUsed,
+    monthRoom: row.monthly_segments === null ? Number.POSITIVE_INFINITY : row.monthly_segments - monthUsed,
+  };
 }
 
 /** Whether a number (E.164 digits) is in one of the allowed countries; an empty list allows all. */
