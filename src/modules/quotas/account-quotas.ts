@@ -10,7 +10,7 @@ import type { Metrics } from '../../metrics/metrics.js';
 import type { ReservedSegments } from '../messages/message-rows.js';
 import { localPeriods, type QuotaPeriod, secondsToPeriodEnd } from './quota-periods.js';
 
-const segmentLimit = z.number().int().min(1).max(2_000_000_000).nullable();
+const segmentLimit = z.number().int().min(0).max(2_000_000_000).nullable();
 
 /** What an operator sets; a field left out keeps its value, null removes a limit, [] allows every country. */
 export const quotaLimitsInput = z.strictObject({
