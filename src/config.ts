@@ -1,6 +1,6 @@
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ConfigError, type Environment, environmentSchema } from './config/environment.js';
+import { ConfigError, countryCodesOf, type Environment, environmentSchema } from './config/environment.js';
 import { secretsFrom } from './config/secrets.js';
 import { parseSmppUrl } from './config/smpp-url.js';
 
@@ -101,6 +101,8 @@ export interface Config {
   importDir: string;
   /** The most bytes an XLSX's parts may inflate to before the import is refused. */
   importMaxInflatedBytes: number;
+  /** The countries a new account may send to (ISO 3166 alpha-2); empty for every country. */
+  defaultAllowedCountries: string[];
   warnings: string[];
 }
 
@@ -140,6 +142,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     webConcurrency: env.WEB_CONCURRENCY,
     importDir: resolve(env.IMPORT_DIR ?? join(tmpdir(), 'tern-imports')),
     importMaxInflatedBytes: env.IMPORT_MAX_INFLATED_MB * 1024 * 1024,
+    defaultAllowedCountries: countryCodesOf(env.DEFAULT_ALLOWED_COUNTRIES),
     warnings,
   };
 }

@@ -77,6 +77,12 @@ export const ERRORS = {
     level: 'request',
     description: 'Over a rate limit; `Retry-After` says in how many seconds to try again',
   },
+  quota_exceeded: {
+    status: 429,
+    level: 'request',
+    description:
+      'The send would take the account past its daily or monthly segments; `Retry-After` says how many seconds remain until that day or month ends in the account’s time zone',
+  },
   internal_error: {
     status: 500,
     level: 'request',
@@ -120,6 +126,9 @@ export const ISSUES = {
   reused: 'An `Idempotency-Key` already used within 24 hours for a different request',
   unreachable: 'A webhook URL that did not answer the signed ping with a 2xx',
   opted_out: 'The number replied STOP to this account and receives nothing more from it',
+  impossible_number:
+    'A number its country cannot have: too short or too long for the numbering plan of its calling code',
+  destination_not_allowed: 'A number in a country the account may not send to (its allowed_countries)',
 } as const;
 
 export type Issue = keyof typeof ISSUES;
@@ -215,6 +224,16 @@ export class RateLimitedError extends AppError {
   }
 }
 
+/** A send that would pass a segment quota of the account; it may go once its day or month is over. */
+export class QuotaExceededError extends AppError {
+  constructor(
+    readonly retryAfterSeconds: number,
+    period: 'daily' | 'monthly',
+  ) {
+    super('quota_exceeded', `The account has reached its ${period} segments`);
+  }
+}
+
 /** Something the request needs cannot be reached now: nothing is lost by refusing, and the client should try again soon. */
 export class ServiceUnavailableError extends AppError {
   readonly retryAfterSeconds = 5;
@@ -232,7 +251,9 @@ export class DatabaseUnavailableError extends ServiceUnavailableError {
 
 /** The seconds a client should wait before trying again, for the refusals that say (429, 503). */
 export function retryAfterOf(error: AppError): number | undefined {
-  return error instanceof RateLimitedError || error instanceof ServiceUnavailableError
+  return error instanceof RateLimitedError ||
+    error instanceof ServiceUnavailableError ||
+    error instanceof QuotaExceededError
     ? error.retryAfterSeconds
     : undefined;
 }

@@ -31,6 +31,7 @@ import { MessageSending } from './modules/messages/message-sending.js';
 import { MessageStatusChanges } from './modules/messages/message-status-changes.js';
 import { ScheduledReleases } from './modules/messages/scheduled-release.js';
 import { OptOuts } from './modules/opt-outs/opt-outs.js';
+import { AccountQuotas } from './modules/quotas/account-quotas.js';
 import { RetentionSweep } from './modules/retention/retention-sweep.js';
 import { Settings } from './modules/settings/settings.js';
 import { Templates } from './modules/templates/templates.js';
@@ -64,6 +65,8 @@ export interface Services {
   /** The workers' loop that releases scheduled messages when they are due. */
   scheduledReleases: ScheduledReleases;
   optOuts: OptOuts;
+  /** Segment quotas and destination countries of each account. */
+  accountQuotas: AccountQuotas;
   campaignRecords: CampaignRecords;
   campaignLifecycle: CampaignLifecycle;
   campaignDispatch: CampaignDispatch;
@@ -92,13 +95,27 @@ export function createServices(deps: Dependencies): Services {
   const livePubSub = createLivePubSub(deps.redis, deps.subscriber, logger('live'));
   const live = new LivePublisher(livePubSub, config.redisPrefix);
   const optOuts = new OptOuts(prisma);
-  const messages = messageServices(deps, { ...jobs, live, optOuts, logger });
+  const accountQuotas = new AccountQuotas({
+    prisma,
+    clock,
+    metrics: deps.metrics,
+    logger: logger('quotas'),
+    defaultAllowedCountries: config.defaultAllowedCountries,
+  });
+  const messages = messageServices(deps, { ...jobs, live, optOuts, accountQuotas, logger });
   return {
     ...accountServices(deps, logger),
     ...messages,
-    ...campaignServices(deps, { ...jobs, live, logger, messageCancellation: messages.messageCancellation }),
+    ...campaignServices(deps, {
+      ...jobs,
+      live,
+      logger,
+      accountQuotas,
+      messageCancellation: messages.messageCancellation,
+    }),
     ...webhookServices(deps, { webhookDeliveryJobs: jobs.webhookDeliveryJobs, logger }),
     optOuts,
+    accountQuotas,
     settings: new Settings(prisma),
     contacts: new Contacts(prisma, clock),
     contactImports: new ContactImports({
@@ -162,6 +179,7 @@ function accountServices({ prisma, clock, config, pool, redis }: Dependencies, l
       tokens: loginTokens,
       guard: new LoginGuard(redis, config.redisPrefix, clock),
       twoFactor: twoFactorLogin,
+      defaultAllowedCountries: config.defaultAllowedCountries,
     }),
   };
 }
@@ -172,14 +190,21 @@ function messageServices(
     sendJobs,
     live,
     optOuts,
+    accountQuotas,
     logger,
-  }: { sendJobs: MessageSendJobs; live: LivePublisher; optOuts: OptOuts; logger: ModuleLogger },
+  }: {
+    sendJobs: MessageSendJobs;
+    live: LivePublisher;
+    optOuts: OptOuts;
+    accountQuotas: AccountQuotas;
+    logger: ModuleLogger;
+  },
 ) {
   const statusChanges = new MessageStatusChanges(prisma, metrics, live);
   return {
     messageQueries: new MessageQueries(prisma),
     messagePages: new MessagePages(prisma),
-    messageSending: new MessageSending({ prisma, clock, sendJobs, optOuts, live }),
+    messageSending: new MessageSending({ prisma, clock, sendJobs, optOuts, live, quotas: accountQuotas }),
     messageDelivery: new MessageDelivery({
       prisma,
       clock,
@@ -207,8 +232,10 @@ function campaignServices(
     sendJobs,
     live,
     logger,
+    accountQuotas,
     messageCancellation,
   }: {
+    accountQuotas: AccountQuotas;
     dispatchJobs: CampaignDispatchJobs;
     sendJobs: MessageSendJobs;
     live: LivePublisher;
@@ -237,6 +264,7 @@ function campaignServices(
       dispatchJobs,
       sendJobs,
       live,
+      quotas: accountQuotas,
       logger: logger('campaigns'),
     }),
     campaignStatsReader: new CampaignStatsReader(prisma),

@@ -92,6 +92,7 @@ describe('POST /v1/campaigns', () => {
       send_window: null,
       validity: null,
       status: 'scheduled',
+      paused_reason: null,
       created_at: response.body.created_at,
       updated_at: expect.any(String),
       stats: {
@@ -591,7 +592,7 @@ describe('campaigns through GraphQL', () => {
     const campaign = await createCampaign(alice);
     const rest = await api(alice, 'GET', `/v1/campaigns/${campaign}`);
     const graphql = await t.graphql(
-      `query ($id: ID!) { campaign(id: $id) { ... on Campaign { id name description webhook delay templateId batchSize sendAt sendWindow { days start end } validity status createdAt updatedAt stats { contacts queued sent delivered failed replied opted_out: optedOut waiting } } } }`,
+      `query ($id: ID!) { campaign(id: $id) { ... on Campaign { id name description webhook delay templateId batchSize sendAt sendWindow { days start end } validity status pausedReason createdAt updatedAt stats { contacts queued sent delivered failed replied opted_out: optedOut waiting } } } }`,
       { id: campaign },
       alice.token,
     );
@@ -608,6 +609,7 @@ describe('campaigns through GraphQL', () => {
       send_window: g.sendWindow,
       validity: g.validity,
       status: g.status,
+      paused_reason: g.pausedReason,
       created_at: g.createdAt,
       updated_at: g.updatedAt,
       stats: g.stats,

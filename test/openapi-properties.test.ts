@@ -110,8 +110,16 @@ function invalid(schema: Schema): fc.Arbitrary<Record<string, unknown>> {
   return fc.oneof(...mutations);
 }
 
-// What JSON Schema cannot say: whether a referenced record exists, a webhook answers, a number opted out.
-const STATE_ISSUES = new Set(['not_found', 'unreachable', 'opted_out', 'reused']);
+// What JSON Schema cannot say: whether a referenced record exists, a webhook answers, a number opted
+// out, a number's length exists in the numbering plan of its calling code, the account may reach its country.
+const STATE_ISSUES = new Set([
+  'not_found',
+  'unreachable',
+  'opted_out',
+  'reused',
+  'impossible_number',
+  'destination_not_allowed',
+]);
 
 const document = ternOpenApi();
 const operations = Object.entries(document.paths).flatMap(([path, methods]) =>

@@ -102,6 +102,36 @@ export const GROUPS: Record<string, Group> = {
           print({ account, email: values.email, password_reset: true });
         },
       },
+      limits: {
+        summary: "set an account's segment quotas and the countries it may send to",
+        synopsis:
+          '--email EMAIL [--daily-segments N|none] [--monthly-segments N|none] [--countries GB,IE|all]',
+        options: {
+          ...EMAIL,
+          'daily-segments': { type: 'string' },
+          'monthly-segments': { type: 'string' },
+          countries: { type: 'string' },
+        },
+        required: ['email'],
+        details: [
+          'N is a whole number of segments a day or a calendar month, in the account’s time zone; none removes',
+          'the limit. --countries takes ISO 3166 alpha-2 codes separated by commas, or all. An option left out',
+          'keeps its value; with none, the command shows the limits. A send over a quota is refused with 429',
+          'quota_exceeded, a send to another country with 422 destination_not_allowed.',
+          'Prints {"account","email","daily_segments","monthly_segments","allowed_countries"}.',
+        ].join('\n'),
+        async run(services, values) {
+          const account = await accountOf(services, values);
+          const limits = await services.accountQuotas.setLimits(account, limitsFrom(values));
+          print({
+            account,
+            email: values.email,
+            daily_segments: limits.dailySegments,
+            monthly_segments: limits.monthlySegments,
+            allowed_countries: limits.allowedCountries,
+          });
+        },
+      },
       'two-factor-off': {
         summary: 'turn two-factor login off for an account that lost its authenticator and recovery codes',
         synopsis: '--email EMAIL',
@@ -193,6 +223,32 @@ async function setDisabled(services: Services, values: Values, disabled: boolean
   const account = await accountOf(services, values);
   await services.accounts.setDisabled(account, disabled);
   print({ account, email: values.email, disabled });
+}
+
+/** The options of `accounts limits` as the change they ask for; a value that is not one is a usage error. */
+function limitsFrom(values: Values): Record<string, unknown> {
+  const segments = (option: string) => {
+    const value = values[option];
+    if (value === undefined) return undefined;
+    if (value === 'none') return null;
+    if (typeof value !== 'string' || !/^[0-9]+$/.test(value))
+      throw new UsageError(`--${option} takes a whole number of segments or none`);
+    return Number(value);
+  };
+  const countries = values.countries;
+  return {
+    dailySegments: segments('daily-segments'),
+    monthlySegments: segments('monthly-segments'),
+    allowedCountries:
+      typeof countries !== 'string'
+        ? undefined
+        : countries.trim().toLowerCase() === 'all'
+          ? []
+          : countries
+              .split(',')
+              .map((code) => code.trim().toUpperCase())
+              .filter(Boolean),
+  };
 }
 
 async function accountOf(services: Services, values: Values): Promise<string> {

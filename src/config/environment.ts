@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
+import { isKnownCountry } from '../lib/phone.js';
 
 export class ConfigError extends Error {}
 
@@ -22,6 +23,18 @@ const MAX_SENTINELS = 16;
 
 /** The longest a Node.js timer waits; a longer one fires at once. */
 const LONGEST_TIMER_MS = 2_147_483_647;
+
+/** ISO 3166 alpha-2 codes separated by commas (GB,IE), as a list; an empty value is an empty list. */
+export function countryCodesOf(value: string): string[] {
+  return value
+    .split(',')
+    .map((code) => code.trim().toUpperCase())
+    .filter(Boolean);
+}
+
+const countryList = z.string().refine((value) => countryCodesOf(value).every(isKnownCountry), {
+  error: 'expected ISO 3166 alpha-2 codes separated by commas, e.g. GB,IE',
+});
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0'])
@@ -125,6 +138,7 @@ export const environmentSchema = z.object({
   WEB_CONCURRENCY: decimal(1, 64).default(1),
   IMPORT_DIR: z.string().min(1).optional(),
   IMPORT_MAX_INFLATED_MB: decimal(1, 4_096).default(100),
+  DEFAULT_ALLOWED_COUNTRIES: countryList.default(''),
 });
 
 export type Environment = z.infer<typeof environmentSchema>;

@@ -1,4 +1,4 @@
-import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js';
 import numberingPlans from 'libphonenumber-js/metadata.min.json';
 import { z } from 'zod';
 import { issue } from './validation.js';
@@ -35,7 +35,26 @@ export const normalizedPhone = z
  * does not exist.
  */
 export function countryOf(digits: string): string | null {
+  return numberFacts(digits).country;
+}
+
+/** What one parse of a number (E.164 digits) tells: whether its length can exist, and its country. */
+export interface NumberFacts {
+  /** False for a length the numbering plan of its calling code cannot have (or an unknown calling code). */
+  possible: boolean;
+  country: string | null;
+}
+
+export function numberFacts(digits: string): NumberFacts {
   const parsed = parsePhoneNumberFromString(`+${digits}`);
-  if (!parsed) return null;
-  return parsed.country ?? numberingPlans.country_calling_codes[parsed.countryCallingCode]?.[0] ?? null;
+  if (!parsed) return { possible: false, country: null };
+  return {
+    possible: parsed.isPossible(),
+    country: parsed.country ?? numberingPlans.country_calling_codes[parsed.countryCallingCode]?.[0] ?? null,
+  };
+}
+
+/** An ISO 3166 alpha-2 code of a country libphonenumber-js has a numbering plan for (GB, IE, US). */
+export function isKnownCountry(code: string): boolean {
+  return /^[A-Z]{2}$/.test(code) && isSupportedCountry(code);
 }

@@ -123,6 +123,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly quotaThresholds = new Counter({
+    name: 'tern_quota_thresholds_total',
+    help: 'Accounts that passed 80 % or 100 % of a segment quota, once per account, period and threshold',
+    labelNames: ['period', 'threshold'] as const,
+    registers: [this.registry],
+  });
+
+  readonly quotaRefusals = new Counter({
+    name: 'tern_quota_refusals_total',
+    help: 'Sends refused because they would pass a segment quota (429 quota_exceeded), and campaigns paused at one',
+    labelNames: ['source'] as const,
+    registers: [this.registry],
+  });
+
   readonly retentionDeleted = new Counter({
     name: 'tern_retention_deleted_rows_total',
     help: 'Rows deleted by the retention sweep for being older than RETENTION_DAYS, by table',

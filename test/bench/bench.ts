@@ -205,6 +205,20 @@ export class Bench {
     );
   }
 
+  /**
+   * Gives the account segment quotas far above what a run sends and one allowed country (the
+   * bench's numbers are Brazilian), as the operator's `accounts limits` would; `false` lifts them.
+   */
+  async setQuotas(on: boolean): Promise<void> {
+    const [limit, countries] = on ? [2_000_000_000, ['BR']] : [null, []];
+    await this.database.query(
+      `INSERT INTO account_quotas (account_id, daily_segments, monthly_segments, allowed_countries)
+       VALUES ($1, $2, $2, $3)
+       ON CONFLICT (account_id) DO UPDATE SET daily_segments = $2, monthly_segments = $2, allowed_countries = $3`,
+      [this.account.id, limit, countries],
+    );
+  }
+
   /** Empties what the previous scenario left, so every scenario starts from the same tables. */
   async resetMessages(): Promise<void> {
     await this.database.query('TRUNCATE messages, simulated_submissions CASCADE');

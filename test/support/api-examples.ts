@@ -270,6 +270,19 @@ async function recordEverything(t: TestTern, r: Recorder, receiver: WebhookRecei
   await r.ok('CreateMessage', as({ body: { to: '+5511999990001', message: 'Your table is ready' } }));
   await r.refused('CreateMessage', 'validation_error', as({ body: { To: '5511999990003', text: 'Hi' } }));
   await logged(2);
+  // An operator's daily quota of 2 segments, which the two sends above used.
+  await t.tern.services.accountQuotas.setLimits(ana.account, { dailySegments: 2 });
+  await r.refused(
+    'SendMessage',
+    'quota_exceeded',
+    as({ body: { to: '5511999990003', message: 'One more' } }),
+  );
+  await r.refused(
+    'CreateMessage',
+    'quota_exceeded',
+    as({ body: { to: '5511999990003', message: 'One more' } }),
+  );
+  await t.tern.services.accountQuotas.setLimits(ana.account, { dailySegments: null });
   await r.ok('PreviewMessage', as({ body: { message: 'Olá! Seu pedido saiu para entrega 🚚' } }));
   await r.refused('PreviewMessage', 'validation_error', as({ body: {} }));
   await r.ok('Message', as({ params: { message: sent.message } }));

@@ -103,6 +103,11 @@ function addCampaignObject(
         description: "Seconds each message may wait for its hand-over; null: the account's message_validity",
       }),
       status: t.expose('status', { type: campaignStatus, description: 'Where it is in its life' }),
+      pausedReason: t.exposeString('pausedReason', {
+        nullable: true,
+        description:
+          'Why the service paused it: `quota_exceeded` when the account reached a segment quota (resume it once there is room); null otherwise',
+      }),
       createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created' }),
       updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When it last changed' }),
       startedAt: t.expose('startedAt', {

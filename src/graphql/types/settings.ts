@@ -4,13 +4,43 @@ import {
   type TwoFactorSetup,
   codeInput as twoFactorCodeInput,
 } from '../../modules/accounts/two-factor-login.js';
+import type { QuotaView } from '../../modules/quotas/account-quotas.js';
 import { updateSettingsInput as updateSettingsSchema } from '../../modules/settings/settings.js';
 import type { Builder } from '../builder.js';
 import { inputTypeFromZod } from '../zod-input.js';
 import { inputArg } from './args.js';
 import type { SendWindowTypeRefs } from './send-window.js';
 
+function addQuotaTypes(builder: Builder) {
+  const limits = builder.objectRef<QuotaView['limits']>('QuotaLimits').implement({
+    description: 'What the operator lets the account send; the account cannot change it',
+    fields: (t) => ({
+      dailySegments: t.exposeInt('dailySegments', {
+        nullable: true,
+        description: 'Segments a day, in the account’s time zone; null for no limit',
+      }),
+      monthlySegments: t.exposeInt('monthlySegments', {
+        nullable: true,
+        description: 'Segments a calendar month, in the account’s time zone; null for no limit',
+      }),
+      allowedCountries: t.exposeStringList('allowedCountries', {
+        description: 'ISO 3166 alpha-2 codes of the countries it may send to; empty for every country',
+      }),
+    }),
+  });
+  const usage = builder.objectRef<QuotaView['usage']>('QuotaUsage').implement({
+    description:
+      'Segments reserved by accepted messages in the current day and month (account’s time zone); those that failed before reaching a carrier are given back',
+    fields: (t) => ({
+      todaySegments: t.exposeInt('todaySegments', { description: 'Segments used today' }),
+      monthSegments: t.exposeInt('monthSegments', { description: 'Segments used this month' }),
+    }),
+  });
+  return { limits, usage };
+}
+
 export function addSettingsTypes(builder: Builder, windows: SendWindowTypeRefs) {
+  const quota = addQuotaTypes(builder);
   builder.prismaObject('AccountSettings', {
     name: 'Settings',
     description: "The account's settings",
@@ -33,6 +63,20 @@ export function addSettingsTypes(builder: Builder, windows: SendWindowTypeRefs) 
         description: 'Seconds a message may wait for its hand-over before it fails as expired',
       }),
       updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When it last changed' }),
+      limits: t.field({
+        type: quota.limits,
+        description: 'The segment quotas and destination countries the operator set',
+        select: { accountId: true },
+        resolve: async (settings, _args, { services }) =>
+          (await services.accountQuotas.view(settings.accountId)).limits,
+      }),
+      usage: t.field({
+        type: quota.usage,
+        description: 'What the account used of its quotas',
+        select: { accountId: true },
+        resolve: async (settings, _args, { services }) =>
+          (await services.accountQuotas.view(settings.accountId)).usage,
+      }),
     }),
   });
 

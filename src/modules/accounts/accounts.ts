@@ -58,6 +58,8 @@ export interface AccountsOptions {
   tokens: LoginTokens;
   guard: LoginGuard;
   twoFactor: TwoFactorLogin;
+  /** The countries a new account may send to; empty for every country. */
+  defaultAllowedCountries: readonly string[];
 }
 
 export class Accounts {
@@ -66,6 +68,7 @@ export class Accounts {
   private readonly tokens: LoginTokens;
   private readonly guard: LoginGuard;
   private readonly twoFactor: TwoFactorLogin;
+  private readonly defaultAllowedCountries: readonly string[];
 
   constructor(options: AccountsOptions) {
     ({
@@ -74,6 +77,7 @@ export class Accounts {
       tokens: this.tokens,
       guard: this.guard,
       twoFactor: this.twoFactor,
+      defaultAllowedCountries: this.defaultAllowedCountries,
     } = options);
   }
 
@@ -88,7 +92,13 @@ export class Accounts {
     if (existing) throw new ConflictError('An account with this e-mail already exists');
     try {
       await this.prisma.account.create({
-        data: { id, email: data.email, passwordHash, settings: { create: {} } },
+        data: {
+          id,
+          email: data.email,
+          passwordHash,
+          settings: { create: {} },
+          quota: { create: { allowedCountries: [...this.defaultAllowedCountries] } },
+        },
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw new ConflictError('An account with this e-mail already exists');

@@ -7,9 +7,11 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { analyzeText } from '../messages/encoding.js';
-import { insertMessageRows, type NewMessageRow } from '../messages/message-rows.js';
+import { insertMessageRows, type NewMessageRow, reservationsOf } from '../messages/message-rows.js';
 import { DEFAULT_MESSAGE_VALIDITY, messageTiming } from '../messages/message-timing.js';
 import { contactOptedOut } from '../opt-outs/opt-outs.js';
+import { type AccountQuotas, isAllowedDestination } from '../quotas/account-quotas.js';
+import { withinQuota } from '../quotas/campaign-quota.js';
 import { type SendWindow, storedWindow } from '../settings/send-window.js';
 import { renderTemplate } from '../templates/render-template.js';
 import { type LockedCampaign, lockCampaign } from './campaign-rows.js';
@@ -38,7 +40,7 @@ export interface DispatchOutcome {
 /** The messages a batch made, for the live updates once it has committed. */
 interface DispatchedBatch {
   accountId: string;
-  messages: { id: string; to: string; status: 'queued' | 'scheduled' }[];
+  messages: { id: string; to: string; status: NewMessageRow['status'] }[];
 }
 
 // Campaigns the recovery sweep looks at per round, of each kind.
@@ -50,6 +52,7 @@ export interface CampaignDispatchOptions {
   dispatchJobs: CampaignDispatchJobs;
   sendJobs: MessageSendJobs;
   live: LivePublisher;
+  quotas: AccountQuotas;
   logger: Logger;
 }
 
@@ -60,6 +63,7 @@ export class CampaignDispatch {
   private readonly dispatchJobs: CampaignDispatchJobs;
   private readonly sendJobs: MessageSendJobs;
   private readonly live: LivePublisher;
+  private readonly quotas: AccountQuotas;
   private readonly logger: Logger;
 
   constructor(options: CampaignDispatchOptions) {
@@ -69,6 +73,7 @@ export class CampaignDispatch {
       dispatchJobs: this.dispatchJobs,
       sendJobs: this.sendJobs,
       live: this.live,
+      quotas: this.quotas,
       logger: this.logger,
     } = options);
   }
@@ -108,15 +113,61 @@ export class CampaignDispatch {
       return idle;
     }
     const contacts = await this.batchContacts(tx, campaign);
-    const timing = contacts.length ? await this.timingRules(tx, campaign) : null;
-    const created = timing
-      ? await insertMessageRows(tx, campaignMessages(campaign, template.content, contacts, timing, now))
+    const messages = contacts.length
+      ? await this.batchMessages(tx, campaign, template.content, contacts, now)
       : [];
-    const next = await this.advance(tx, campaign, contacts, created.length > 0, now);
+    const admitted = messages.length ? await withinQuota(tx, campaign.account_id, messages, now) : [];
+    const created = admitted.length ? await insertMessageRows(tx, admitted) : [];
+    this.quotas.noteReserved(reservationsOf(created));
+    const next =
+      admitted.length < messages.length
+        ? await this.pauseAtQuota(tx, campaign, now)
+        : await this.advance(tx, campaign, contacts, created.length > 0, now);
     return {
       outcome: { messageIds: created.filter((m) => m.status === 'queued').map((m) => m.id), next },
       dispatched: { accountId: campaign.account_id, messages: created },
     };
+  }
+
+  /**
+   * The batch's messages, rendered and timed; those to a country the account may not send to
+   * are made failed (`destination_not_allowed`), so the campaign's stats count them.
+   */
+  private async batchMessages(
+    tx: Tx,
+    campaign: LockedCampaign,
+    template: string,
+    contacts: PendingContact[],
+    now: Date,
+  ): Promise<NewMessageRow[]> {
+    const [timing, allowed] = await Promise.all([
+      this.timingRules(tx, campaign),
+      this.quotas.allowedCountries(campaign.account_id),
+    ]);
+    return campaignMessages(campaign, template, contacts, timing, now).map((message) =>
+      isAllowedDestination(allowed, message.to)
+        ? message
+        : {
+            ...message,
+            status: 'failed',
+            releaseAt: null,
+            error: { code: 'destination_not_allowed', message: 'The account may not send to this country' },
+          },
+    );
+  }
+
+  /**
+   * The batch found the account's quota reached before its end: the campaign pauses, saying why,
+   * and the contacts left get their messages in a batch after `resume`.
+   */
+  private async pauseAtQuota(tx: Tx, campaign: LockedCampaign, now: Date): Promise<null> {
+    await moveCampaign(tx, campaign, 'pauseAtQuota', now, {
+      pausedReason: 'quota_exceeded',
+      nextBatchAt: null,
+      dispatchedBatches: { increment: 1 },
+    });
+    this.quotas.notePausedAtQuota(campaign.account_id, campaign.id);
+    return null;
   }
 
   /** The window and validity the campaign's messages are made with: its own, else the account's. */

@@ -48,6 +48,7 @@ export class CampaignLifecycle {
       if (rule.to === 'running' && !campaign.template_id)
         throw new ValidationError([{ field: 'template', issue: 'required' }]);
       await moveCampaign(tx, campaign, action, now, {
+        pausedReason: null,
         ...(action === 'start' ? { startedAt: now, nextBatchAt: now } : {}),
         ...(action === 'resume' ? { nextBatchAt: now } : {}),
       });

@@ -17,7 +17,8 @@ interface Transition {
 /**
  * Every way a campaign's status can change: where each move may start from, where it goes and
  * what it tells. The client's actions are mutations and /v1 routes; the service's own moves
- * start a scheduled campaign at its send_at and finish a running one when no contact is left.
+ * start a scheduled campaign at its send_at, finish a running one when no contact is left, and
+ * pause one whose account reached a segment quota (`pausedReason: quota_exceeded`).
  */
 export const CAMPAIGN_TRANSITIONS = {
   start: { from: ['scheduled'], to: 'running', event: 'campaign.started', by: 'client' },
@@ -33,6 +34,7 @@ export const CAMPAIGN_TRANSITIONS = {
   unschedule: { from: ['scheduled'], to: 'draft', by: 'client' },
   startAtSendAt: { from: ['scheduled'], to: 'running', event: 'campaign.started', by: 'service' },
   finish: { from: ['running'], to: 'finished', event: 'campaign.finished', by: 'service' },
+  pauseAtQuota: { from: ['running'], to: 'paused', event: 'campaign.paused', by: 'service' },
 } as const satisfies Record<string, Transition>;
 
 export type CampaignMove = keyof typeof CAMPAIGN_TRANSITIONS;
@@ -42,7 +44,8 @@ export const CAMPAIGN_STATUS_MEANINGS = {
   draft: 'Being prepared; sends nothing',
   scheduled: 'Starts by itself at `sendAt`',
   running: 'Sending its contacts in batches',
-  paused: 'Stopped between batches until resumed; its messages waiting for their window are held',
+  paused:
+    'Stopped between batches until resumed; its messages waiting for their window are held. `pausedReason` says why when the service paused it',
   finished: 'Every contact has its message (some may still wait for their window)',
   cancelled: 'Stopped for good; what was sent stays sent, what waited is cancelled',
 } as const satisfies Record<CampaignStatus, string>;

@@ -1,4 +1,5 @@
 import type { PrismaClient } from '../../generated/prisma/client.js';
+import { segmentReservation } from '../quotas/segment-reservation.js';
 import type { Encoding } from './encoding.js';
 import { DEFAULT_MESSAGE_VALIDITY } from './message-timing.js';
 
@@ -14,8 +15,12 @@ export interface NewMessageRow {
   encoding: Encoding;
   segments: number;
   createdAt: Date;
-  /** `scheduled` waits for releaseAt; `queued` goes to the send queue at once. */
-  status: 'queued' | 'scheduled';
+  /**
+   * `scheduled` waits for releaseAt; `queued` goes to the send queue at once; `failed` is
+   * refused at acceptance (a campaign's contact the account may not send to), with its `error`.
+   */
+  status: 'queued' | 'scheduled' | 'failed';
+  error?: { code: string; message: string };
   /** The time the client asked for, if any. */
   sendAt: Date | null;
   releaseAt: Date | null;
@@ -25,32 +30,76 @@ export interface NewMessageRow {
 
 type RawQueries = Pick<PrismaClient, '$queryRaw'>;
 
+/** A message row as inserted, with its account's segment counts after the statement's reservation. */
+export interface InsertedMessageRow {
+  id: string;
+  to: string;
+  status: NewMessageRow['status'];
+  account_id: string;
+  /** Null for a failed row: nothing was reserved for it. */
+  quota: ReservedSegments | null;
+}
+
+export interface ReservedSegments {
+  reserved: number;
+  day_segments: number;
+  daily_segments: number | null;
+  month_segments: number;
+  monthly_segments: number | null;
+}
+
 /**
  * The one writer of message rows. One statement for any number of them; a row that conflicts
  * (a campaign contact that has its message already) is left out and not returned. A row
  * without its own validity takes the account's message_validity in the same statement, so a
- * send reads no settings first. Written in SQL: through the ORM, a batch of 1,000 rows cost more
+ * send reads no settings first. The same statement reserves the rows' segments on their
+ * accounts' quotas (segmentReservation): the rows of an account without room for all of them
+ * are left out and not returned. Written in SQL: through the ORM, a batch of 1,000 rows cost more
  * CPU to build and read back than everything else a campaign's batch does. Returns a
  * PrismaPromise, so it can run inside a batch transaction as well as an interactive one.
  */
 export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]) {
   const column = <T>(pick: (row: NewMessageRow) => T) => rows.map(pick);
-  return db.$queryRaw<{ id: string; to: string; status: 'queued' | 'scheduled' }[]>`
-    INSERT INTO messages (id, account_id, campaign_id, contact_id, "to", text, encoding, segments, created_at,
-      status, send_at, release_at, expires_at)
-    SELECT v.id, v.account_id, v.campaign_id, v.contact_id, v."to", v.text, v.encoding, v.segments, v.created_at,
-      v.status, v.send_at, v.release_at,
-      COALESCE(v.send_at, v.created_at)
-        + make_interval(secs => COALESCE(v.validity, s.message_validity, ${DEFAULT_MESSAGE_VALIDITY}))
-    FROM unnest(
-      ${column((m) => m.id)}::text[], ${column((m) => m.accountId)}::text[], ${column((m) => m.campaignId)}::text[],
-      ${column((m) => m.contactId)}::text[], ${column((m) => m.to)}::text[], ${column((m) => m.text)}::text[],
-      ${column((m) => m.encoding)}::"MessageEncoding"[], ${column((m) => m.segments)}::int[],
-      ${column((m) => m.createdAt.toISOString())}::timestamptz[], ${column((m) => m.status)}::"MessageStatus"[],
-      ${column((m) => m.sendAt?.toISOString() ?? null)}::timestamptz[], ${column((m) => m.releaseAt?.toISOString() ?? null)}::timestamptz[],
-      ${column((m) => m.validitySeconds)}::int[])
-      AS v(id, account_id, campaign_id, contact_id, "to", text, encoding, segments, created_at, status, send_at, release_at, validity)
-    LEFT JOIN account_settings s ON s.account_id = v.account_id
-    ON CONFLICT DO NOTHING
-    RETURNING id, "to", status::text AS status`;
+  return db.$queryRaw<InsertedMessageRow[]>`
+    WITH v AS (
+      SELECT * FROM unnest(
+        ${column((m) => m.id)}::text[], ${column((m) => m.accountId)}::text[], ${column((m) => m.campaignId)}::text[],
+        ${column((m) => m.contactId)}::text[], ${column((m) => m.to)}::text[], ${column((m) => m.text)}::text[],
+        ${column((m) => m.encoding)}::"MessageEncoding"[], ${column((m) => m.segments)}::int[],
+        ${column((m) => m.createdAt.toISOString())}::timestamptz[], ${column((m) => m.status)}::"MessageStatus"[],
+        ${column((m) => m.sendAt?.toISOString() ?? null)}::timestamptz[], ${column((m) => m.releaseAt?.toISOString() ?? null)}::timestamptz[],
+        ${column((m) => m.validitySeconds)}::int[],
+        ${column((m) => m.error?.code ?? null)}::text[], ${column((m) => m.error?.message ?? null)}::text[])
+        AS v(id, account_id, campaign_id, contact_id, "to", text, encoding, segments, created_at, status, send_at, release_at, validity,
+          error_code, error_message)),
+    ${segmentReservation},
+    inserted AS (
+      INSERT INTO messages (id, account_id, campaign_id, contact_id, "to", text, encoding, segments, created_at,
+        status, send_at, release_at, expires_at, failed_at, error_code, error_message, quota_day)
+      SELECT v.id, v.account_id, v.campaign_id, v.contact_id, v."to", v.text, v.encoding, v.segments, v.created_at,
+        v.status, v.send_at, v.release_at,
+        COALESCE(v.send_at, v.created_at)
+          + make_interval(secs => COALESCE(v.validity, s.message_validity, ${DEFAULT_MESSAGE_VALIDITY})),
+        CASE WHEN v.status = 'failed' THEN v.created_at END, v.error_code, v.error_message,
+        CASE WHEN v.status <> 'failed' THEN r.day_start END
+      FROM v
+      LEFT JOIN account_settings s ON s.account_id = v.account_id
+      LEFT JOIN reserved r ON r.account_id = v.account_id
+      WHERE v.status = 'failed' OR r.account_id IS NOT NULL
+      ON CONFLICT DO NOTHING
+      RETURNING id, account_id, "to", status)
+    SELECT i.id, i."to", i.status::text AS status, i.account_id,
+      CASE WHEN i.status <> 'failed' THEN json_build_object('reserved', d.segments, 'day_segments', r.day_segments,
+        'daily_segments', r.daily_segments, 'month_segments', r.month_segments, 'monthly_segments', r.monthly_segments)
+      END AS quota
+    FROM inserted i
+    LEFT JOIN reserved r ON r.account_id = i.account_id
+    LEFT JOIN demand d ON d.account_id = i.account_id`;
+}
+
+/** Each account's counts after the statement's reservation. */
+export function reservationsOf(rows: readonly InsertedMessageRow[]): Map<string, ReservedSegments> {
+  const byAccount = new Map<string, ReservedSegments>();
+  for (const row of rows) if (row.quota) byAccount.set(row.account_id, row.quota);
+  return byAccount;
 }

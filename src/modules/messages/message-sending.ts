@@ -7,14 +7,15 @@ import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { e164 } from '../../lib/phone.js';
-import { parseInput } from '../../lib/validation.js';
+import { e164, numberFacts } from '../../lib/phone.js';
+import { issue, parseInput } from '../../lib/validation.js';
 import { findCampaign } from '../campaigns/campaign-lookup.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { type OptOuts, optedOutError } from '../opt-outs/opt-outs.js';
+import type { AccountQuotas } from '../quotas/account-quotas.js';
 import { storedWindow } from '../settings/send-window.js';
 import { analyzeText } from './encoding.js';
-import { insertMessageRows, type NewMessageRow } from './message-rows.js';
+import { insertMessageRows, type NewMessageRow, reservationsOf } from './message-rows.js';
 import { messageText } from './message-text.js';
 import {
   DEFAULT_MESSAGE_VALIDITY,
@@ -29,7 +30,10 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export function sendInput(clock: Clock) {
   return z
     .object({
-      to: e164,
+      to: e164.refine(
+        (digits) => numberFacts(digits).possible,
+        issue('impossible_number', 'a length the numbering plan of its calling code has'),
+      ),
       message: messageText.meta({ description: 'The text to send' }),
       campaign: z
         .string()
@@ -78,7 +82,11 @@ export interface MessageSendingOptions {
   sendJobs: MessageSendJobs;
   optOuts: OptOuts;
   live: LivePublisher;
+  quotas: AccountQuotas;
 }
+
+/** A single send's row: it goes at once or waits, never fails at acceptance. */
+type AcceptedRow = NewMessageRow & { status: 'queued' | 'scheduled' };
 
 /**
  * Accepts messages for sending: each is committed in PostgreSQL before the caller hears 202,
@@ -87,7 +95,7 @@ export interface MessageSendingOptions {
 export class MessageSending {
   // One acceptance batch at a time: sends arriving meanwhile wait a few milliseconds and share
   // the next one, so that send jobs (made per batch) carry many messages under load.
-  private readonly accepted = new Batcher((messages: NewMessageRow[]) => this.insertAndEnqueue(messages), {
+  private readonly accepted = new Batcher((messages: AcceptedRow[]) => this.insertAndEnqueue(messages), {
     maxBatch: 100,
     maxInFlight: 1,
   });
@@ -96,6 +104,7 @@ export class MessageSending {
   private readonly sendJobs: MessageSendJobs;
   private readonly optOuts: OptOuts;
   private readonly live: LivePublisher;
+  private readonly quotas: AccountQuotas;
   private readonly input: ReturnType<typeof sendInput>;
 
   constructor(options: MessageSendingOptions) {
@@ -105,6 +114,7 @@ export class MessageSending {
       sendJobs: this.sendJobs,
       optOuts: this.optOuts,
       live: this.live,
+      quotas: this.quotas,
     } = options);
     this.input = sendInput(this.clock);
   }
@@ -122,7 +132,7 @@ export class MessageSending {
     }
     const { encoding, segments } = analyzeText(data.message);
     const now = this.clock.now();
-    const message: NewMessageRow = {
+    const message: AcceptedRow = {
       id: newId('msg'),
       accountId,
       campaignId,
@@ -135,6 +145,7 @@ export class MessageSending {
       ...(await this.timing(accountId, data, now)),
     };
     if (key) return this.sendOnce(message, key, data);
+    await this.quotas.assertDestinationAllowed(accountId, message.to);
     const failure = await this.accepted.add(message);
     if (failure) throw failure;
     return acceptanceOf(message, false);
@@ -149,7 +160,7 @@ export class MessageSending {
     accountId: string,
     data: SendInput,
     now: Date,
-  ): Promise<Pick<NewMessageRow, 'status' | 'sendAt' | 'releaseAt' | 'validitySeconds'>> {
+  ): Promise<Pick<AcceptedRow, 'status' | 'sendAt' | 'releaseAt' | 'validitySeconds'>> {
     const sendAt = data.sendAt ?? null;
     const validitySeconds = data.validity ?? null;
     if (!data.respectSendWindow) {
@@ -170,7 +181,7 @@ export class MessageSending {
   }
 
   /** A send with an Idempotency-Key: the same key and request within 24 hours answer the first acceptance again. */
-  private async sendOnce(message: NewMessageRow, key: string, data: SendInput): Promise<MessageAcceptance> {
+  private async sendOnce(message: AcceptedRow, key: string, data: SendInput): Promise<MessageAcceptance> {
     const { accountId, createdAt: now } = message;
     const requestHash = createHash('sha256')
       .update(
@@ -186,18 +197,21 @@ export class MessageSending {
       .digest('hex');
     const replay = await this.replay(accountId, key, requestHash, now);
     if (replay) return replay;
-    // After the replay: a send accepted before the opt-out still answers as it did.
+    // After the replay: a send accepted before the opt-out (or a change of countries) still answers as it did.
+    await this.quotas.assertDestinationAllowed(accountId, message.to);
     await this.optOuts.assertReachable(accountId, message.to);
     try {
-      await this.prisma.$transaction([
-        this.prisma.idempotencyKey.deleteMany({
+      await this.prisma.$transaction(async (tx) => {
+        await tx.idempotencyKey.deleteMany({
           where: { accountId, key, createdAt: { lte: new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS) } },
-        }),
-        insertMessageRows(this.prisma, [message]),
-        this.prisma.idempotencyKey.create({
+        });
+        const inserted = await insertMessageRows(tx, [message]);
+        if (inserted.length === 0) throw await this.quotas.refusal(accountId, message.segments);
+        this.quotas.noteReserved(reservationsOf(inserted));
+        await tx.idempotencyKey.create({
           data: { accountId, key, requestHash, messageId: message.id, createdAt: now },
-        }),
-      ]);
+        });
+      });
     } catch (error) {
       // Another request with the same key won the race: answer as it did.
       const raced = isUniqueViolation(error) ? await this.replay(accountId, key, requestHash, now) : null;
@@ -240,9 +254,10 @@ export class MessageSending {
   /**
    * Concurrent sends without an idempotency key share one opt-out check, one multi-row INSERT and
    * one `addBulk`: the commit and the round trips are most of a send's cost, not the rows. Should
-   * the INSERT fail, each message is tried alone, so that one bad row fails only its own request.
+   * the INSERT fail, or an account of the batch lack room for all of its messages, each of those
+   * messages is tried alone, so that one bad row or one send over a quota fails only its own request.
    */
-  private async insertAndEnqueue(batch: NewMessageRow[]): Promise<(Error | null)[]> {
+  private async insertAndEnqueue(batch: AcceptedRow[]): Promise<(Error | null)[]> {
     const optedOut = await this.optOuts.optedOut(batch);
     const messages = batch.filter((_, index) => !optedOut[index]);
     const results = messages.length > 0 ? await this.insertAndEnqueueReachable(messages) : [];
@@ -250,29 +265,71 @@ export class MessageSending {
     return batch.map((_, index) => (optedOut[index] ? optedOutError() : results[result++]!));
   }
 
-  private async insertAndEnqueueReachable(messages: NewMessageRow[]): Promise<(Error | null)[]> {
+  private async insertAndEnqueueReachable(messages: AcceptedRow[]): Promise<(Error | null)[]> {
+    let insertedIds: Set<string>;
     try {
-      await this.insertMessages(messages);
+      insertedIds = await this.insertMessages(messages);
     } catch (error) {
       if (messages.length === 1) return [asError(error)];
-      const alone = await Promise.all(
-        messages.map((message) => this.insertMessages([message]).then(() => null, asError)),
-      );
-      const inserted = messages.filter((_, index) => alone[index] === null);
-      this.publishAccepted(inserted);
-      await this.enqueueQueued(inserted);
-      return alone;
+      return this.insertEachAlone(messages);
     }
+    const inserted = messages.filter((message) => insertedIds.has(message.id));
+    await this.acceptInserted(inserted);
+    if (inserted.length === messages.length) return messages.map(() => null);
+    const left = messages.filter((message) => !insertedIds.has(message.id));
+    const leftResults = await this.retryRefused(left);
+    const resultOf = new Map(left.map((message, index) => [message.id, leftResults[index]!]));
+    return messages.map((message) => resultOf.get(message.id) ?? null);
+  }
+
+  /**
+   * The messages whose account had no room for all of its batch: of an account with several,
+   * those that would fit now are tried alone, where each reservation decides exactly; the others
+   * are refused from one read of their accounts' standing, so that a send over a quota costs one
+   * statement, not three.
+   */
+  private async retryRefused(left: AcceptedRow[]): Promise<(Error | null)[]> {
+    const standings = await this.quotas.standings(left.map((message) => message.accountId));
+    const perAccount = new Map<string, number>();
+    for (const { accountId } of left) perAccount.set(accountId, (perAccount.get(accountId) ?? 0) + 1);
+    const fits = (message: AcceptedRow) => {
+      const standing = standings.get(message.accountId);
+      return standing !== undefined && message.segments <= Math.min(standing.dayRoom, standing.monthRoom);
+    };
+    const alone = left.filter((message) => perAccount.get(message.accountId)! > 1 && fits(message));
+    const aloneResults = await this.insertEachAlone(alone);
+    const resultOf = new Map(alone.map((message, index) => [message.id, aloneResults[index]!]));
+    return left.map((message) =>
+      resultOf.has(message.id)
+        ? resultOf.get(message.id)!
+        : this.quotas.refusalOf(standings.get(message.accountId), message.segments),
+    );
+  }
+
+  /** Each message in a statement of its own; the inserted ones published and enqueued together. */
+  private async insertEachAlone(messages: AcceptedRow[]): Promise<(Error | null)[]> {
+    const alone = await Promise.all(
+      messages.map(async (message) => {
+        const inserted = await this.insertMessages([message]).catch(asError);
+        if (inserted instanceof Error) return inserted;
+        return inserted.has(message.id) ? null : this.quotas.refusal(message.accountId, message.segments);
+      }),
+    );
+    await this.acceptInserted(messages.filter((_, index) => alone[index] === null));
+    return alone;
+  }
+
+  private async acceptInserted(messages: AcceptedRow[]): Promise<void> {
+    if (messages.length === 0) return;
     this.publishAccepted(messages);
     await this.enqueueQueued(messages);
-    return messages.map(() => null);
   }
 
   /**
    * Published before the send job exists, on the connection the job is added on: Redis keeps
    * their order, so no subscriber hears of a message being sent before hearing it was queued.
    */
-  private publishAccepted(messages: NewMessageRow[]): void {
+  private publishAccepted(messages: AcceptedRow[]): void {
     this.live.messages(
       messages.map(({ id, accountId, to, campaignId, status }) => ({
         id,
@@ -285,16 +342,19 @@ export class MessageSending {
   }
 
   /** Scheduled messages wait for the release of their due time; the others go to the send queue now. */
-  private enqueueQueued(messages: NewMessageRow[]): Promise<unknown> {
+  private enqueueQueued(messages: AcceptedRow[]): Promise<unknown> {
     return this.sendJobs.enqueue(messages.filter((m) => m.status === 'queued').map((m) => m.id));
   }
 
-  private async insertMessages(messages: NewMessageRow[]): Promise<void> {
-    await insertMessageRows(this.prisma, messages);
+  /** The ids inserted: a message left out is one whose account had no room for it. */
+  private async insertMessages(messages: AcceptedRow[]): Promise<Set<string>> {
+    const inserted = await insertMessageRows(this.prisma, messages);
+    this.quotas.noteReserved(reservationsOf(inserted));
+    return new Set(inserted.map((row) => row.id));
   }
 }
 
-function acceptanceOf(message: NewMessageRow, replayed: boolean): MessageAcceptance {
+function acceptanceOf(message: AcceptedRow, replayed: boolean): MessageAcceptance {
   return {
     id: message.id,
     status: message.status,

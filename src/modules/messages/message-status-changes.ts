@@ -3,6 +3,7 @@ import { Batcher } from '../../lib/batcher.js';
 import { newId } from '../../lib/ids.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { LivePublisher } from '../live/live-events.js';
+import { segmentGiveBack } from '../quotas/segment-reservation.js';
 import {
   type MessageStatusEvent,
   type MessageSubject,
@@ -35,7 +36,8 @@ export const STATEMENT_BATCHING = { maxBatch: 100, maxInFlight: 2 };
  * The one way a message's status changes, each change with its event, for the workers and the
  * carrier's reports. A change the transition table (message-transitions.ts) does not allow from
  * the message's current status leaves it alone and writes no event: a late or repeated report
- * is answered "already moved on". Concurrent changes share a statement.
+ * is answered "already moved on". Concurrent changes share a statement, which also gives back
+ * the quota segments of messages that fail or are cancelled before reaching a carrier.
  */
 export class MessageStatusChanges {
   private readonly changes = new Batcher(
@@ -107,7 +109,11 @@ export class MessageStatusChanges {
         FROM change c, target
         WHERE m.id = c.id AND target.id = m.id
           AND EXISTS (SELECT 1 FROM allowed a WHERE a.from_status = target.status::text AND a.to_status = c.status)
-        RETURNING m.id, m.account_id, m.campaign_id, c.status, c.at, c.event_id, c.payload),
+        RETURNING m.id, m.account_id, m.campaign_id, c.status, c.at, c.event_id, c.payload,
+          m.segments, m.quota_day,
+          -- A send interrupted inside the carrier call may have gone: its segments stay spent.
+          (m.sent_at IS NOT NULL OR m.carrier IS NOT NULL OR m.error_code IS NOT DISTINCT FROM 'unknown_outcome') AS reached_carrier),
+      ${segmentGiveBack},
       told AS (
         INSERT INTO events (id, account_id, type, payload, campaign_id, message_id, created_at)
         SELECT event_id, account_id, 'message.' || status, payload, campaign_id, id, at

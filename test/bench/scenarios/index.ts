@@ -7,12 +7,13 @@ import { floorGraphql, floorRest } from './graphql-floor.js';
 import type { Scenario } from './scenario.js';
 import { scheduledRelease } from './scheduled-release.js';
 import { sendGraphql } from './send-graphql.js';
-import { sendRest } from './send-rest.js';
+import { sendRest, sendRestQuota } from './send-rest.js';
 import { webhooks } from './webhooks.js';
 
 /** Every scenario, in the order they run; a new one is one module and one entry here. */
 export const SCENARIOS: readonly Scenario[] = [
   sendRest,
+  sendRestQuota,
   sendGraphql,
   baseline,
   baselineBatched,

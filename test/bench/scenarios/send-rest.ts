@@ -21,3 +21,18 @@ export const sendRest: RunnableScenario = {
     return bench.withService(service, async () => bench.load(service, restSend(await bench.bearer(service))));
   },
 };
+
+/** The same sends from an account with segment quotas and allowed countries: what checking them costs. */
+export const sendRestQuota: RunnableScenario = {
+  name: 'send-rest-quota',
+  describe:
+    '`POST /v1/messages/send` as send-rest, the account with daily and monthly quotas and one allowed country',
+  async run(bench, layout) {
+    await bench.setQuotas(true);
+    try {
+      return await sendRest.run(bench, layout);
+    } finally {
+      await bench.setQuotas(false);
+    }
+  },
+};

@@ -1,0 +1,232 @@
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { NotFoundError, QuotaExceededError, ValidationError } from '../../errors.js';
+import type { PrismaClient } from '../../generated/prisma/client.js';
+import { Batcher } from '../../lib/batcher.js';
+import type { Clock } from '../../lib/clock.js';
+import { isKnownCountry, numberFacts } from '../../lib/phone.js';
+import { issue, parseInput } from '../../lib/validation.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import type { ReservedSegments } from '../messages/message-rows.js';
+import { localPeriods, type QuotaPeriod, secondsToPeriodEnd } from './quota-periods.js';
+
+const segmentLimit = z.number().int().min(0).max(2_000_000_000).nullable();
+
+/** What an operator sets; a field left out keeps its value, null removes a limit, [] allows every country. */
+export const quotaLimitsInput = z.strictObject({
+  dailySegments: segmentLimit.optional(),
+  monthlySegments: segmentLimit.optional(),
+  allowedCountries: z
+    .array(z.string().refine(isKnownCountry, issue('invalid_value', 'ISO 3166 alpha-2 codes, e.g. GB,IE')))
+    .max(300)
+    .optional(),
+});
+
+/** An account's limits and what it used of them, as its settings show them. */
+export interface QuotaView {
+  limits: { dailySegments: number | null; monthlySegments: number | null; allowedCountries: string[] };
+  usage: { todaySegments: number; monthSegments: number };
+}
+
+const THRESHOLDS = [80, 100] as const;
+
+const BATCHING = { maxBatch: 100, maxInFlight: 2 };
+
+export interface AccountQuotasOptions {
+  prisma: PrismaClient;
+  clock: Clock;
+  metrics: Metrics;
+  logger: Logger;
+  /** The countries an account starts with; empty for every country. */
+  defaultAllowedCountries: readonly string[];
+}
+
+/**
+ * Spend protection per account: the operator's segment limits and destination countries, the
+ * account's usage in its own time zone, the refusals and the 80 % and 100 % notices. The
+ * reservation itself is part of the statement that inserts messages (segment-reservation.ts).
+ */
+export class AccountQuotas {
+  private readonly prisma: PrismaClient;
+  private readonly clock: Clock;
+  private readonly metrics: Metrics;
+  private readonly logger: Logger;
+  readonly defaultAllowedCountries: readonly string[];
+  // Concurrent sends share one read of their accounts' countries.
+  private readonly countries = new Batcher((ids: string[]) => this.readCountries(ids), BATCHING);
+
+  constructor(options: AccountQuotasOptions) {
+    ({
+      prisma: this.prisma,
+      clock: this.clock,
+      metrics: this.metrics,
+      logger: this.logger,
+      defaultAllowedCountries: this.defaultAllowedCountries,
+    } = options);
+  }
+
+  /** The operator's change of an account's limits; answers them as they are now. */
+  async setLimits(accountId: string, input: unknown): Promise<QuotaView['limits']> {
+    const data = parseInput(quotaLimitsInput, input);
+    const row = await this.prisma.accountQuota.upsert({
+      where: { accountId },
+      create: { accountId, allowedCountries: [...this.defaultAllowedCountries], ...data },
+      update: data,
+    });
+    return limitsOf(row);
+  }
+
+  async view(accountId: string): Promise<QuotaView> {
+    const [row, settings] = await Promise.all([
+      this.prisma.accountQuota.findUnique({ where: { accountId } }),
+      this.prisma.accountSettings.findUnique({ where: { accountId }, select: { timezone: true } }),
+    ]);
+    if (!settings) throw new NotFoundError('Settings');
+    const { day, month } = localPeriods(this.clock.now(), settings.timezone);
+    return {
+      limits: limitsOf(row),
+      usage: {
+        todaySegments: row && isoDate(row.dayStart) === day ? row.daySegments : 0,
+        monthSegments: row && isoDate(row.monthStart) === month ? row.monthSegments : 0,
+      },
+    };
+  }
+
+  /** 422 `destination_not_allowed` on `to` for a number outside the account's allowed countries. */
+  async assertDestinationAllowed(accountId: string, to: string): Promise<void> {
+    const allowed = await this.countries.add(accountId);
+    if (!isAllowedDestination(allowed, to))
+      throw new ValidationError(
+        [{ field: 'to', issue: 'destination_not_allowed' }],
+        `The account may not send to ${numberFacts(to).country ?? 'this number’s country'}`,
+      );
+  }
+
+  /** The countries an account may send to; empty for every one. */
+  async allowedCountries(accountId: string): Promise<string[]> {
+    return this.countries.add(accountId);
+  }
+
+  /**
+   * Where each account stands against its quotas now, in one statement: for the sends a
+   * reservation refused, to tell which might still fit alone and why the others may not.
+   */
+  async standings(accountIds: readonly string[]): Promise<Map<string, QuotaStanding>> {
+    const rows = await this.prisma.$queryRaw<StandingRow[]>`
+      SELECT a.id AS account_id, COALESCE(s.timezone, 'UTC') AS timezone, q.daily_segments, q.monthly_segments,
+        q.day_start::text AS day_start, q.day_segments, q.month_start::text AS month_start, q.month_segments
+      FROM accounts a
+      LEFT JOIN account_settings s ON s.account_id = a.id
+      LEFT JOIN account_quotas q ON q.account_id = a.id
+      WHERE a.id = ANY(${[...new Set(accountIds)]})`;
+    const now = this.clock.now();
+    return new Map(rows.map((row) => [row.account_id, standingOf(row, now)]));
+  }
+
+  /** Why a send of `segments` found no room: the period it would pass, and the seconds until that period ends. */
+  refusalOf(standing: QuotaStanding | undefined, segments: number): QuotaExceededError {
+    const now = this.clock.now();
+    const timeZone = standing?.timeZone ?? 'UTC';
+    const monthly = standing !== undefined && segments > standing.monthRoom;
+    const period: QuotaPeriod = monthly ? 'monthly' : 'daily';
+    this.metrics.quotaRefusals.inc({ source: 'send' });
+    return new QuotaExceededError(secondsToPeriodEnd(now, timeZone, period), period);
+  }
+
+  async refusal(accountId: string, segments: number): Promise<QuotaExceededError> {
+    return this.refusalOf((await this.standings([accountId])).get(accountId), segments);
+  }
+
+  /** A campaign batch found no room for its next message: the campaign pauses. */
+  notePausedAtQuota(accountId: string, campaignId: string): void {
+    this.metrics.quotaRefusals.inc({ source: 'campaign' });
+    this.logger.warn({ account: accountId, campaign: campaignId }, 'campaign paused at its account’s quota');
+  }
+
+  /** A metric and a log line for each account whose reservation just passed 80 % or 100 % of a quota. */
+  noteReserved(reservations: ReadonlyMap<string, ReservedSegments>): void {
+    for (const [accountId, quota] of reservations) {
+      this.notePassed(accountId, 'daily', quota.day_segments, quota.daily_segments, quota.reserved);
+      this.notePassed(accountId, 'monthly', quota.month_segments, quota.monthly_segments, quota.reserved);
+    }
+  }
+
+  private notePassed(
+    accountId: string,
+    period: QuotaPeriod,
+    used: number,
+    limit: number | null,
+    reserved: number,
+  ): void {
+    if (limit === null) return;
+    for (const threshold of THRESHOLDS) {
+      const mark = (limit * threshold) / 100;
+      // Only the reservation that crossed the mark tells: once per period, however many follow.
+      if (used < mark || used - reserved >= mark) continue;
+      this.metrics.quotaThresholds.inc({ period, threshold: String(threshold) });
+      this.logger.warn(
+        { account: accountId, period, threshold, used, limit },
+        `account passed ${threshold} % of its ${period} segments`,
+      );
+    }
+  }
+
+  private async readCountries(ids: string[]): Promise<string[][]> {
+    const rows = await this.prisma.accountQuota.findMany({
+      where: { accountId: { in: ids } },
+      select: { accountId: true, allowedCountries: true },
+    });
+    const byId = new Map(rows.map((row) => [row.accountId, row.allowedCountries]));
+    return ids.map((id) => byId.get(id) ?? []);
+  }
+}
+
+/** What an account may still send today and this month; Infinity without a limit. */
+export interface QuotaStanding {
+  timeZone: string;
+  dayRoom: number;
+  monthRoom: number;
+}
+
+interface StandingRow {
+  account_id: string;
+  timezone: string;
+  daily_segments: number | null;
+  monthly_segments: number | null;
+  day_start: string | null;
+  day_segments: number | null;
+  month_start: string | null;
+  month_segments: number | null;
+}
+
+function standingOf(row: StandingRow, now: Date): QuotaStanding {
+  const { day, month } = localPeriods(now, row.timezone);
+  const dayUsed = row.day_start === day ? (row.day_segments ?? 0) : 0;
+  const monthUsed = row.month_start === month ? (row.month_segments ?? 0) : 0;
+  return {
+    timeZone: row.timezone,
+    dayRoom: row.daily_segments === null ? Number.POSITIVE_INFINITY : row.daily_segments - dayUsed,
+    monthRoom: row.monthly_segments === null ? Number.POSITIVE_INFINITY : row.monthly_segments - monthUsed,
+  };
+}
+
+/** Whether a number (E.164 digits) is in one of the allowed countries; an empty list allows all. */
+export function isAllowedDestination(allowed: readonly string[], to: string): boolean {
+  if (allowed.length === 0) return true;
+  const country = numberFacts(to).country;
+  return country !== null && allowed.includes(country);
+}
+
+function limitsOf(
+  row: { dailySegments: number | null; monthlySegments: number | null; allowedCountries: string[] } | null,
+): QuotaView['limits'] {
+  return {
+    dailySegments: row?.dailySegments ?? null,
+    monthlySegments: row?.monthlySegments ?? null,
+    allowedCountries: row?.allowedCountries ?? [],
+  };
+}
+
+function isoDate(date: Date | null): string | null {
+  return date ? date.toISOString().slice(0, 10) : null;
+}

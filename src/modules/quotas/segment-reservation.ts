@@ -1,0 +1,58 @@
+import { Prisma } from '../../generated/prisma/client.js';
+
+// The account's count of the day (or month) a reservation falls in: a count of an earlier one starts again at 0.
+const dayCount = Prisma.sql`CASE WHEN q.day_start = EXCLUDED.day_start THEN q.day_segments ELSE 0 END`;
+const monthCount = Prisma.sql`CASE WHEN q.month_start = EXCLUDED.month_start THEN q.month_segments ELSE 0 END`;
+
+/**
+ * Two CTEs for the statement that inserts messages from the rows `v` (account_id, segments,
+ * created_at, status): `demand`, the segments each account asks for (failed rows ask none), and
+ * `reserved`, the accounts whose demand fits both of their quotas, with their counts after it.
+ * The reservation is one INSERT … ON CONFLICT DO UPDATE … WHERE per account row: PostgreSQL
+ * checks the condition on the newest version of the locked row, so concurrent statements, in
+ * any number of processes, never take an account past a limit. Rows are taken in account order,
+ * so two statements reserving for the same accounts cannot deadlock. An account of the batch
+ * that is not in `reserved` had no room for all of its rows: none of them is inserted.
+ */
+export const segmentReservation = Prisma.sql`
+  demand AS (
+    SELECT v.account_id, sum(v.segments)::int AS segments,
+      (max(v.created_at) AT TIME ZONE COALESCE(s.timezone, 'UTC'))::date AS day
+    FROM v LEFT JOIN account_settings s ON s.account_id = v.account_id
+    WHERE v.status <> 'failed'
+    GROUP BY v.account_id, s.timezone),
+  reserved AS (
+    INSERT INTO account_quotas AS q (account_id, day_start, day_segments, month_start, month_segments)
+    SELECT account_id, day, segments, date_trunc('month', day::timestamp)::date, segments
+    FROM demand ORDER BY account_id
+    ON CONFLICT (account_id) DO UPDATE SET
+      day_segments = ${dayCount} + EXCLUDED.day_segments,
+      day_start = EXCLUDED.day_start,
+      month_segments = ${monthCount} + EXCLUDED.month_segments,
+      month_start = EXCLUDED.month_start
+    WHERE (q.daily_segments IS NULL OR ${dayCount} + EXCLUDED.day_segments <= q.daily_segments)
+      AND (q.monthly_segments IS NULL OR ${monthCount} + EXCLUDED.month_segments <= q.monthly_segments)
+    RETURNING q.account_id, q.day_start, q.day_segments, q.daily_segments, q.month_segments, q.monthly_segments)`;
+
+/**
+ * A CTE for the statement that moves messages (`moved`: id, account_id, status, segments,
+ * quota_day, reached_carrier): the segments of those that failed or were cancelled before any
+ * carrier took them go back to the day and the month they were reserved in, if those are still
+ * the account's current ones. The account rows are locked in account order first.
+ */
+export const segmentGiveBack = Prisma.sql`
+  given_back_rows AS (
+    SELECT account_id, quota_day, segments FROM moved
+    WHERE status IN ('failed', 'cancelled') AND NOT reached_carrier AND quota_day IS NOT NULL),
+  given_back_accounts AS (
+    SELECT q.account_id FROM account_quotas q
+    WHERE q.account_id IN (SELECT account_id FROM given_back_rows)
+    ORDER BY q.account_id FOR UPDATE),
+  given_back AS (
+    UPDATE account_quotas q SET
+      day_segments = GREATEST(0, q.day_segments - COALESCE((SELECT sum(b.segments) FROM given_back_rows b
+        WHERE b.account_id = q.account_id AND b.quota_day = q.day_start), 0)),
+      month_segments = GREATEST(0, q.month_segments - COALESCE((SELECT sum(b.segments) FROM given_back_rows b
+        WHERE b.account_id = q.account_id
+          AND date_trunc('month', b.quota_day::timestamp)::date = q.month_start), 0))
+    FROM given_back_accounts l WHERE q.account_id = l.account_id)`;
