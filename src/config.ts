@@ -24,6 +24,9 @@ export interface SmppConfig {
   throttleBackoffMs: number;
 }
 
+/** What SMPP_* settings give every SMPP carrier, less its address and credentials. */
+export type SmppDefaults = Omit<SmppConfig, 'host' | 'port' | 'tls' | 'systemId' | 'password'>;
+
 /** Sentinels that know where the master of `name` is (REDIS_SENTINELS, REDIS_SENTINEL_NAME). */
 export interface RedisSentinels {
   sentinels: { host: string; port: number }[];
@@ -65,6 +68,8 @@ export interface Config {
   carrier: 'simulator' | 'smpp';
   /** Set when carrier is 'smpp'. */
   smpp: SmppConfig | null;
+  /** The SMPP settings every SMPP carrier starts from; its URL's options override them. */
+  smppDefaults: SmppDefaults;
   simulatorDelayMs: number;
   simulatorSubmitLatencyMs: number;
   sendConcurrency: number;
@@ -89,6 +94,10 @@ export interface Config {
   subscriptionsPerAccount: number;
   /** AES-256-GCM key that seals the accounts' webhook signing secrets at rest. */
   webhookSecretKey: Buffer;
+  /** AES-256-GCM key that seals the carriers' passwords at rest. */
+  carrierSecretKey: Buffer;
+  /** SMPP_URL as given, for the `default` carrier made when none is configured. */
+  smppUrl: string | null;
   /** AES-256-GCM key that seals the accounts' TOTP secrets at rest. */
   twoFactorSecretKey: Buffer;
   graphiql: boolean;
@@ -120,8 +129,18 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const production = env.NODE_ENV === 'production';
   const warnings: string[] = [];
 
-  const { jwtSecret, webhookSecretKey, twoFactorSecretKey } = secretsFrom(env, warnings);
+  const { jwtSecret, webhookSecretKey, twoFactorSecretKey, carrierSecretKey } = secretsFrom(env, warnings);
 
+  const smppDefaults: SmppDefaults = {
+    systemType: env.SMPP_SYSTEM_TYPE,
+    sourceAddr: env.SMPP_SOURCE_ADDR ?? null,
+    window: env.SMPP_WINDOW,
+    concatenation: env.SMPP_CONCAT,
+    enquireLinkMs: env.SMPP_ENQUIRE_LINK_MS,
+    responseTimeoutMs: env.SMPP_RESPONSE_TIMEOUT_MS,
+    reconnectMs: env.SMPP_RECONNECT_MS,
+    throttleBackoffMs: env.SMPP_THROTTLE_BACKOFF_MS,
+  };
   let smpp: SmppConfig | null = null;
   if (env.CARRIER === 'smpp') {
     if (!env.SMPP_URL) {
@@ -129,17 +148,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
         'invalid configuration: SMPP_URL is required when CARRIER=smpp (smpp://system_id:password@host:port, smpps:// for TLS)',
       );
     }
-    smpp = {
-      ...parseSmppUrl(env.SMPP_URL),
-      systemType: env.SMPP_SYSTEM_TYPE,
-      sourceAddr: env.SMPP_SOURCE_ADDR ?? null,
-      window: env.SMPP_WINDOW,
-      concatenation: env.SMPP_CONCAT,
-      enquireLinkMs: env.SMPP_ENQUIRE_LINK_MS,
-      responseTimeoutMs: env.SMPP_RESPONSE_TIMEOUT_MS,
-      reconnectMs: env.SMPP_RECONNECT_MS,
-      throttleBackoffMs: env.SMPP_THROTTLE_BACKOFF_MS,
-    };
+    smpp = { ...parseSmppUrl(env.SMPP_URL), ...smppDefaults };
   }
 
   return {
@@ -158,6 +167,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     retentionDays: env.RETENTION_DAYS,
     carrier: env.CARRIER,
     smpp,
+    smppDefaults,
+    smppUrl: env.CARRIER === 'smpp' ? (env.SMPP_URL ?? null) : null,
+    carrierSecretKey,
     simulatorDelayMs: env.SIMULATOR_DELAY_MS,
     simulatorSubmitLatencyMs: env.SIMULATOR_SUBMIT_LATENCY_MS,
     sendConcurrency: env.SEND_CONCURRENCY,

@@ -120,6 +120,7 @@ export const ISSUES = {
   reused: 'An `Idempotency-Key` already used within 24 hours for a different request',
   unreachable: 'A webhook URL that did not answer the signed ping with a 2xx',
   opted_out: 'The number replied STOP to this account and receives nothing more from it',
+  no_route: 'No route of the operator covers the number: no carrier would take it',
 } as const;
 
 export type Issue = keyof typeof ISSUES;

@@ -7,6 +7,8 @@ import type { Clock } from '../lib/clock.js';
 import type { Carrier, CarrierEventSink, CarrierHealth, OutboundSms, SubmitResult } from './carrier.js';
 
 export interface SimulatorOptions {
+  /** The carrier's name; `simulator` when not given. */
+  name?: string;
   /** How long after a submit the delivery report comes. */
   delayMs: number;
   /** How long the simulated carrier takes to acknowledge a submit. */
@@ -34,7 +36,7 @@ export const SIMULATED_REPLY = 'Thanks, got it';
  * carrier does; its state is a table, so reports survive crashes of the worker and of Redis.
  */
 export class SimulatorCarrier implements Carrier {
-  readonly name = 'simulator';
+  readonly name: string;
   readonly deduplicatesByReference = true;
   private sink: CarrierEventSink | null = null;
   private readonly loop: PollingLoop;
@@ -50,6 +52,7 @@ export class SimulatorCarrier implements Carrier {
     private readonly logger: Logger,
     private readonly options: SimulatorOptions,
   ) {
+    this.name = options.name ?? 'simulator';
     this.loop = new PollingLoop({
       step: async () => {
         const due = await this.takeDue();

@@ -3,6 +3,7 @@ import { read } from 'read';
 import { AppError, NotFoundError } from '../errors.js';
 import { MAX_API_KEYS_PER_ACCOUNT } from '../modules/api-keys/api-keys.js';
 import type { Services } from '../services.js';
+import { CARRIER_GROUPS } from './carrier-commands.js';
 
 // The operator commands, by group: what each takes and what it does; src/cli.ts parses and runs them.
 
@@ -19,6 +20,8 @@ export interface Command {
   options: Options;
   required: string[];
   details?: string;
+  /** The value a single positional argument gives (`carriers add NAME` fills `name`). */
+  positional?: string;
   run(services: Services, values: Values): Promise<void>;
 }
 
@@ -183,6 +186,7 @@ export const GROUPS: Record<string, Group> = {
       },
     },
   },
+  ...CARRIER_GROUPS,
 };
 
 export function print(value: unknown): void {
@@ -195,7 +199,7 @@ async function setDisabled(services: Services, values: Values, disabled: boolean
   print({ account, email: values.email, disabled });
 }
 
-async function accountOf(services: Services, values: Values): Promise<string> {
+export async function accountOf(services: Services, values: Values): Promise<string> {
   try {
     return await services.accounts.idByEmail(String(values.email));
   } catch (error) {

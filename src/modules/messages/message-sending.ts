@@ -72,7 +72,13 @@ export interface MessageAcceptance {
   replayed: boolean;
 }
 
+/** Whether some carrier route covers a number; the carriers module answers from memory. */
+export interface RouteCoverage {
+  covers(to: string, accountId: string): Promise<boolean>;
+}
+
 export interface MessageSendingOptions {
+  routes: RouteCoverage;
   prisma: PrismaClient;
   clock: Clock;
   sendJobs: MessageSendJobs;
@@ -97,9 +103,11 @@ export class MessageSending {
   private readonly optOuts: OptOuts;
   private readonly live: LivePublisher;
   private readonly input: ReturnType<typeof sendInput>;
+  private readonly routes: RouteCoverage;
 
   constructor(options: MessageSendingOptions) {
     ({
+      routes: this.routes,
       prisma: this.prisma,
       clock: this.clock,
       sendJobs: this.sendJobs,
@@ -116,6 +124,8 @@ export class MessageSending {
         { field: 'Idempotency-Key', issue: key.length === 0 ? 'too_short' : 'too_long' },
       ]);
     }
+    if (!(await this.routes.covers(data.to, accountId)))
+      throw new ValidationError([{ field: 'to', issue: 'no_route' }]);
     const campaignId = data.campaign ?? null;
     if (campaignId && !(await findCampaign(this.prisma, accountId, campaignId))) {
       throw new ValidationError([{ field: 'campaign', issue: 'not_found' }]);
