@@ -13,9 +13,9 @@ export interface WorkerCarrierHealth extends CarrierHealth {
   updatedAt: string;
 }
 
-const PUBLISH_MS = 5_000;
+const PUBLISH_MS = 1_000;
 // A worker that has not published for this long has stopped or lost Redis: it is left out.
-const STALE_MS = 3 * PUBLISH_MS;
+const STALE_MS = 15 * PUBLISH_MS;
 
 /**
  * The carriers' health where every API process and the CLI can read it: each worker process writes its

@@ -160,10 +160,15 @@ export class LoopbackSmsc {
     await new Promise((resolve) => this.server?.close(resolve));
   }
 
-  private listen(): Promise<void> {
+  /** Listens again on the same port after close(): the SMSC comes back. */
+  restart(): Promise<void> {
+    return this.listen(this.port);
+  }
+
+  private listen(port = 0): Promise<void> {
     this.server = smpp.createServer({}, (session) => this.accept(session));
     return new Promise((resolve) => {
-      this.server!.listen(0, '127.0.0.1', () => {
+      this.server!.listen(port, '127.0.0.1', () => {
         this.port = (this.server!.address() as AddressInfo).port;
         resolve();
       });

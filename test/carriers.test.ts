@@ -1,0 +1,335 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CarrierUnavailableError } from '../src/carriers/carrier.js';
+import { LoopbackSmsc } from './support/smsc.js';
+import { startTern, type TestAccount, type TestTern } from './support/tern.js';
+import { runCliCommand } from './support/tern-processes.js';
+import { waitFor } from './support/wait.js';
+
+// Carriers and routes end to end: two Tern processes (in this one) on one database, SMPP to
+// loopback SMSCs, changes made with the CLI and applied without a restart.
+
+const SMPP_ENV = {
+  SMPP_RECONNECT_MS: '50',
+  SMPP_RESPONSE_TIMEOUT_MS: '1000',
+  SMPP_THROTTLE_BACKOFF_MS: '20',
+  CLAIM_LEASE_MS: '4000',
+};
+const ESME_RINVDSTADR = 0x0000000b;
+
+let a: LoopbackSmsc;
+let b: LoopbackSmsc;
+let c: LoopbackSmsc;
+let t: TestTern;
+let t2: TestTern;
+let alice: TestAccount;
+let bob: TestAccount;
+
+beforeAll(async () => {
+  [a, b, c] = await Promise.all([LoopbackSmsc.start(), LoopbackSmsc.start(), LoopbackSmsc.start()]);
+  for (const smsc of [a, b, c]) smsc.autoReceipt = 'tlv';
+  t = await startTern({ env: SMPP_ENV });
+  t2 = await startTern({ sharing: t, env: SMPP_ENV });
+  [alice, bob] = await Promise.all([t.createAccount(), t.createAccount()]);
+  const catalog = t.tern.services.carrierCatalog;
+  // A bind for each process: either may hand any message over.
+  await catalog.addCarrier('a', { url: a.url(), binds: 2 });
+  await catalog.addCarrier('b', { url: b.url(), binds: 2 });
+  await waitFor(async () =>
+    [t, t2].every((tern) => boundHere(tern, 'a') && boundHere(tern, 'b')) ? true : null,
+  );
+}, 60_000);
+
+afterAll(async () => {
+  await t2?.stop();
+  await t?.stop();
+  await Promise.all([a, b, c].map((smsc) => smsc?.close()));
+});
+
+function cliEnv(): Record<string, string> {
+  return {
+    DATABASE_URL: t.database.url,
+    DIRECT_DATABASE_URL: t.database.directUrl,
+    REDIS_PREFIX: t.redisPrefix,
+    LOG_LEVEL: 'warn',
+  };
+}
+
+async function cli(...args: string[]): Promise<any[]> {
+  const run = await runCliCommand(args, cliEnv());
+  expect(run.code, run.stderr).toBe(0);
+  return run.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+}
+
+/** Whether the carrier has its bind open in this Tern. */
+function boundHere(tern: TestTern, name: string): boolean {
+  return tern.tern.carriers!.health().some((entry) => entry.carrier === name && entry.state === 'bound');
+}
+
+/** Sets the route for (account, prefix) as given, adding it or changing the one there is. */
+async function route(
+  prefix: string,
+  choice: { carriers?: string; split?: string },
+  accountId: string | null = null,
+) {
+  const catalog = t.tern.services.carrierCatalog;
+  const existing = (await catalog.settings()).routes.find(
+    (entry) => entry.prefix === prefix && entry.accountId === accountId,
+  );
+  if (existing) await catalog.updateRoute(existing.id, choice);
+  else await catalog.addRoute(prefix, accountId, choice);
+  // Every process reads the routes again within a second or so.
+  await Promise.all([t, t2].map((tern) => tern.tern.services.carrierDirectory.refresh()));
+}
+
+async function send(tern: TestTern, account: TestAccount, to: string, message = 'Routed') {
+  const response = await tern.request('POST', '/v1/messages/send', {
+    token: account.token,
+    body: { to, message },
+  });
+  expect(response.status, JSON.stringify(response.body)).toBe(202);
+  return response.body.message as string;
+}
+
+function settled(account: TestAccount, id: string, timeoutMs = 20_000) {
+  return waitFor(async () => {
+    const response = await t.request('GET', `/v1/messages/${id}`, { token: account.token });
+    return response.body.status === 'delivered' || response.body.status === 'failed' ? response.body : null;
+  }, timeoutMs);
+}
+
+const acceptedFor = (smsc: LoopbackSmsc, to: string) =>
+  smsc.accepted.filter((entry) => entry.submit.destination === to).length;
+
+describe('carriers and routes from the CLI', () => {
+  it('adds a carrier, prints it without its password, and every process binds to it without a restart', async () => {
+    const [added] = await cli(
+      'carriers',
+      'add',
+      'c',
+      '--url',
+      c.url(),
+      '--binds',
+      '2',
+      '--max-per-second',
+      '500',
+    );
+    expect(added).toEqual({
+      carrier: 'c',
+      url: `smpp://tern@127.0.0.1:${c.port}`,
+      max_per_second: 500,
+      binds: 2,
+      enabled: true,
+      binds_open: 0,
+      state: expect.any(String),
+      circuit: 'closed',
+    });
+    expect(JSON.stringify(added)).not.toContain('secret');
+    await waitFor(async () => (c.boundSessions.length === 2 ? true : null), 10_000);
+    expect(boundHere(t, 'c') && boundHere(t2, 'c')).toBe(true);
+    const stored = await t.tern.deps.prisma.carrier.findUniqueOrThrow({ where: { name: 'c' } });
+    expect(`${stored.url} ${stored.passwordSealed}`).not.toContain('secret');
+    const listed = await cli('carriers', 'list');
+    expect(listed.find((entry) => entry.carrier === 'c')).toMatchObject({ binds_open: 2, state: 'bound' });
+  });
+
+  it('routes a change made with the CLI in every process, explains it, and refuses what it must', async () => {
+    const [added] = await cli('routes', 'add', '--prefix', '3361', '--carriers', 'c,a');
+    expect(added).toEqual({
+      route: expect.stringMatching(/^rte_/),
+      prefix: '3361',
+      account: null,
+      carriers: ['c', 'a'],
+      split: null,
+    });
+    const [explained] = await cli('routes', 'explain', '--to', '+33612345678', '--account', alice.email);
+    expect(explained).toMatchObject({
+      route: added.route,
+      prefix: '3361',
+      account: null,
+      carriers: ['c', 'a'],
+    });
+    expect(explained.reason).toContain('3361');
+    const refused = await runCliCommand(['routes', 'add', '--prefix', '3361', '--carriers', 'a'], cliEnv());
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/exists already/);
+    const inUse = await runCliCommand(['carriers', 'remove', 'c'], cliEnv());
+    expect(inUse.stderr).toMatch(/still names c/);
+    // Both processes send through c: the change reached each within seconds.
+    for (const [index, tern] of [t, t2].entries()) {
+      const to = `3361234567${index}`;
+      await waitFor(async () => {
+        const id = await send(tern, alice, to);
+        await settled(alice, id);
+        return acceptedFor(c, to) > 0 ? true : null;
+      }, 10_000);
+    }
+    const [disabled] = await cli('carriers', 'disable', 'c');
+    expect(disabled).toMatchObject({ carrier: 'c', enabled: false });
+    await waitFor(async () =>
+      [t, t2].every(
+        (tern) => tern.tern.carriers!.health().find((entry) => entry.carrier === 'c')?.enabled === false,
+      )
+        ? true
+        : null,
+    );
+    const after = await send(t2, alice, '33612345679');
+    expect(await settled(alice, after)).toMatchObject({ status: 'delivered' });
+    expect(acceptedFor(c, '33612345679')).toBe(0);
+    expect(acceptedFor(a, '33612345679')).toBe(1);
+    // A new URL rebinds every process to the SMSC it names.
+    await cli('carriers', 'update', 'c', '--url', b.url(), '--binds', '1');
+    await waitFor(async () => (c.boundSessions.length === 0 ? true : null), 10_000);
+    await cli('routes', 'remove', added.route);
+    const [removed] = await cli('carriers', 'remove', 'c');
+    expect(removed).toEqual({ carrier: 'c', removed: true });
+  });
+});
+
+describe('routing', () => {
+  it("lands each message on its route's carrier: by prefix, and by account before a global route", async () => {
+    await route('44', { carriers: 'a' });
+    await route('4477009002', { carriers: 'b' });
+    await route('44', { carriers: 'b' }, bob.account);
+    const cases: [TestAccount, string, LoopbackSmsc][] = [
+      [alice, '447700900101', a],
+      [alice, '447700900201', b],
+      [bob, '447700900102', b],
+    ];
+    for (const [account, to, smsc] of cases) {
+      expect(await settled(account, await send(t, account, to))).toMatchObject({ status: 'delivered' });
+      expect(acceptedFor(smsc, to), to).toBe(1);
+      expect(acceptedFor(smsc === a ? b : a, to), to).toBe(0);
+    }
+    const stored = await t.tern.deps.prisma.message.findFirstOrThrow({ where: { to: '447700900201' } });
+    expect(stored.carrier).toBe('b');
+  });
+
+  it('splits 1,000 messages within 5 points of their weights', async () => {
+    await route('3362', { split: 'a=70,b=30' });
+    const before = { a: a.accepted.length, b: b.accepted.length };
+    const numbers = Array.from({ length: 1000 }, (_, index) => `33620${String(index).padStart(5, '0')}`);
+    for (let start = 0; start < numbers.length; start += 50)
+      await Promise.all(numbers.slice(start, start + 50).map((to) => send(t, alice, to, 'Split')));
+    await waitFor(
+      async () => (a.accepted.length + b.accepted.length - before.a - before.b >= 1000 ? true : null),
+      60_000,
+    );
+    const share = (a.accepted.length - before.a) / 1000;
+    expect(share).toBeGreaterThanOrEqual(0.65);
+    expect(share).toBeLessThanOrEqual(0.75);
+  }, 90_000);
+
+  it('refuses a number no route covers at the door: 422 no_route on to, over REST and GraphQL', async () => {
+    const catalog = t.tern.services.carrierCatalog;
+    const fallback = (await catalog.settings()).routes.find(
+      (entry) => entry.prefix === '*' && !entry.accountId,
+    )!;
+    await catalog.removeRoute(fallback.id);
+    await Promise.all([t, t2].map((tern) => tern.tern.services.carrierDirectory.refresh()));
+    try {
+      const refused = await t2.request('POST', '/v1/messages/send', {
+        token: alice.token,
+        body: { to: '5511966661234', message: 'Nowhere' },
+      });
+      expect(refused.status).toBe(422);
+      expect(refused.body.error.details).toEqual([{ field: 'to', issue: 'no_route' }]);
+      const graphql = await t.graphql(
+        `mutation { sendMessage(input: {to: "5511966661234", message: "Nowhere"}) { __typename ... on ValidationError { details { field issue } } } }`,
+        {},
+        alice.token,
+      );
+      expect(graphql.body.data.sendMessage).toEqual({
+        __typename: 'ValidationError',
+        details: [{ field: 'to', issue: 'no_route' }],
+      });
+    } finally {
+      await catalog.addRoute('*', null, { carriers: 'default' });
+      await Promise.all([t, t2].map((tern) => tern.tern.services.carrierDirectory.refresh()));
+    }
+  });
+});
+
+describe('failover', () => {
+  it('fails a message the carrier rejects for good without giving it to the next carrier', async () => {
+    await route('4478', { carriers: 'a,b' });
+    a.behaviour = (_n, submit) =>
+      submit.destination === '447800900001' ? { status: ESME_RINVDSTADR } : 'ok';
+    try {
+      const failed = await settled(alice, await send(t, alice, '447800900001'));
+      expect(failed).toMatchObject({ status: 'failed', error: { code: 'smpp_0x0000000b' } });
+      expect(acceptedFor(b, '447800900001')).toBe(0);
+    } finally {
+      a.behaviour = () => 'ok';
+    }
+  });
+
+  it('never gives a message whose hand-over outcome is unknown to a second carrier', async () => {
+    await route('4478', { carriers: 'a,b' });
+    let dropped = false;
+    a.behaviour = (_n, submit) => {
+      if (submit.destination !== '447800900002' || dropped) return 'ok';
+      dropped = true;
+      setTimeout(() => a.dropConnections(), 20);
+      return 'silent';
+    };
+    try {
+      const delivered = await settled(alice, await send(t, alice, '447800900002'));
+      expect(delivered).toMatchObject({ status: 'delivered' });
+      expect(acceptedFor(b, '447800900002')).toBe(0);
+      expect(acceptedFor(a, '447800900002')).toBe(1);
+    } finally {
+      a.behaviour = () => 'ok';
+    }
+  });
+
+  it('goes around an SMSC that dies mid-traffic: each message delivered once, none left queued, and the SMSC used again once back', async () => {
+    await route('4479', { carriers: 'a,b' });
+    const numbers = Array.from({ length: 600 }, (_, index) => `44790${String(index).padStart(7, '0')}`);
+    const ids: string[] = [];
+    const sending = (async () => {
+      for (let start = 0; start < numbers.length; start += 50)
+        ids.push(
+          ...(await Promise.all(
+            numbers.slice(start, start + 50).map((to) => send(t, alice, to, 'Failover')),
+          )),
+        );
+    })();
+    await waitFor(async () =>
+      a.accepted.filter((entry) => entry.submit.destination.startsWith('4479')).length > 100 ? true : null,
+    );
+    // The SMSC stops answering, then goes away.
+    a.behaviour = () => 'silent';
+    setTimeout(() => void a.close(), 20);
+    await sending;
+    await waitFor(async () =>
+      b.accepted.some((entry) => entry.submit.destination.startsWith('4479')) ? true : null,
+    );
+    a.behaviour = () => 'ok';
+    await a.restart();
+    await waitFor(async () => {
+      const open = await t.tern.deps.prisma.message.count({
+        where: { id: { in: ids }, status: { in: ['queued', 'sent'] } },
+      });
+      return open === 0 ? true : null;
+    }, 60_000);
+    expect(await t.tern.deps.prisma.message.count({ where: { id: { in: ids }, status: 'delivered' } })).toBe(
+      numbers.length,
+    );
+    for (const to of numbers) expect(acceptedFor(a, to) + acceptedFor(b, to), to).toBe(1);
+    await waitFor(async () => (boundHere(t, 'a') ? true : null), 20_000);
+    const again = await settled(alice, await send(t, alice, '447912345678'));
+    expect(again).toMatchObject({ status: 'delivered' });
+    expect(acceptedFor(a, '447912345678')).toBe(1);
+  }, 120_000);
+});
+
+describe('the unavailable error', () => {
+  it('says whether the carrier may have taken the message', () => {
+    expect(new CarrierUnavailableError('x').outcomeUnknown).toBe(false);
+    expect(new CarrierUnavailableError('x', true).outcomeUnknown).toBe(true);
+  });
+});
