@@ -25,6 +25,8 @@ export interface ReceivedPdu {
   pdu: PDU;
   raw: Buffer;
   session: Session;
+  /** When it arrived (epoch ms), for counts over a window. */
+  at: number;
 }
 
 export interface AcceptedSubmit {
@@ -186,7 +188,7 @@ export class LoopbackSmsc {
     }) as typeof session.socket.read;
     session.on('error', () => undefined);
     session.on('pdu', (pdu) => {
-      this.received.push({ command: pdu.command, pdu, raw: Buffer.concat(chunks), session });
+      this.received.push({ command: pdu.command, pdu, raw: Buffer.concat(chunks), session, at: Date.now() });
       chunks = [];
     });
     session.on('bind_transceiver', (pdu) => {
