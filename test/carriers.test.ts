@@ -205,7 +205,14 @@ describe('routing', () => {
       expect(acceptedFor(smsc === a ? b : a, to), to).toBe(0);
     }
     const stored = await t.tern.deps.prisma.message.findFirstOrThrow({ where: { to: '447700900201' } });
-    expect(stored.carrier).toBe('b');
+    const shown = await t.request('GET', `/v1/messages/${stored.id}`, { token: alice.token });
+    expect(shown.body.carrier).toBe('b');
+    const graphql = await t.graphql(
+      `query { message(id: "${stored.id}") { ... on Message { carrier } } }`,
+      {},
+      alice.token,
+    );
+    expect(graphql.body.data.message).toEqual({ carrier: 'b' });
   });
 
   it('splits 1,000 messages within 5 points of their weights', async () => {

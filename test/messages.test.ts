@@ -485,6 +485,7 @@ describe('reading messages', () => {
       'campaign',
       'segments',
       'encoding',
+      'carrier',
       'created_at',
       'sent_at',
       'delivered_at',
