@@ -63,16 +63,17 @@ async function seed(databaseUrl: string, accountId: string): Promise<void> {
   );
   await sql(
     databaseUrl,
-    `INSERT INTO smpp_parts (reference, part, parts, concat_ref, state, created_at) VALUES
-       ('msg_old', 1, 2, 7, 'delivered', ${OLD}), ('msg_old', 2, 2, 7, 'delivered', ${OLD}), ('kept_msg_recent', 1, 1, 8, 'pending', ${RECENT})`,
+    `INSERT INTO smpp_parts (reference, part, parts, concat_ref, carrier, state, created_at) VALUES
+       ('msg_old', 1, 2, 7, 'default', 'delivered', ${OLD}), ('msg_old', 2, 2, 7, 'default', 'delivered', ${OLD}),
+       ('kept_msg_recent', 1, 1, 8, 'default', 'pending', ${RECENT})`,
   );
   await sql(
     databaseUrl,
-    `INSERT INTO smpp_receipts (smsc_message_id, delivered, received_at, applied_at) VALUES
-       ('applied_old', true, ${OLD}, ${OLD}),
-       ('unmatched_old', true, ${OLD}, NULL),
-       ('kept_unmatched_recent', true, ${RECENT}, NULL),
-       ('kept_applied_recent', true, ${OLD}, ${RECENT})`,
+    `INSERT INTO smpp_receipts (carrier, smsc_message_id, delivered, received_at, applied_at) VALUES
+       ('default', 'applied_old', true, ${OLD}, ${OLD}),
+       ('default', 'unmatched_old', true, ${OLD}, NULL),
+       ('default', 'kept_unmatched_recent', true, ${RECENT}, NULL),
+       ('default', 'kept_applied_recent', true, ${OLD}, ${RECENT})`,
   );
   await sql(
     databaseUrl,

@@ -244,6 +244,7 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
       failed: 0,
       replied: 0,
       opted_out: 1,
+      waiting: 0,
     });
     const messages = await api(alice, 'GET', `/v1/messages?campaign=${campaign}`);
     expect(messages.body.data.map((message: { to: string }) => message.to)).toEqual(['447700900306']);

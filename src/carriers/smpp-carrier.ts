@@ -77,7 +77,10 @@ export class SmppCarrier implements Carrier {
       stateChanged: (state) => this.logState(state),
     });
     this.submitter = new SmppSubmitter(this.session, options, logger, this.errors);
-    this.receipts = new SmppReceipts(prisma, clock, logger, this.errors, options.receiptPollMs);
+    this.receipts = new SmppReceipts(prisma, clock, logger, this.errors, {
+      pollMs: options.receiptPollMs,
+      carrier: this.name,
+    });
     this.inbound = new SmppInbound(prisma, clock, this.errors);
   }
 
@@ -156,7 +159,7 @@ export class SmppCarrier implements Carrier {
       });
       await this.prisma.smppPart.update({
         where: { reference_part: { reference: message.reference, part: body.part } },
-        data: { smscMessageId, submittedAt: this.clock.now() },
+        data: { carrier: this.name, smscMessageId, submittedAt: this.clock.now() },
       });
       accepted.set(body.part, smscMessageId);
       this.receipts.wake();
@@ -187,7 +190,13 @@ export class SmppCarrier implements Carrier {
 
   private async recordParts(reference: string, parts: number, concatRef: number): Promise<void> {
     await this.prisma.smppPart.createMany({
-      data: Array.from({ length: parts }, (_, index) => ({ reference, part: index + 1, parts, concatRef })),
+      data: Array.from({ length: parts }, (_, index) => ({
+        reference,
+        part: index + 1,
+        parts,
+        concatRef,
+        carrier: this.name,
+      })),
       skipDuplicates: true,
     });
   }
