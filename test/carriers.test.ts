@@ -189,6 +189,34 @@ describe('carriers and routes from the CLI', () => {
   }, 120_000);
 });
 
+describe('what an operator sees', () => {
+  it('lists every carrier with its binds and circuit in /health, and by carrier in the metrics', async () => {
+    // Each worker publishes its carriers every second: both processes' binds show.
+    const entries = await waitFor(async () => {
+      const health = await t2.request('GET', '/health');
+      const listed = health.body.carriers as { carrier: string; worker: string; binds_open?: number }[];
+      const workersOf = (name: string) =>
+        new Set(
+          listed
+            .filter((entry) => entry.carrier === name && entry.binds_open !== undefined)
+            .map((entry) => entry.worker),
+        ).size;
+      return ['a', 'b', 'default'].every((name) => workersOf(name) === 2) ? listed : null;
+    });
+    expect(entries.find((entry) => entry.carrier === 'a')).toMatchObject({
+      state: 'bound',
+      enabled: true,
+      binds: 2,
+      binds_open: 1,
+      circuit: 'closed',
+      window: { in_use: expect.any(Number), size: 10 },
+    });
+    const metrics = await t.tern.deps.metrics.registry.metrics();
+    expect(metrics).toContain('tern_carrier_up{carrier="a",state="bound"} 1');
+    expect(metrics).toContain('tern_carrier_binds_open{carrier="b"} 1');
+  });
+});
+
 describe('routing', () => {
   it("lands each message on its route's carrier: by prefix, and by account before a global route", async () => {
     await route('44', { carriers: 'a' });
