@@ -243,6 +243,24 @@ describe('routing', () => {
     expect(graphql.body.data.message).toEqual({ carrier: 'b' });
   });
 
+  it('runs a second simulator beside the first, each reporting what it took', async () => {
+    await t.tern.services.carrierCatalog.addCarrier('sim2', { url: 'simulator://?delay_ms=10' });
+    await route('3363', { carriers: 'sim2' });
+    await waitFor(async () =>
+      [t, t2].every((tern) => tern.tern.carriers!.health().some((entry) => entry.carrier === 'sim2'))
+        ? true
+        : null,
+    );
+    const id = await send(t, alice, '33630000002', 'Two simulators');
+    expect(await settled(alice, id)).toMatchObject({ status: 'delivered', carrier: 'sim2' });
+    const reply = await waitFor(() =>
+      t.tern.deps.prisma.inboundMessage.findFirst({ where: { messageId: id } }),
+    );
+    expect(reply.carrier).toBe('sim2');
+    const other = await send(t, alice, '5511966661299', 'The default simulator');
+    expect(await settled(alice, other)).toMatchObject({ status: 'delivered', carrier: 'default' });
+  });
+
   it('splits 1,000 messages within 5 points of their weights', async () => {
     await route('3362', { split: 'a=70,b=30' });
     const before = { a: a.accepted.length, b: b.accepted.length };

@@ -83,10 +83,10 @@ async function seed(databaseUrl: string, accountId: string): Promise<void> {
   );
   await sql(
     databaseUrl,
-    `INSERT INTO simulated_submissions (reference, carrier_message_id, "to", text, submitted_at, report_at, reported_at) VALUES
-       ('reported_old', 'sim_1', '5511999990001', 'x', ${OLD}, ${OLD}, ${OLD}),
-       ('kept_unreported_old', 'sim_2', '5511999990001', 'x', ${OLD}, ${OLD}, NULL),
-       ('kept_reported_recent', 'sim_3', '5511999990001', 'x', ${RECENT}, ${RECENT}, ${RECENT})`,
+    `INSERT INTO simulated_submissions (reference, carrier, carrier_message_id, "to", text, submitted_at, report_at, reported_at) VALUES
+       ('reported_old', 'default', 'sim_1', '5511999990001', 'x', ${OLD}, ${OLD}, ${OLD}),
+       ('kept_unreported_old', 'default', 'sim_2', '5511999990001', 'x', ${OLD}, ${OLD}, NULL),
+       ('kept_reported_recent', 'default', 'sim_3', '5511999990001', 'x', ${RECENT}, ${RECENT}, ${RECENT})`,
   );
   await sql(
     databaseUrl,
