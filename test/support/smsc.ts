@@ -214,7 +214,8 @@ export class LoopbackSmsc {
 
   private async answerSubmit(session: Session, pdu: PDU): Promise<void> {
     this.submits += 1;
-    const submit = parseSubmitSm(this.received.at(-1)!.raw);
+    // This PDU's own octets: with several sessions, the last PDU received may be another's.
+    const submit = parseSubmitSm(this.received.findLast((entry) => entry.pdu === pdu)!.raw);
     const answer = await this.behaviour(this.submits, submit, session);
     if (answer === 'silent') return;
     if (answer !== 'ok') {
