@@ -53,7 +53,7 @@ export function createMessageSendWorker({ deps, services, carriers }: WorkerCont
   );
   // A process that holds no carrier takes no send job: the processes that hold the binds do.
   carriers.onUsableChange((usable) => {
-    if (usable) worker.resume();
+    if (usable) void worker.resume();
     else void worker.pause(true);
   });
   // BullMQ leaves a connection it was given open; this one is the worker's alone.
