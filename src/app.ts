@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
-import type { Carrier } from './carriers/carrier.js';
-import { CarrierHealthBoard } from './carriers/carrier-health.js';
-import { createCarrier } from './carriers/index.js';
+import { CarrierPool } from './carriers/carrier-pool.js';
+import { defaultCarrierUrl } from './carriers/index.js';
 import type { Role } from './config.js';
 import type { Dependencies } from './deps.js';
 import { closeDependencies } from './deps.js';
@@ -38,8 +37,8 @@ export interface Tern {
   services: Services;
   schema: GraphQLSchema;
   http: FastifyInstance | null;
-  /** The carrier of the worker role; null in an API-only process. */
-  carrier: Carrier | null;
+  /** The carriers of the worker role; null in an API-only process. */
+  carriers: CarrierPool | null;
   /** Listens (API role) and starts the workers (worker role); resolves to the API's address. */
   start(): Promise<string | null>;
   /** Turns readiness off, stops taking requests, drains in-flight requests and jobs, then closes connections. */
@@ -52,12 +51,9 @@ export function createTern(deps: Dependencies, role: Role): Tern {
     strictQueries: deps.config.env !== 'production',
     inputs: { allowInsecureWebhooks: deps.config.webhookAllowInsecure },
   });
-  const carrier = role === 'api' ? null : createCarrier(deps.config, deps);
-  const carrierHealth = new CarrierHealthBoard(
-    deps.redis,
-    deps.config.redisPrefix,
-    deps.logger.child({ module: 'carrier-health' }),
-  );
+  const carrierHealth = services.carrierHealth;
+  const carriers = role === 'api' ? null : createCarrierPool(deps, services);
+  const localCarriers = carriers ? () => carriers.health() : null;
   let stopping = false;
   const readiness = new Readiness(deps, () => stopping);
   const http =
@@ -67,7 +63,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
           deps,
           services,
           schema,
-          carriers: () => carrierHealth.read(carrier),
+          carriers: () => carrierHealth.read(localCarriers),
           readiness,
           shuttingDown: () => stopping,
         });
@@ -90,22 +86,31 @@ export function createTern(deps: Dependencies, role: Role): Tern {
     services,
     schema,
     http,
-    carrier,
+    carriers,
     async start() {
       if (deps.redis.status === 'wait') await deps.redis.connect();
-      if (carrier) {
-        await carrier.start(services.carrierReports.sinkFor(carrier.name));
-        carrierHealth.start(carrier);
+      await services.carrierCatalog.ensureDefault(
+        defaultCarrierUrl(deps.config),
+        deps.config.carrierMaxPerSecond,
+      );
+      await services.carrierDirectory.ready();
+      services.carrierDirectory.start();
+      if (carriers) {
+        await carriers.start();
+        carrierHealth.start(() => carriers.health());
         deps.metrics.observe({
-          carrier: () => carrier.health(),
+          carriers: () => carriers.health(),
           queueDepths: () => readQueueDepths(queueList(deps.queues)),
           oldestQueuedMessage: () => services.messageDelivery.oldestQueued(),
         });
-        workers = startWorkers(Object.values(WORKERS), { deps, services, carrier });
+        workers = startWorkers(Object.values(WORKERS), { deps, services, carriers });
         recovery = startRecovery(deps, services);
         dispatcher?.start();
         services.scheduledReleases.start();
-        deps.logger.info({ workers: workers.names, carrier: carrier.name }, 'workers started');
+        deps.logger.info(
+          { workers: workers.names, carriers: carriers.health().map((carrier) => carrier.carrier) },
+          'workers started',
+        );
       }
       if (!http) return null;
       return http.listen({ host: deps.config.host, port: deps.config.port });
@@ -119,11 +124,31 @@ export function createTern(deps: Dependencies, role: Role): Tern {
         workers?.close(),
         recovery?.stop(),
         dispatcher?.stop(),
-        carrier ? services.scheduledReleases.stop() : undefined,
+        carriers ? services.scheduledReleases.stop() : undefined,
       ]);
       await carrierHealth.stop();
-      await carrier?.stop();
+      services.carrierDirectory.stop();
+      await carriers?.stop();
       await closeDependencies(deps);
     },
   };
+}
+
+// How often a worker renews its carrier binds and looks for free ones; a dead holder's bind lapses after three.
+const CARRIER_TICK_MS = 1_000;
+// Unavailable hand-overs in a row that open a carrier's circuit, and how long it then stays open.
+const CIRCUIT = { threshold: 5, openMs: 5_000 };
+
+function createCarrierPool(deps: Dependencies, services: Services): CarrierPool {
+  return new CarrierPool({
+    directory: services.carrierDirectory,
+    deps,
+    redis: deps.redis,
+    redisPrefix: deps.config.redisPrefix,
+    worker: services.carrierHealth.worker,
+    sinkFor: (carrier) => services.carrierReports.sinkFor(carrier),
+    tickMs: CARRIER_TICK_MS,
+    circuit: CIRCUIT,
+    paceWaitMs: Math.floor(deps.config.claimLeaseMs / 4),
+  });
 }

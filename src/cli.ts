@@ -73,12 +73,13 @@ function parseCommandLine(argv: string[]): { command: Command; values: Values } 
   const commandHint = `(npm run cli -- ${groupName} ${commandName} --help tells more)`;
   let values: Values;
   try {
-    ({ values } = parseArgs({
+    const parsed = parseArgs({
       args: rest,
       options: { ...command.options, help: { type: 'boolean', short: 'h' } },
       strict: true,
-      allowPositionals: false,
-    }));
+      allowPositionals: command.positional !== undefined,
+    });
+    values = { ...parsed.values, ...positionalValue(command, parsed.positionals) };
   } catch (error) {
     const problem = error instanceof Error ? error.message.split('\n')[0] : String(error);
     throw new UsageError(`${problem} ${commandHint}`);
@@ -87,9 +88,18 @@ function parseCommandLine(argv: string[]): { command: Command; values: Values } 
     process.stdout.write(`${commandHelp(groupName, commandName, command)}\n`);
     return null;
   }
-  const missing = command.required.filter((name) => values[name] === undefined).map((name) => `--${name}`);
+  const missing = command.required
+    .filter((name) => values[name] === undefined)
+    .map((name) => (name === command.positional ? name.toUpperCase() : `--${name}`));
   if (missing.length > 0) throw new UsageError(`missing ${missing.join(', ')} ${commandHint}`);
   return { command, values };
+}
+
+/** The one positional a command takes (`carriers add NAME`), under its name. */
+function positionalValue(command: Command, positionals: string[]): Values {
+  if (command.positional === undefined || positionals.length === 0) return {};
+  if (positionals.length > 1) throw new UsageError(`one ${command.positional.toUpperCase()} only`);
+  return { [command.positional]: positionals[0] };
 }
 
 async function main(argv: string[]): Promise<void> {

@@ -24,6 +24,9 @@ export interface SmppConfig {
   throttleBackoffMs: number;
 }
 
+/** What SMPP_* settings give every SMPP carrier, less its address and credentials. */
+export type SmppDefaults = Omit<SmppConfig, 'host' | 'port' | 'tls' | 'systemId' | 'password'>;
+
 /** Sentinels that know where the master of `name` is (REDIS_SENTINELS, REDIS_SENTINEL_NAME). */
 export interface RedisSentinels {
   sentinels: { host: string; port: number }[];
@@ -65,6 +68,8 @@ export interface Config {
   carrier: 'simulator' | 'smpp';
   /** Set when carrier is 'smpp'. */
   smpp: SmppConfig | null;
+  /** The SMPP settings every SMPP carrier starts from; its URL's options override them. */
+  smppDefaults: SmppDefaults;
   simulatorDelayMs: number;
   simulatorSubmitLatencyMs: number;
   sendConcurrency: number;
@@ -89,6 +94,10 @@ export interface Config {
   subscriptionsPerAccount: number;
   /** AES-256-GCM key that seals the accounts' webhook signing secrets at rest. */
   webhookSecretKey: Buffer;
+  /** AES-256-GCM key that seals the carriers' passwords at rest. */
+  carrierSecretKey: Buffer;
+  /** SMPP_URL as given, for the `default` carrier made when none is configured. */
+  smppUrl: string | null;
   /** AES-256-GCM key that seals the accounts' TOTP secrets at rest. */
   twoFactorSecretKey: Buffer;
   graphiql: boolean;
@@ -162,9 +171,12 @@ function connectionSettings(env: Environment) {
 }
 
 function carrierSettings(env: Environment) {
+  const smppDefaults = smppDefaultsOf(env);
   return {
     carrier: env.CARRIER,
-    smpp: smppSettings(env),
+    smpp: smppSettings(env, smppDefaults),
+    smppDefaults,
+    smppUrl: env.CARRIER === 'smpp' ? (env.SMPP_URL ?? null) : null,
     simulatorDelayMs: env.SIMULATOR_DELAY_MS,
     simulatorSubmitLatencyMs: env.SIMULATOR_SUBMIT_LATENCY_MS,
     sendConcurrency: env.SEND_CONCURRENCY,
@@ -172,15 +184,8 @@ function carrierSettings(env: Environment) {
   };
 }
 
-function smppSettings(env: Environment): SmppConfig | null {
-  if (env.CARRIER !== 'smpp') return null;
-  if (!env.SMPP_URL) {
-    throw new ConfigError(
-      'invalid configuration: SMPP_URL is required when CARRIER=smpp (smpp://system_id:password@host:port, smpps:// for TLS)',
-    );
-  }
+function smppDefaultsOf(env: Environment): SmppDefaults {
   return {
-    ...parseSmppUrl(env.SMPP_URL),
     systemType: env.SMPP_SYSTEM_TYPE,
     sourceAddr: env.SMPP_SOURCE_ADDR ?? null,
     window: env.SMPP_WINDOW,
@@ -190,6 +195,16 @@ function smppSettings(env: Environment): SmppConfig | null {
     reconnectMs: env.SMPP_RECONNECT_MS,
     throttleBackoffMs: env.SMPP_THROTTLE_BACKOFF_MS,
   };
+}
+
+function smppSettings(env: Environment, defaults: SmppDefaults): SmppConfig | null {
+  if (env.CARRIER !== 'smpp') return null;
+  if (!env.SMPP_URL) {
+    throw new ConfigError(
+      'invalid configuration: SMPP_URL is required when CARRIER=smpp (smpp://system_id:password@host:port, smpps:// for TLS)',
+    );
+  }
+  return { ...parseSmppUrl(env.SMPP_URL), ...defaults };
 }
 
 function limitSettings(env: Environment) {

@@ -129,6 +129,7 @@ export const ISSUES = {
   impossible_number:
     'A number its country cannot have: too short or too long for the numbering plan of its calling code',
   destination_not_allowed: 'A number in a country the account may not send to (its allowed_countries)',
+  no_route: 'No route of the operator covers the number: no carrier would take it',
 } as const;
 
 export type Issue = keyof typeof ISSUES;

@@ -1,4 +1,7 @@
 import type { Logger } from 'pino';
+import { CarrierCatalog } from './carriers/carrier-catalog.js';
+import { CarrierDirectory } from './carriers/carrier-directory.js';
+import { CarrierHealthBoard } from './carriers/carrier-health.js';
 import { carrierDefaultSender } from './carriers/index.js';
 import type { Dependencies } from './deps.js';
 import { CampaignDispatchJobs } from './jobs/campaign-dispatch.job.js';
@@ -80,6 +83,12 @@ export interface Services {
   retentionSweep: RetentionSweep;
   /** GraphQL subscriptions' streams of an account's changes. */
   liveSubscriptions: LiveSubscriptions;
+  /** The operator's carriers and routes in PostgreSQL. */
+  carrierCatalog: CarrierCatalog;
+  /** The carriers and routes as this process applies them, kept up to date. */
+  carrierDirectory: CarrierDirectory;
+  /** Every worker's carriers, binds and circuits, shared through Redis. */
+  carrierHealth: CarrierHealthBoard;
 }
 
 /** The composition root of the domain layer: each service made once, with what it depends on. */
@@ -102,8 +111,20 @@ export function createServices(deps: Dependencies): Services {
     logger: logger('quotas'),
     defaultAllowedCountries: config.defaultAllowedCountries,
   });
-  const messages = messageServices(deps, { ...jobs, live, optOuts, accountQuotas, logger });
+  const carrierCatalog = new CarrierCatalog(prisma, config.carrierSecretKey);
+  const carrierDirectory = new CarrierDirectory(carrierCatalog, logger('carriers'), CARRIER_SETTINGS_POLL_MS);
+  const messages = messageServices(deps, {
+    ...jobs,
+    live,
+    optOuts,
+    accountQuotas,
+    logger,
+    routes: carrierDirectory,
+  });
   return {
+    carrierCatalog,
+    carrierDirectory,
+    carrierHealth: new CarrierHealthBoard(deps.redis, config.redisPrefix, logger('carrier-health')),
     ...accountServices(deps, logger),
     ...messages,
     ...campaignServices(deps, {
@@ -154,6 +175,9 @@ export function createServices(deps: Dependencies): Services {
 
 type ModuleLogger = (module: string) => Logger;
 
+// How often every process reads the carriers and routes again: a bound on how late a change applies.
+const CARRIER_SETTINGS_POLL_MS = 1_000;
+
 // How often an idle worker asks the index of scheduled messages for due ones: a bound on how late one goes.
 const SCHEDULED_RELEASE_POLL_MS = 250;
 
@@ -192,19 +216,29 @@ function messageServices(
     optOuts,
     accountQuotas,
     logger,
+    routes,
   }: {
     sendJobs: MessageSendJobs;
     live: LivePublisher;
     optOuts: OptOuts;
     accountQuotas: AccountQuotas;
     logger: ModuleLogger;
+    routes: CarrierDirectory;
   },
 ) {
   const statusChanges = new MessageStatusChanges(prisma, metrics, live);
   return {
     messageQueries: new MessageQueries(prisma),
     messagePages: new MessagePages(prisma),
-    messageSending: new MessageSending({ prisma, clock, sendJobs, optOuts, live, quotas: accountQuotas }),
+    messageSending: new MessageSending({
+      prisma,
+      clock,
+      sendJobs,
+      optOuts,
+      live,
+      quotas: accountQuotas,
+      routes,
+    }),
     messageDelivery: new MessageDelivery({
       prisma,
       clock,

@@ -333,20 +333,21 @@ describe('statuses only move forward', () => {
     const delivered = await waitForStatus(alice, body.message, ['delivered']);
     const { carrierReports, messageDelivery } = t.tern.services;
     const stored = await t.tern.deps.prisma.message.findUniqueOrThrow({ where: { id: body.message } });
-    await carrierReports.applyDeliveryReport('simulator', {
+    expect(stored.carrier).toBe('default');
+    await carrierReports.applyDeliveryReport(stored.carrier!, {
       carrierMessageId: stored.carrierMessageId!,
       status: 'failed',
       at: new Date(),
       error: { code: 'x', message: 'late' },
     });
-    await carrierReports.applyDeliveryReport('simulator', {
+    await carrierReports.applyDeliveryReport(stored.carrier!, {
       carrierMessageId: stored.carrierMessageId!,
       status: 'delivered',
       at: new Date(),
     });
     await messageDelivery.recordSubmitted(
       { id: stored.id, to: stored.to, campaignId: stored.campaignId },
-      'simulator',
+      stored.carrier!,
       stored.carrierMessageId!,
     );
     const after = await t.request('GET', `/v1/messages/${body.message}`, { token: alice.token });
@@ -484,6 +485,7 @@ describe('reading messages', () => {
       'campaign',
       'segments',
       'encoding',
+      'carrier',
       'created_at',
       'sent_at',
       'delivered_at',

@@ -295,7 +295,7 @@ describe('operations', { timeout: 180_000 }, () => {
     expect(text).toMatch(/^tern_queue_jobs\{queue="message-send",state="wait"\} 0$/m);
     expect(text).toMatch(/^tern_messages_oldest_queued_age_seconds 0$/m);
     // Is the carrier healthy?
-    expect(sample(text, 'tern_carrier_up', { carrier: 'simulator', state: 'ready' })).toBe(1);
+    expect(sample(text, 'tern_carrier_up', { carrier: 'default', state: 'ready' })).toBe(1);
     // Are webhooks failing?
     expect(sample(text, 'tern_webhook_attempts_total', { outcome: 'failed' })).toBe(0);
     // Who is being limited?

@@ -280,7 +280,17 @@ describe('tern as processes', { timeout: 120_000 }, () => {
       postgres: 'up',
       redis: 'up',
       carriers: [
-        { carrier: 'simulator', state: 'ready', worker: expect.any(String), updated_at: expect.any(String) },
+        {
+          carrier: 'default',
+          state: 'ready',
+          enabled: true,
+          binds: 1,
+          binds_open: 0,
+          max_per_second: null,
+          circuit: 'closed',
+          worker: expect.any(String),
+          updated_at: expect.any(String),
+        },
       ],
       request: expect.any(String),
     });

@@ -63,16 +63,17 @@ async function seed(databaseUrl: string, accountId: string): Promise<void> {
   );
   await sql(
     databaseUrl,
-    `INSERT INTO smpp_parts (reference, part, parts, concat_ref, state, created_at) VALUES
-       ('msg_old', 1, 2, 7, 'delivered', ${OLD}), ('msg_old', 2, 2, 7, 'delivered', ${OLD}), ('kept_msg_recent', 1, 1, 8, 'pending', ${RECENT})`,
+    `INSERT INTO smpp_parts (reference, part, parts, concat_ref, carrier, state, created_at) VALUES
+       ('msg_old', 1, 2, 7, 'default', 'delivered', ${OLD}), ('msg_old', 2, 2, 7, 'default', 'delivered', ${OLD}),
+       ('kept_msg_recent', 1, 1, 8, 'default', 'pending', ${RECENT})`,
   );
   await sql(
     databaseUrl,
-    `INSERT INTO smpp_receipts (smsc_message_id, delivered, received_at, applied_at) VALUES
-       ('applied_old', true, ${OLD}, ${OLD}),
-       ('unmatched_old', true, ${OLD}, NULL),
-       ('kept_unmatched_recent', true, ${RECENT}, NULL),
-       ('kept_applied_recent', true, ${OLD}, ${RECENT})`,
+    `INSERT INTO smpp_receipts (carrier, smsc_message_id, delivered, received_at, applied_at) VALUES
+       ('default', 'applied_old', true, ${OLD}, ${OLD}),
+       ('default', 'unmatched_old', true, ${OLD}, NULL),
+       ('default', 'kept_unmatched_recent', true, ${RECENT}, NULL),
+       ('default', 'kept_applied_recent', true, ${OLD}, ${RECENT})`,
   );
   await sql(
     databaseUrl,
@@ -82,10 +83,10 @@ async function seed(databaseUrl: string, accountId: string): Promise<void> {
   );
   await sql(
     databaseUrl,
-    `INSERT INTO simulated_submissions (reference, carrier_message_id, "to", text, submitted_at, report_at, reported_at) VALUES
-       ('reported_old', 'sim_1', '5511999990001', 'x', ${OLD}, ${OLD}, ${OLD}),
-       ('kept_unreported_old', 'sim_2', '5511999990001', 'x', ${OLD}, ${OLD}, NULL),
-       ('kept_reported_recent', 'sim_3', '5511999990001', 'x', ${RECENT}, ${RECENT}, ${RECENT})`,
+    `INSERT INTO simulated_submissions (reference, carrier, carrier_message_id, "to", text, submitted_at, report_at, reported_at) VALUES
+       ('reported_old', 'default', 'sim_1', '5511999990001', 'x', ${OLD}, ${OLD}, ${OLD}),
+       ('kept_unreported_old', 'default', 'sim_2', '5511999990001', 'x', ${OLD}, ${OLD}, NULL),
+       ('kept_reported_recent', 'default', 'sim_3', '5511999990001', 'x', ${RECENT}, ${RECENT}, ${RECENT})`,
   );
   await sql(
     databaseUrl,

@@ -78,7 +78,7 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
     expect(response.body).toMatchObject({
       status: 'ok',
       carriers: [
-        { carrier: 'smpp', state: 'bound', window: { in_use: 0, size: 10 }, errors: { bind_failures: 0 } },
+        { carrier: 'default', state: 'bound', window: { in_use: 0, size: 10 }, errors: { bind_failures: 0 } },
       ],
     });
   });
@@ -96,7 +96,7 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
         return health.body.redis === 'up' ? health : null;
       });
       expect(response.body.carriers).toMatchObject([
-        { carrier: 'smpp', state: 'bound', worker: expect.any(String) },
+        { carrier: 'default', state: 'bound', worker: expect.any(String) },
       ]);
     } finally {
       await apiOnly.stop();
@@ -364,7 +364,17 @@ describe('opt-out with the simulator carrier', () => {
       expect(refused.body.error.details).toEqual([{ field: 'to', issue: 'opted_out' }]);
       const health = await simulated.request('GET', '/health');
       expect(health.body.carriers).toEqual([
-        { carrier: 'simulator', state: 'ready', worker: expect.any(String), updated_at: expect.any(String) },
+        {
+          carrier: 'default',
+          state: 'ready',
+          enabled: true,
+          binds: 1,
+          binds_open: 0,
+          max_per_second: null,
+          circuit: 'closed',
+          worker: expect.any(String),
+          updated_at: expect.any(String),
+        },
       ]);
     } finally {
       await simulated.stop();

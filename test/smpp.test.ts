@@ -493,8 +493,9 @@ describe('receipts, durably', () => {
     await carrier.send(sms);
     sink.failReports = true;
     expect(await smsc.deliverReceipt(smsc.messageId(1), 'tlv')).toBe(0);
+    // Tern's SMPP carrier is named `smpp` when no name is given.
     const stored = await prisma.smppReceipt.findUniqueOrThrow({
-      where: { smscMessageId: smsc.messageId(1) },
+      where: { carrier_smscMessageId: { carrier: 'smpp', smscMessageId: smsc.messageId(1) } },
     });
     expect(stored).toMatchObject({ delivered: true, appliedAt: null });
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -503,7 +504,11 @@ describe('receipts, durably', () => {
     await waitFor(async () => (reports.length === 1 ? true : null));
     expect(reports[0]).toMatchObject({ reference: sms.reference, status: 'delivered' });
     await waitFor(async () =>
-      (await prisma.smppReceipt.findUniqueOrThrow({ where: { smscMessageId: smsc.messageId(1) } })).appliedAt
+      (
+        await prisma.smppReceipt.findUniqueOrThrow({
+          where: { carrier_smscMessageId: { carrier: 'smpp', smscMessageId: smsc.messageId(1) } },
+        })
+      ).appliedAt
         ? true
         : null,
     );

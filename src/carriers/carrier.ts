@@ -53,6 +53,12 @@ export interface CarrierHealth {
   /** Counts of each kind of trouble since the process started. */
   errors?: Record<string, number>;
   lastError?: string | null;
+  /** Set by the pool: whether it takes new messages, the binds open here and configured, its pace and circuit. */
+  enabled?: boolean;
+  bindsOpen?: number;
+  binds?: number;
+  maxPerSecond?: number | null;
+  circuit?: 'closed' | 'open' | 'half_open';
 }
 
 /** Error counts under the names operators see them by in GET /health and the metrics: `bind_failures`, … */
@@ -89,9 +95,16 @@ export class CarrierRejectedError extends Error {
   }
 }
 
-/** The carrier could not be reached and certainly did not take the message: retry later. */
+/**
+ * The carrier could not take the message now: retry later. `outcomeUnknown` when it may have
+ * taken some of it (a submit went out and its answer never came, or some parts were taken):
+ * the message is then retried on this carrier only, never given to a second one.
+ */
 export class CarrierUnavailableError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly outcomeUnknown = false,
+  ) {
     super(message);
     this.name = 'CarrierUnavailableError';
   }

@@ -1,38 +1,66 @@
 import type { Config } from '../config.js';
 import type { Dependencies } from '../deps.js';
 import type { Carrier } from './carrier.js';
+import type { CarrierRecord } from './carrier-catalog.js';
+import { endpointOf, numberOption } from './carrier-url.js';
 import { SimulatorCarrier } from './simulator-carrier.js';
 import { SmppCarrier } from './smpp-carrier.js';
 
 // A receipt that overtook its submit_sm_resp in another process is looked at again this often.
 const SMPP_RECEIPT_POLL_MS = 500;
 
+export type CarrierDependencies = Pick<Dependencies, 'prisma' | 'clock' | 'logger' | 'config'>;
+
 /**
- * The address the configured carrier sends from when an account has no default sender; null
- * when the carrier leaves it to the network.
+ * The address messages are sent from when an account has no default sender (SMPP_SOURCE_ADDR);
+ * null when the carrier leaves it to the network.
  */
 export function carrierDefaultSender(config: Config): string | null {
   return config.carrier === 'smpp' ? (config.smpp?.sourceAddr ?? null) : null;
 }
 
-/** The carrier named by CARRIER; the only place that knows the choice. */
-export function createCarrier(
-  config: Config,
-  deps: Pick<Dependencies, 'prisma' | 'clock' | 'logger'>,
-): Carrier {
-  switch (config.carrier) {
-    case 'simulator':
-      return new SimulatorCarrier(deps.prisma, deps.clock, deps.logger.child({ carrier: 'simulator' }), {
-        delayMs: config.simulatorDelayMs,
-        submitLatencyMs: config.simulatorSubmitLatencyMs,
-        pollMs: Math.min(100, Math.max(10, config.simulatorDelayMs)),
-      });
-    case 'smpp':
-      return new SmppCarrier(deps.prisma, deps.clock, deps.logger.child({ carrier: 'smpp' }), {
-        ...config.smpp!,
-        maxPerSecond: config.carrierMaxPerSecond,
-        receiptPollMs: SMPP_RECEIPT_POLL_MS,
-        sendDeadlineMs: Math.floor(config.claimLeaseMs / 2),
-      });
+/** The URL of carrier `default`, made from CARRIER/SMPP_URL when no carrier is configured. */
+export function defaultCarrierUrl(config: Config): string {
+  return config.carrier === 'smpp' && config.smppUrl ? config.smppUrl : 'simulator://';
+}
+
+/** A carrier as its record describes it; the only place that knows the kinds. */
+export function carrierFromRecord(record: CarrierRecord, deps: CarrierDependencies): Carrier {
+  const { config } = deps;
+  const endpoint = endpointOf(record.url);
+  const logger = deps.logger.child({ carrier: record.name });
+  if (endpoint.kind === 'simulator') {
+    const delayMs = numberOption(endpoint.options, 'delay_ms', config.simulatorDelayMs);
+    return new SimulatorCarrier(deps.prisma, deps.clock, logger, {
+      name: record.name,
+      delayMs,
+      submitLatencyMs: numberOption(endpoint.options, 'submit_latency_ms', config.simulatorSubmitLatencyMs),
+      pollMs: Math.min(100, Math.max(10, delayMs)),
+    });
   }
+  const { options } = endpoint;
+  const defaults = config.smppDefaults;
+  const concat = options.get('concat');
+  return new SmppCarrier(deps.prisma, deps.clock, logger, {
+    ...defaults,
+    name: record.name,
+    host: endpoint.host,
+    port: endpoint.port,
+    tls: endpoint.tls,
+    systemId: endpoint.systemId,
+    password: record.password ?? '',
+    systemType: options.get('system_type') ?? defaults.systemType,
+    sourceAddr: options.get('source_addr') ?? defaults.sourceAddr,
+    window: numberOption(options, 'window', defaults.window) || defaults.window,
+    concatenation: concat === 'payload' || concat === 'udh' ? concat : defaults.concatenation,
+    // The cluster-wide pace is kept by the pool; the bind keeps its own learned pace only.
+    maxPerSecond: null,
+    receiptPollMs: SMPP_RECEIPT_POLL_MS,
+    sendDeadlineMs: Math.floor(config.claimLeaseMs / 2),
+  });
+}
+
+/** Whether the carrier holds sessions that count against its binds. */
+export function carrierBinds(record: CarrierRecord): boolean {
+  return endpointOf(record.url).kind === 'smpp';
 }

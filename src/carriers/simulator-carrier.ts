@@ -7,6 +7,8 @@ import type { Clock } from '../lib/clock.js';
 import type { Carrier, CarrierEventSink, CarrierHealth, OutboundSms, SubmitResult } from './carrier.js';
 
 export interface SimulatorOptions {
+  /** The carrier's name; `simulator` when not given. */
+  name?: string;
   /** How long after a submit the delivery report comes. */
   delayMs: number;
   /** How long the simulated carrier takes to acknowledge a submit. */
@@ -34,7 +36,7 @@ export const SIMULATED_REPLY = 'Thanks, got it';
  * carrier does; its state is a table, so reports survive crashes of the worker and of Redis.
  */
 export class SimulatorCarrier implements Carrier {
-  readonly name = 'simulator';
+  readonly name: string;
   readonly deduplicatesByReference = true;
   private sink: CarrierEventSink | null = null;
   private readonly loop: PollingLoop;
@@ -50,6 +52,7 @@ export class SimulatorCarrier implements Carrier {
     private readonly logger: Logger,
     private readonly options: SimulatorOptions,
   ) {
+    this.name = options.name ?? 'simulator';
     this.loop = new PollingLoop({
       step: async () => {
         const due = await this.takeDue();
@@ -88,8 +91,8 @@ export class SimulatorCarrier implements Carrier {
     const reportAt = new Date(now.getTime() + this.options.delayMs);
     // The same reference twice is the same submission: the first one's id comes back.
     const rows = await this.prisma.$queryRaw<{ reference: string; carrier_message_id: string }[]>`
-      INSERT INTO simulated_submissions (reference, carrier_message_id, "to", text, submitted_at, report_at)
-      SELECT DISTINCT ON (reference) reference, carrier_message_id, "to", text, ${now}::timestamptz, ${reportAt}::timestamptz
+      INSERT INTO simulated_submissions (reference, carrier, carrier_message_id, "to", text, submitted_at, report_at)
+      SELECT DISTINCT ON (reference) reference, ${this.name}, carrier_message_id, "to", text, ${now}::timestamptz, ${reportAt}::timestamptz
       FROM unnest(${messages.map((m) => m.reference)}::text[], ${messages.map(() => `sim_${randomUUID()}`)}::text[],
         ${messages.map((m) => m.to)}::text[], ${messages.map((m) => m.text)}::text[]) AS s(reference, carrier_message_id, "to", text)
       ORDER BY reference
@@ -111,6 +114,7 @@ export class SimulatorCarrier implements Carrier {
       WHERE reference IN (
         SELECT reference FROM simulated_submissions
         WHERE report_at <= ${now} AND reported_at IS NULL AND (locked_until IS NULL OR locked_until < ${now})
+          AND carrier = ${this.name}
         ORDER BY report_at
         LIMIT ${BATCH}
         FOR UPDATE SKIP LOCKED)

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { PDU } from 'smpp';
+import type { PDU, PduFields } from 'smpp';
 import type { SmppConfig } from '../config.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Clock } from '../lib/clock.js';
@@ -16,13 +16,15 @@ import { destinationAddress, sourceAddress } from './smpp-address.js';
 import { SmppInbound } from './smpp-inbound.js';
 import { isDeliveryReceipt } from './smpp-receipt.js';
 import { SmppReceipts } from './smpp-receipts.js';
-import { submitBodies } from './smpp-segments.js';
+import { type SubmitBody, submitBodies } from './smpp-segments.js';
 import { type BindState, SmppSession } from './smpp-session.js';
 import { noSmppErrors } from './smpp-status.js';
 import { SmppSubmitter } from './smpp-submitter.js';
 import { relativeValidityPeriod } from './smpp-validity.js';
 
 export interface SmppCarrierOptions extends SmppConfig {
+  /** The carrier's name, as messages, receipts and /health show it; `smpp` when not given. */
+  name?: string;
   /** submit_sm per second at most, the carrier's pace (CARRIER_MAX_PER_SECOND); null for none. */
   maxPerSecond: number | null;
   /** How often receipts waiting for their submit_sm_resp are looked at again. */
@@ -53,7 +55,7 @@ interface PartRow {
  * every receipt (SmppReceipts) and the parts of a concatenated reply until it is whole (SmppInbound).
  */
 export class SmppCarrier implements Carrier {
-  readonly name = 'smpp';
+  readonly name: string;
   // An SMSC takes every submit_sm as a new message: a send whose outcome is unknown is not repeated.
   readonly deduplicatesByReference = false;
   private sink: CarrierEventSink | null = null;
@@ -69,12 +71,16 @@ export class SmppCarrier implements Carrier {
     private readonly logger: Logger,
     private readonly options: SmppCarrierOptions,
   ) {
+    this.name = options.name ?? 'smpp';
     this.session = new SmppSession(options, logger, this.errors, {
       deliver: (pdu) => this.onDeliver(pdu),
       stateChanged: (state) => this.logState(state),
     });
     this.submitter = new SmppSubmitter(this.session, options, logger, this.errors);
-    this.receipts = new SmppReceipts(prisma, clock, logger, this.errors, options.receiptPollMs);
+    this.receipts = new SmppReceipts(prisma, clock, logger, this.errors, {
+      pollMs: options.receiptPollMs,
+      carrier: this.name,
+    });
     this.inbound = new SmppInbound(prisma, clock, this.errors);
   }
 
@@ -130,7 +136,7 @@ export class SmppCarrier implements Carrier {
     const deadline = Date.now() + this.options.sendDeadlineMs;
     for (const body of bodies) {
       if (accepted.has(body.part)) continue;
-      const smscMessageId = await this.submitter.submit(body, deadline, {
+      const smscMessageId = await this.submitPart(body, deadline, accepted.size > 0, {
         service_type: '',
         source_addr_ton: source.ton,
         source_addr_npi: source.npi,
@@ -153,12 +159,28 @@ export class SmppCarrier implements Carrier {
       });
       await this.prisma.smppPart.update({
         where: { reference_part: { reference: message.reference, part: body.part } },
-        data: { smscMessageId, submittedAt: this.clock.now() },
+        data: { carrier: this.name, smscMessageId, submittedAt: this.clock.now() },
       });
       accepted.set(body.part, smscMessageId);
       this.receipts.wake();
     }
     return { carrierMessageId: accepted.get(1)! };
+  }
+
+  /** A part; a refusal after some parts were taken keeps the message on this carrier. */
+  private async submitPart(
+    body: SubmitBody,
+    deadline: number,
+    partlyTaken: boolean,
+    fields: PduFields,
+  ): Promise<string> {
+    try {
+      return await this.submitter.submit(body, deadline, fields);
+    } catch (error) {
+      if (partlyTaken && error instanceof CarrierUnavailableError && !error.outcomeUnknown)
+        throw new CarrierUnavailableError(error.message, true);
+      throw error;
+    }
   }
 
   private partsOf(reference: string): Promise<PartRow[]> {
@@ -168,7 +190,13 @@ export class SmppCarrier implements Carrier {
 
   private async recordParts(reference: string, parts: number, concatRef: number): Promise<void> {
     await this.prisma.smppPart.createMany({
-      data: Array.from({ length: parts }, (_, index) => ({ reference, part: index + 1, parts, concatRef })),
+      data: Array.from({ length: parts }, (_, index) => ({
+        reference,
+        part: index + 1,
+        parts,
+        concatRef,
+        carrier: this.name,
+      })),
       skipDuplicates: true,
     });
   }

@@ -33,14 +33,18 @@ interface Settlement {
 export class SmppReceipts {
   private readonly loop: PollingLoop;
   private sink: CarrierEventSink | null = null;
+  /** SMSC ids are unique per carrier: this carrier's receipts only are stored and applied here. */
+  private readonly carrier: string;
 
   constructor(
     private readonly prisma: PrismaClient,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly errors: SmppErrorCounts,
-    pollMs: number,
+    options: { pollMs: number; carrier: string },
   ) {
+    const { pollMs } = options;
+    this.carrier = options.carrier;
     this.loop = new PollingLoop({
       step: () => this.applyReceipts(),
       batch: RECEIPT_BATCH,
@@ -79,6 +83,7 @@ export class SmppReceipts {
     await this.prisma.smppReceipt.createMany({
       data: [
         {
+          carrier: this.carrier,
           smscMessageId: receipt.smscMessageId,
           delivered: receipt.outcome.delivered,
           errorCode: failure?.code ?? null,
@@ -101,8 +106,8 @@ export class SmppReceipts {
     if (!sink) return 0;
     const due = await this.prisma.$queryRaw<DueReceipt[]>`
       SELECT r.smsc_message_id, p.reference
-      FROM smpp_receipts r JOIN smpp_parts p ON p.smsc_message_id = r.smsc_message_id
-      WHERE r.applied_at IS NULL
+      FROM smpp_receipts r JOIN smpp_parts p ON p.carrier = r.carrier AND p.smsc_message_id = r.smsc_message_id
+      WHERE r.applied_at IS NULL AND r.carrier = ${this.carrier}
       ORDER BY r.received_at
       LIMIT ${RECEIPT_BATCH}`;
     if (due.length === 0) return 0;
@@ -111,7 +116,8 @@ export class SmppReceipts {
       UPDATE smpp_parts p
       SET state = CASE WHEN r.delivered THEN 'delivered' ELSE 'failed' END, error_code = r.error_code, error_message = r.error_message
       FROM smpp_receipts r
-      WHERE r.smsc_message_id = p.smsc_message_id AND r.smsc_message_id = ANY(${ids}) AND p.state = 'pending'`;
+      WHERE r.carrier = ${this.carrier} AND p.carrier = r.carrier AND r.smsc_message_id = p.smsc_message_id
+        AND r.smsc_message_id = ANY(${ids}) AND p.state = 'pending'`;
     const references = [...new Set(due.map((row) => row.reference))];
     const settlements = await this.prisma.$queryRaw<Settlement[]>`
       SELECT reference, min(parts) AS parts,
@@ -138,7 +144,7 @@ export class SmppReceipts {
     const applied = due.filter((row) => finished.has(row.reference)).map((row) => row.smsc_message_id);
     if (applied.length > 0) {
       await this.prisma.smppReceipt.updateMany({
-        where: { smscMessageId: { in: applied } },
+        where: { carrier: this.carrier, smscMessageId: { in: applied } },
         data: { appliedAt: this.clock.now() },
       });
     }

@@ -104,7 +104,10 @@ export class SmppSession {
           this.pending.delete(entry);
           this.errors.responseTimeouts += 1;
           reject(
-            new CarrierUnavailableError(`no ${pdu.command}_resp within ${this.options.responseTimeoutMs} ms`),
+            new CarrierUnavailableError(
+              `no ${pdu.command}_resp within ${this.options.responseTimeoutMs} ms`,
+              true,
+            ),
           );
           // An SMSC that stops answering is treated as gone: the connection is made again.
           this.dropSession(session, `no ${pdu.command}_resp within ${this.options.responseTimeoutMs} ms`);
@@ -206,7 +209,7 @@ export class SmppSession {
     this.enquireTimer = null;
     for (const entry of this.pending) {
       clearTimeout(entry.timer);
-      entry.reject(new CarrierUnavailableError('the SMSC connection closed before its response'));
+      entry.reject(new CarrierUnavailableError('the SMSC connection closed before its response', true));
     }
     this.pending.clear();
     if (this.stopping) return;

@@ -3,6 +3,7 @@ import { read } from 'read';
 import { AppError, NotFoundError } from '../errors.js';
 import { MAX_API_KEYS_PER_ACCOUNT } from '../modules/api-keys/api-keys.js';
 import type { Services } from '../services.js';
+import { CARRIER_GROUPS } from './carrier-commands.js';
 
 // The operator commands, by group: what each takes and what it does; src/cli.ts parses and runs them.
 
@@ -19,6 +20,8 @@ export interface Command {
   options: Options;
   required: string[];
   details?: string;
+  /** The value a single positional argument gives (`carriers add NAME` fills `name`). */
+  positional?: string;
   run(services: Services, values: Values): Promise<void>;
 }
 
@@ -213,6 +216,7 @@ export const GROUPS: Record<string, Group> = {
       },
     },
   },
+  ...CARRIER_GROUPS,
 };
 
 export function print(value: unknown): void {
@@ -251,7 +255,7 @@ function limitsFrom(values: Values): Record<string, unknown> {
   };
 }
 
-async function accountOf(services: Services, values: Values): Promise<string> {
+export async function accountOf(services: Services, values: Values): Promise<string> {
   try {
     return await services.accounts.idByEmail(String(values.email));
   } catch (error) {

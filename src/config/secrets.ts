@@ -9,6 +9,7 @@ export interface Secrets {
   jwtSecret: string;
   webhookSecretKey: Buffer;
   twoFactorSecretKey: Buffer;
+  carrierSecretKey: Buffer;
 }
 
 /**
@@ -52,7 +53,8 @@ export function secretsFrom(env: Environment, warnings: string[]): Secrets {
       'invalid configuration: TWO_FACTOR_SECRET_KEY must be 32 bytes, as 64 hex digits or in base64',
     );
   }
-  return { jwtSecret, webhookSecretKey, twoFactorSecretKey };
+  const carrierSecretKey = derivedKey(webhookSecretKey, 'tern carrier passwords');
+  return { jwtSecret, webhookSecretKey, twoFactorSecretKey, carrierSecretKey };
 }
 
 /** A 32-byte key written as 64 hex digits or in base64 (either alphabet); null otherwise. */

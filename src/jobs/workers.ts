@@ -1,12 +1,12 @@
 import type { Worker } from 'bullmq';
-import type { Carrier } from '../carriers/carrier.js';
+import type { CarrierPool } from '../carriers/carrier-pool.js';
 import type { Dependencies } from '../deps.js';
 import type { Services } from '../services.js';
 
 export interface WorkerContext {
   deps: Dependencies;
   services: Services;
-  carrier: Carrier;
+  carriers: CarrierPool;
 }
 
 /** A BullMQ worker of the service, started by the worker role of the process. */

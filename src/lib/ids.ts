@@ -13,7 +13,8 @@ export type IdPrefix =
   | 'acc'
   | 'evt'
   | 'req'
-  | 'key';
+  | 'key'
+  | 'rte';
 
 /**
  * Opaque identifiers with a readable prefix. UUIDv7 keeps them roughly time-ordered,

@@ -40,8 +40,8 @@ export interface MetricSources {
   queueDepths?: QueueDepths;
   /** When the oldest message still `queued` was accepted; null when none is. */
   oldestQueuedMessage?: () => Promise<Date | null>;
-  /** This process's carrier. */
-  carrier?: () => CarrierHealth;
+  /** This process's carriers. */
+  carriers?: () => CarrierHealth[];
 }
 
 /**
@@ -189,15 +189,38 @@ export class Metrics {
     const sources = () => this.sources;
     new Gauge({
       name: 'tern_carrier_up',
-      help: "1 for this process's carrier in its current state (simulator: ready; SMPP: bound, connecting, disconnected, bind_failed, stopped); summed over processes",
+      help: "1 for each of this process's carriers in its current state (simulator: ready; SMPP: bound, connecting, disconnected, bind_failed, stopped; standby: no bind held here); summed over processes",
       labelNames: ['carrier', 'state'] as const,
       registers: [this.registry],
       collect() {
-        const read = sources().carrier;
+        const read = sources().carriers;
         if (!read) return;
-        const health = read();
         this.reset();
-        this.set({ carrier: health.carrier, state: health.state }, 1);
+        for (const health of read()) this.set({ carrier: health.carrier, state: health.state }, 1);
+      },
+    });
+
+    new Gauge({
+      name: 'tern_carrier_binds_open',
+      help: 'SMPP sessions this process holds open to the carrier; summed over processes, at most its binds',
+      labelNames: ['carrier'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const health of sources().carriers?.() ?? [])
+          this.set({ carrier: health.carrier }, health.bindsOpen ?? 0);
+      },
+    });
+
+    new Gauge({
+      name: 'tern_carrier_circuit_open',
+      help: "1 while the carrier's circuit is open or half open in this process (it is skipped after repeated unavailability)",
+      labelNames: ['carrier'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const health of sources().carriers?.() ?? [])
+          this.set({ carrier: health.carrier }, health.circuit && health.circuit !== 'closed' ? 1 : 0);
       },
     });
 
@@ -207,8 +230,9 @@ export class Metrics {
       labelNames: ['carrier'] as const,
       registers: [this.registry],
       collect() {
-        const health = sources().carrier?.();
-        if (health?.window) this.set({ carrier: health.carrier }, health.window.inUse);
+        this.reset();
+        for (const health of sources().carriers?.() ?? [])
+          if (health.window) this.set({ carrier: health.carrier }, health.window.inUse);
       },
     });
 
@@ -218,12 +242,11 @@ export class Metrics {
       labelNames: ['carrier', 'kind'] as const,
       registers: [this.registry],
       collect() {
-        const health = sources().carrier?.();
-        if (!health?.errors) return;
-        // The carrier keeps the counts; the series shows them as they are now.
+        // The carriers keep the counts; the series shows them as they are now.
         this.reset();
-        for (const [kind, count] of Object.entries(errorCountsByKind(health.errors)))
-          this.inc({ carrier: health.carrier, kind }, count);
+        for (const health of sources().carriers?.() ?? [])
+          for (const [kind, count] of Object.entries(errorCountsByKind(health.errors ?? {})))
+            this.inc({ carrier: health.carrier, kind }, count);
       },
     });
   }

@@ -330,9 +330,9 @@ export function renderReport(input: ReportInput): string {
   );
   for (const scenario of flowScenarios) {
     const flows = layouts.map((layout) => results.flow(scenario.name, layout));
-    const row = (name: string, cell: (flow: FlowResult) => string) => [
+    const row = (name: string, cell: (flow: FlowResult, layout: Layout) => string) => [
       name,
-      ...flows.map((flow) => (flow ? cell(flow) : DASH)),
+      ...flows.map((flow, index) => (flow ? cell(flow, layouts[index]!) : DASH)),
     ];
     sections.push(
       `## ${scenario.name}\n\n${scenario.describe}.\n\n` +
@@ -366,6 +366,21 @@ export function renderReport(input: ReportInput): string {
                       : seconds === null
                         ? 'not finished'
                         : `${number(seconds, 1)} s`;
+                  }),
+                ]
+              : []),
+            ...(flows.some((flow) => flow?.failover)
+              ? [
+                  row('kill of carrier a → first submit at b', (flow) => {
+                    const ms = flow.failover?.killToOtherMs;
+                    return ms === undefined ? DASH : ms === null ? 'none' : `${number(ms)} ms`;
+                  }),
+                  row('CPU per route choice (1,000 routes)', (flow) =>
+                    flow.failover ? `${number(flow.failover.routeChoiceUs * 1000)} ns` : DASH,
+                  ),
+                  row('CPU per message against end-to-end (simulator)', (flow, layout) => {
+                    const simulator = results.flow('end-to-end', layout)?.costs.serviceCpuMsPer;
+                    return simulator ? `${number(flow.costs.serviceCpuMsPer / simulator, 2)}×` : DASH;
                   }),
                 ]
               : []),

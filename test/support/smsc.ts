@@ -25,6 +25,8 @@ export interface ReceivedPdu {
   pdu: PDU;
   raw: Buffer;
   session: Session;
+  /** When it arrived (epoch ms), for counts over a window. */
+  at: number;
 }
 
 export interface AcceptedSubmit {
@@ -160,10 +162,15 @@ export class LoopbackSmsc {
     await new Promise((resolve) => this.server?.close(resolve));
   }
 
-  private listen(): Promise<void> {
+  /** Listens again on the same port after close(): the SMSC comes back. */
+  restart(): Promise<void> {
+    return this.listen(this.port);
+  }
+
+  private listen(port = 0): Promise<void> {
     this.server = smpp.createServer({}, (session) => this.accept(session));
     return new Promise((resolve) => {
-      this.server!.listen(0, '127.0.0.1', () => {
+      this.server!.listen(port, '127.0.0.1', () => {
         this.port = (this.server!.address() as AddressInfo).port;
         resolve();
       });
@@ -181,7 +188,7 @@ export class LoopbackSmsc {
     }) as typeof session.socket.read;
     session.on('error', () => undefined);
     session.on('pdu', (pdu) => {
-      this.received.push({ command: pdu.command, pdu, raw: Buffer.concat(chunks), session });
+      this.received.push({ command: pdu.command, pdu, raw: Buffer.concat(chunks), session, at: Date.now() });
       chunks = [];
     });
     session.on('bind_transceiver', (pdu) => {
@@ -207,7 +214,8 @@ export class LoopbackSmsc {
 
   private async answerSubmit(session: Session, pdu: PDU): Promise<void> {
     this.submits += 1;
-    const submit = parseSubmitSm(this.received.at(-1)!.raw);
+    // This PDU's own octets: with several sessions, the last PDU received may be another's.
+    const submit = parseSubmitSm(this.received.findLast((entry) => entry.pdu === pdu)!.raw);
     const answer = await this.behaviour(this.submits, submit, session);
     if (answer === 'silent') return;
     if (answer !== 'ok') {

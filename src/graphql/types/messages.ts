@@ -90,6 +90,11 @@ function addMessageObjects(builder: Builder) {
           message.errorCode ? { code: message.errorCode, message: message.errorMessage ?? '' } : null,
       }),
       createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created' }),
+      carrier: t.exposeString('carrier', {
+        nullable: true,
+        description:
+          'The name of the carrier it was handed to (as the operator named it); null until one took it',
+      }),
       sentAt: t.expose('sentAt', {
         type: 'DateTime',
         nullable: true,

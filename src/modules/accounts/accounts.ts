@@ -173,6 +173,11 @@ export class Accounts {
     return account.id;
   }
 
+  /** The e-mails of the given accounts (those that exist). */
+  emailsOf(ids: string[]): Promise<{ id: string; email: string }[]> {
+    return this.prisma.account.findMany({ where: { id: { in: ids } }, select: { id: true, email: true } });
+  }
+
   /** Every account, oldest first, a page at a time (by id, which grows with time). */
   async *all(pageSize = 500): AsyncGenerator<AccountSummary> {
     let after: string | undefined;

@@ -19,12 +19,20 @@ export interface ClaimedMessage extends MessageSubject {
   reclaimed: boolean;
   /** When it expires; null for no limit. */
   expiresAt: Date | null;
+  accountId: string;
+  /** The carrier an earlier hand-over of unknown outcome left it with; null when any may take it. */
+  pinnedCarrier: string | null;
 }
 
-type ClaimRow = Omit<ClaimedMessage, 'campaignId' | 'reclaimed' | 'expiresAt'> & {
+type ClaimRow = Omit<
+  ClaimedMessage,
+  'campaignId' | 'reclaimed' | 'expiresAt' | 'accountId' | 'pinnedCarrier'
+> & {
   campaign_id: string | null;
   previous_claim: Date | null;
   expires_at: Date | null;
+  account_id: string;
+  carrier: string | null;
 };
 
 export interface ClaimRequest {
@@ -81,13 +89,26 @@ export class MessageDelivery {
     const row =
       (await this.claims.add({ id, leaseMs })) ?? (await this.claimRows([{ id, leaseMs }], false))[0];
     if (!row) return null;
-    const { campaign_id: campaignId, previous_claim: previousClaim, expires_at: expiresAt, ...message } = row;
-    return { ...message, campaignId, expiresAt, reclaimed: previousClaim !== null };
+    const {
+      campaign_id: campaignId,
+      previous_claim: previousClaim,
+      expires_at: expiresAt,
+      account_id: accountId,
+      carrier: pinnedCarrier,
+      ...message
+    } = row;
+    return { ...message, campaignId, expiresAt, accountId, pinnedCarrier, reclaimed: previousClaim !== null };
   }
 
-  /** A claim whose carrier call certainly did not happen is given back for the retry. */
-  async releaseClaim(id: string): Promise<void> {
-    await this.prisma.message.updateMany({ where: { id, status: 'queued' }, data: { claimedAt: null } });
+  /**
+   * A claim whose carrier call did not take the message is given back for the retry; `pinTo`
+   * names the carrier it must stay with when that carrier may have taken part of it.
+   */
+  async releaseClaim(id: string, pinTo: string | null = null): Promise<void> {
+    await this.prisma.message.updateMany({
+      where: { id, status: 'queued' },
+      data: pinTo ? { claimedAt: null, carrier: pinTo } : { claimedAt: null },
+    });
   }
 
   async recordSubmitted(message: MessageSubject, carrier: string, carrierMessageId: string): Promise<void> {
@@ -195,5 +216,5 @@ export function claimStatement(
     FROM prior
     WHERE m.id = prior.id AND prior.status = 'queued' AND (prior.claimed_at IS NULL OR prior.claimed_at < prior.lapsed_before)
     RETURNING m.id, m."to", m.campaign_id, m.text, m.encoding::text AS encoding, m.segments, prior.claimed_at AS previous_claim, m.sender,
-      m.expires_at`;
+      m.expires_at, m.account_id, m.carrier`;
 }

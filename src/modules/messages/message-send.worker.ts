@@ -1,6 +1,6 @@
 import { Worker } from 'bullmq';
-import { RateLimiterQueue, RateLimiterRedis } from 'rate-limiter-flexible';
-import { type Carrier, CarrierRejectedError, CarrierUnavailableError } from '../../carriers/carrier.js';
+import { CarrierUnavailableError } from '../../carriers/carrier.js';
+import type { CarrierPool } from '../../carriers/carrier-pool.js';
 import { type MessageSendJob, messageSendQueue } from '../../jobs/message-send.job.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
 import type { WorkerContext } from '../../jobs/workers.js';
@@ -9,31 +9,17 @@ import type { MessageDelivery } from './message-delivery.js';
 type Outcome = 'done' | 'retry';
 
 /**
- * Hands each queued message to the carrier exactly once: claim in PostgreSQL, carrier call,
+ * Hands each queued message to a carrier exactly once (the carriers module chooses which): claim in PostgreSQL, carrier call,
  * record the carrier's id. A job carries a batch of messages, which go to the carrier side by
  * side and each on its own; a message found claimed or no longer queued is skipped, which makes
  * duplicate and retried jobs harmless. A job whose carrier was unreachable for some of its
  * messages is retried, and then finds the others done.
  */
-export function createMessageSendWorker({ deps, services, carrier }: WorkerContext): Worker<MessageSendJob> {
+export function createMessageSendWorker({ deps, services, carriers }: WorkerContext): Worker<MessageSendJob> {
   const { config, logger } = deps;
   const connection = createWorkerConnection(config.redis);
-  // The carrier's pace is one budget for every worker process, counted in Redis.
-  const pace = config.carrierMaxPerSecond
-    ? new RateLimiterQueue(
-        new RateLimiterRedis({
-          storeClient: connection,
-          keyPrefix: `${config.redisPrefix}:carrier-pace`,
-          points: config.carrierMaxPerSecond,
-          duration: 1,
-        }),
-      )
-    : null;
-  const sendOne = async (messageId: string): Promise<Outcome> => {
-    if (pace) await pace.removeTokens(1, carrier.name);
-    // Claimed just before its own carrier call, so a message waiting for the pace is not held.
-    return handOver(services.messageDelivery, carrier, messageId, config.claimLeaseMs);
-  };
+  const sendOne = (messageId: string): Promise<Outcome> =>
+    handOver(services.messageDelivery, carriers, messageId, config.claimLeaseMs);
   const worker = new Worker<MessageSendJob>(
     messageSendQueue.name,
     async (job) => {
@@ -45,7 +31,7 @@ export function createMessageSendWorker({ deps, services, carrier }: WorkerConte
       ).length;
       if (retries > 0)
         throw new CarrierUnavailableError(
-          `the carrier was unavailable for ${retries} of ${job.data.messageIds.length} messages`,
+          `no carrier could take ${retries} of ${job.data.messageIds.length} messages`,
         );
     },
     {
@@ -65,47 +51,59 @@ export function createMessageSendWorker({ deps, services, carrier }: WorkerConte
   worker.on('failed', (job, error) =>
     logger.warn({ messages: job?.data.messageIds.length, err: error }, 'send attempt failed'),
   );
+  // A process that holds no carrier takes no send job: the processes that hold the binds do.
+  carriers.onUsableChange((usable) => {
+    if (usable) void worker.resume();
+    else void worker.pause(true);
+  });
   // BullMQ leaves a connection it was given open; this one is the worker's alone.
   worker.on('closed', () => void connection.quit());
   return worker;
 }
 
+const NO_ROUTE = { code: 'no_route', message: 'No route covers the number' };
+const UNKNOWN_OUTCOME = {
+  code: 'unknown_outcome',
+  message: 'The send was interrupted and the carrier cannot tell whether it took the message',
+};
+
 async function handOver(
   delivery: MessageDelivery,
-  carrier: Carrier,
+  carriers: CarrierPool,
   messageId: string,
   leaseMs: number,
 ): Promise<Outcome> {
   const message = await delivery.claimForSending(messageId, leaseMs);
   if (!message || (await delivery.failIfExpired(message))) return 'done';
-  if (message.reclaimed && !carrier.deduplicatesByReference) {
-    // The worker before us died inside the carrier call: sending again could send twice.
-    await delivery.recordFailed(message, {
-      code: 'unknown_outcome',
-      message: 'The send was interrupted and the carrier cannot tell whether it took the message',
-    });
+  const routed = {
+    reference: message.id,
+    to: message.to,
+    text: message.text,
+    encoding: message.encoding,
+    segments: message.segments,
+    from: message.sender,
+    validUntil: message.expiresAt,
+    accountId: message.accountId,
+    pinned: message.pinnedCarrier,
+  };
+  // The worker before us died inside the carrier call: sending again could send twice.
+  if (message.reclaimed && !carriers.deduplicates(routed)) {
+    await delivery.recordFailed(message, UNKNOWN_OUTCOME);
     return 'done';
   }
-  let carrierMessageId: string;
-  try {
-    ({ carrierMessageId } = await carrier.send({
-      reference: message.id,
-      to: message.to,
-      text: message.text,
-      encoding: message.encoding,
-      segments: message.segments,
-      from: message.sender,
-      validUntil: message.expiresAt,
-    }));
-  } catch (error) {
-    if (error instanceof CarrierRejectedError) {
-      await delivery.recordFailed(message, { code: error.code, message: error.message });
+  const result = await carriers.handOver(routed);
+  switch (result.outcome) {
+    case 'sent':
+      await delivery.recordSubmitted(message, result.carrier, result.carrierMessageId);
       return 'done';
-    }
-    if (!(error instanceof CarrierUnavailableError)) throw error;
-    await delivery.releaseClaim(message.id);
-    return 'retry';
+    case 'rejected':
+      await delivery.recordFailed(message, { code: result.code, message: result.message });
+      return 'done';
+    case 'no_route':
+      await delivery.recordFailed(message, NO_ROUTE);
+      return 'done';
+    case 'unavailable':
+      await delivery.releaseClaim(message.id, result.pinnedTo);
+      return 'retry';
   }
-  await delivery.recordSubmitted(message, carrier.name, carrierMessageId);
-  return 'done';
 }

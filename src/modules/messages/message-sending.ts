@@ -76,7 +76,13 @@ export interface MessageAcceptance {
   replayed: boolean;
 }
 
+/** Whether some carrier route covers a number; the carriers module answers from memory. */
+export interface RouteCoverage {
+  covers(to: string, accountId: string): Promise<boolean>;
+}
+
 export interface MessageSendingOptions {
+  routes: RouteCoverage;
   prisma: PrismaClient;
   clock: Clock;
   sendJobs: MessageSendJobs;
@@ -106,9 +112,11 @@ export class MessageSending {
   private readonly live: LivePublisher;
   private readonly quotas: AccountQuotas;
   private readonly input: ReturnType<typeof sendInput>;
+  private readonly routes: RouteCoverage;
 
   constructor(options: MessageSendingOptions) {
     ({
+      routes: this.routes,
       prisma: this.prisma,
       clock: this.clock,
       sendJobs: this.sendJobs,
@@ -117,6 +125,13 @@ export class MessageSending {
       quotas: this.quotas,
     } = options);
     this.input = sendInput(this.clock);
+  }
+
+  /** A country the account may send to, then a route of the operator's that covers the number. */
+  private async assertDeliverable(accountId: string, to: string): Promise<void> {
+    await this.quotas.assertDestinationAllowed(accountId, to);
+    if (!(await this.routes.covers(to, accountId)))
+      throw new ValidationError([{ field: 'to', issue: 'no_route' }]);
   }
 
   async send(accountId: string, input: unknown, key?: string | null): Promise<MessageAcceptance> {
@@ -145,7 +160,7 @@ export class MessageSending {
       ...(await this.timing(accountId, data, now)),
     };
     if (key) return this.sendOnce(message, key, data);
-    await this.quotas.assertDestinationAllowed(accountId, message.to);
+    await this.assertDeliverable(accountId, message.to);
     const failure = await this.accepted.add(message);
     if (failure) throw failure;
     return acceptanceOf(message, false);
@@ -197,8 +212,8 @@ export class MessageSending {
       .digest('hex');
     const replay = await this.replay(accountId, key, requestHash, now);
     if (replay) return replay;
-    // After the replay: a send accepted before the opt-out (or a change of countries) still answers as it did.
-    await this.quotas.assertDestinationAllowed(accountId, message.to);
+    // After the replay: a send accepted before the opt-out (or a change of countries or routes) still answers as it did.
+    await this.assertDeliverable(accountId, message.to);
     await this.optOuts.assertReachable(accountId, message.to);
     try {
       await this.prisma.$transaction(async (tx) => {

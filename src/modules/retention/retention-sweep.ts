@@ -47,8 +47,8 @@ function retentionTables(prisma: PrismaClient): [table: string, remove: Delete][
       // received before it: both ends of the (applied_at, received_at) index.
       'smpp_receipts',
       (cutoff, batch) => prisma.$executeRaw`
-        DELETE FROM smpp_receipts WHERE smsc_message_id IN (
-          SELECT smsc_message_id FROM smpp_receipts
+        DELETE FROM smpp_receipts WHERE (carrier, smsc_message_id) IN (
+          SELECT carrier, smsc_message_id FROM smpp_receipts
           WHERE applied_at < ${cutoff} OR (applied_at IS NULL AND received_at < ${cutoff})
           LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
     ],

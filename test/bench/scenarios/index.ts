@@ -8,6 +8,7 @@ import type { Scenario } from './scenario.js';
 import { scheduledRelease } from './scheduled-release.js';
 import { sendGraphql } from './send-graphql.js';
 import { sendRest, sendRestQuota } from './send-rest.js';
+import { twoCarriers } from './two-carriers.js';
 import { webhooks } from './webhooks.js';
 
 /** Every scenario, in the order they run; a new one is one module and one entry here. */
@@ -25,5 +26,6 @@ export const SCENARIOS: readonly Scenario[] = [
   contactImportCsv,
   contactImportXlsx,
   webhooks,
+  twoCarriers,
   deepPages,
 ];

@@ -49,6 +49,8 @@ export interface FlowResult {
   profile: ProfileSummary | null;
   /** Resident memory of the largest process under test, before the measured work and at its peak. */
   memory?: { idleRssMiB: number; peakRssMiB: number };
+  /** Two carriers, one killed halfway: how soon the other took over, and what a route choice costs. */
+  failover?: { killToOtherMs: number | null; routeChoiceUs: number };
 }
 
 /** Timed reads, one request at a time, each kind against the same data: how a read scales with depth. */

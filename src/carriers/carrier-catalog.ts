@@ -1,0 +1,257 @@
+import { isUniqueViolation } from '../db/prisma-errors.js';
+import { AppError, ConflictError } from '../errors.js';
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
+import { newId } from '../lib/ids.js';
+import { SealedBox } from '../lib/sealed-box.js';
+import { CARRIER_NAME, splitCarrierUrl } from './carrier-url.js';
+
+/** A configured carrier as the processes use it: the password opened. */
+export interface CarrierRecord {
+  name: string;
+  /** Without the password. */
+  url: string;
+  password: string | null;
+  maxPerSecond: number | null;
+  binds: number;
+  enabled: boolean;
+}
+
+export interface RouteRecord {
+  id: string;
+  prefix: string;
+  accountId: string | null;
+  /** In the order they are tried; a split's carriers. */
+  carriers: string[];
+  /** Weights by carrier for a split; null for an ordered list. */
+  split: Record<string, number> | null;
+}
+
+/** Everything the processes need to route and bind, read in one go. */
+export interface CarrierSettings {
+  carriers: CarrierRecord[];
+  routes: RouteRecord[];
+}
+
+export interface CarrierInput {
+  url?: string;
+  maxPerSecond?: number | null;
+  binds?: number;
+}
+
+export interface RouteInput {
+  /** Names in order, comma-separated: `a,b,c`. */
+  carriers?: string;
+  /** Weights, comma-separated: `a=70,b=30`. */
+  split?: string;
+}
+
+interface CarrierColumns {
+  url?: string;
+  passwordSealed?: string | null;
+  maxPerSecond?: number | null;
+  binds?: number;
+}
+
+const PREFIX = /^(\*|[1-9][0-9]{0,14})$/;
+const MAX_BINDS = 64;
+
+function invalid(message: string): AppError {
+  return new AppError('validation_error', message);
+}
+
+/**
+ * The operator's carriers and routes in PostgreSQL. Passwords are sealed with the carrier's name
+ * as associated data, so a sealed value copied onto another carrier does not open.
+ */
+export class CarrierCatalog {
+  private readonly box: SealedBox;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    key: Buffer,
+  ) {
+    this.box = new SealedBox(key);
+  }
+
+  async addCarrier(name: string, input: CarrierInput & { url: string }): Promise<CarrierRecord> {
+    if (!CARRIER_NAME.test(name)) throw invalid('invalid NAME: 1..40 of a-z, 0-9 and -');
+    try {
+      const data = this.carrierData(name, input);
+      await this.prisma.carrier.create({ data: { name, ...data, url: data.url ?? input.url } });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ConflictError(`a carrier named ${name} exists already`);
+      throw error;
+    }
+    return this.carrier(name);
+  }
+
+  async updateCarrier(name: string, input: CarrierInput): Promise<CarrierRecord> {
+    await this.carrier(name);
+    await this.prisma.carrier.update({ where: { name }, data: this.carrierData(name, input) });
+    return this.carrier(name);
+  }
+
+  async setEnabled(name: string, enabled: boolean): Promise<CarrierRecord> {
+    await this.carrier(name);
+    await this.prisma.carrier.update({ where: { name }, data: { enabled } });
+    return this.carrier(name);
+  }
+
+  /** Refused while a route names the carrier. */
+  async removeCarrier(name: string): Promise<void> {
+    await this.carrier(name);
+    const using = await this.prisma.route.findFirst({ where: { carriers: { has: name } } });
+    if (using) throw new ConflictError(`route ${using.id} (prefix ${using.prefix}) still names ${name}`);
+    await this.prisma.carrier.delete({ where: { name } });
+  }
+
+  async carrier(name: string): Promise<CarrierRecord> {
+    const row = await this.prisma.carrier.findUnique({ where: { name } });
+    if (!row) throw new AppError('not_found', `no carrier is named ${name}`);
+    return this.record(row);
+  }
+
+  async addRoute(prefix: string, accountId: string | null, input: RouteInput): Promise<RouteRecord> {
+    if (!PREFIX.test(prefix)) throw invalid('invalid --prefix: up to 15 digits, the first not 0, or *');
+    const id = newId('rte');
+    try {
+      await this.prisma.route.create({
+        data: { id, prefix, accountId, scope: accountId ?? '', ...(await this.routeData(input)) },
+      });
+    } catch (error) {
+      if (isUniqueViolation(error))
+        throw new ConflictError(`a route for prefix ${prefix} exists already for this scope`);
+      throw error;
+    }
+    return this.route(id);
+  }
+
+  async updateRoute(id: string, input: RouteInput): Promise<RouteRecord> {
+    await this.route(id);
+    await this.prisma.route.update({ where: { id }, data: await this.routeData(input) });
+    return this.route(id);
+  }
+
+  async removeRoute(id: string): Promise<void> {
+    await this.route(id);
+    await this.prisma.route.delete({ where: { id } });
+  }
+
+  async route(id: string): Promise<RouteRecord> {
+    const row = await this.prisma.route.findUnique({ where: { id } });
+    if (!row) throw new AppError('not_found', `no route has the id ${id}`);
+    return routeRecord(row);
+  }
+
+  /** Every carrier and route, as the processes apply them. */
+  async settings(): Promise<CarrierSettings> {
+    const [carriers, routes] = await Promise.all([
+      this.prisma.carrier.findMany({ orderBy: { name: 'asc' } }),
+      this.prisma.route.findMany({ orderBy: [{ scope: 'asc' }, { prefix: 'asc' }] }),
+    ]);
+    return { carriers: carriers.map((row) => this.record(row)), routes: routes.map(routeRecord) };
+  }
+
+  /**
+   * With no carrier configured, carrier `default` from CARRIER/SMPP_URL and the route `*` to it;
+   * processes starting together create them once.
+   */
+  async ensureDefault(url: string, maxPerSecond: number | null): Promise<void> {
+    if ((await this.prisma.carrier.count()) > 0) return;
+    await this.prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('tern carriers default'))`;
+      if ((await tx.carrier.count()) > 0) return;
+      const data = this.carrierData('default', { url, maxPerSecond });
+      await tx.carrier.create({ data: { name: 'default', ...data, url: data.url ?? url } });
+      await tx.route.create({
+        data: { id: newId('rte'), prefix: '*', accountId: null, scope: '', carriers: ['default'] },
+      });
+    });
+  }
+
+  private carrierData(name: string, input: CarrierInput): CarrierColumns {
+    const data: CarrierColumns = {};
+    if (input.maxPerSecond !== undefined) {
+      if (input.maxPerSecond !== null && !(input.maxPerSecond >= 1))
+        throw invalid('invalid --max-per-second: a whole number from 1, or none');
+      data.maxPerSecond = input.maxPerSecond;
+    }
+    if (input.binds !== undefined) {
+      if (!(input.binds >= 1 && input.binds <= MAX_BINDS))
+        throw invalid(`invalid --binds: a whole number from 1 to ${MAX_BINDS}`);
+      data.binds = input.binds;
+    }
+    if (input.url === undefined) return data;
+    const { url, password } = splitCarrierUrl(input.url);
+    return { ...data, url, passwordSealed: password === null ? null : this.box.seal(name, password) };
+  }
+
+  private async routeData(input: RouteInput) {
+    const { carriers, split } = parseRouteChoice(input);
+    const known = await this.prisma.carrier.findMany({
+      where: { name: { in: carriers } },
+      select: { name: true },
+    });
+    const missing = carriers.filter((name) => !known.some((row) => row.name === name));
+    if (missing.length > 0) throw new AppError('not_found', `no carrier is named ${missing.join(', ')}`);
+    return { carriers, split: split ?? Prisma.DbNull };
+  }
+
+  private record(row: {
+    name: string;
+    url: string;
+    passwordSealed: string | null;
+    maxPerSecond: number | null;
+    binds: number;
+    enabled: boolean;
+  }): CarrierRecord {
+    const { passwordSealed, ...rest } = row;
+    return {
+      name: rest.name,
+      url: rest.url,
+      password: passwordSealed === null ? null : this.box.unseal(row.name, passwordSealed),
+      maxPerSecond: rest.maxPerSecond,
+      binds: rest.binds,
+      enabled: rest.enabled,
+    };
+  }
+}
+
+/** `--carriers a,b` or `--split a=70,b=30`, exactly one of them. */
+export function parseRouteChoice(input: RouteInput): {
+  carriers: string[];
+  split: Record<string, number> | null;
+} {
+  if ((input.carriers === undefined) === (input.split === undefined))
+    throw invalid('give either --carriers a,b,… or --split a=70,b=30');
+  if (input.carriers !== undefined) {
+    const carriers = input.carriers.split(',').map((name) => name.trim());
+    if (carriers.some((name) => !CARRIER_NAME.test(name)) || new Set(carriers).size !== carriers.length)
+      throw invalid('invalid --carriers: distinct carrier names separated by commas');
+    return { carriers, split: null };
+  }
+  const split: Record<string, number> = {};
+  for (const part of input.split!.split(',')) {
+    const [name = '', weight = ''] = part.split('=').map((text) => text.trim());
+    if (!CARRIER_NAME.test(name) || !/^[1-9][0-9]{0,5}$/.test(weight) || Object.hasOwn(split, name))
+      throw invalid('invalid --split: distinct name=weight pairs (weights from 1) separated by commas');
+    split[name] = Number(weight);
+  }
+  return { carriers: Object.keys(split), split };
+}
+
+function routeRecord(row: {
+  id: string;
+  prefix: string;
+  accountId: string | null;
+  carriers: string[];
+  split: unknown;
+}): RouteRecord {
+  return {
+    id: row.id,
+    prefix: row.prefix,
+    accountId: row.accountId,
+    carriers: row.carriers,
+    split: (row.split as Record<string, number> | null) ?? null,
+  };
+}

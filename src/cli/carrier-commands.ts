@@ -1,0 +1,257 @@
+import type { CarrierRecord, RouteRecord } from '../carriers/carrier-catalog.js';
+import type { WorkerCarrierHealth } from '../carriers/carrier-health.js';
+import { RouteTable } from '../carriers/route-table.js';
+import { AppError } from '../errors.js';
+import type { Services } from '../services.js';
+import { accountOf, type Group, print, UsageError, type Values } from './commands.js';
+
+// The operator's carriers and routes: `carriers …` and `routes …`; src/cli.ts parses and runs them.
+
+const CARRIER_LINE =
+  'Prints {"carrier","url","max_per_second","binds","enabled","binds_open","state","circuit"}; the URL never shows the password.';
+const ROUTE_LINE = 'Prints {"route","prefix","account","carriers","split"}.';
+const CARRIER_OPTIONS = {
+  url: { type: 'string' },
+  'max-per-second': { type: 'string' },
+  binds: { type: 'string' },
+} as const;
+const ROUTE_OPTIONS = { carriers: { type: 'string' }, split: { type: 'string' } } as const;
+
+export const CARRIER_GROUPS: Record<string, Group> = {
+  carriers: {
+    summary: 'add, list, update, disable, enable and remove the carriers messages go out through',
+    commands: {
+      add: {
+        summary: 'add a carrier; every running process binds to it within seconds',
+        synopsis: 'NAME --url URL [--max-per-second N] [--binds N]',
+        options: CARRIER_OPTIONS,
+        positional: 'name',
+        required: ['name', 'url'],
+        details: `NAME is 1..40 of a-z, 0-9 and -. URL is smpp://system_id:password@host:port[?source_addr=…&window=…&system_type=…&concat=udh|payload] (smpps:// for TLS) or simulator://[?delay_ms=…]. --max-per-second is one pace for the whole cluster (none: unpaced); --binds is how many SMPP sessions the whole cluster keeps open (default 1).\n${CARRIER_LINE}`,
+        async run(services, values) {
+          const added = await services.carrierCatalog.addCarrier(String(values.name), {
+            ...carrierInput(values),
+            url: String(values.url),
+          });
+          await printCarriers(services, [added]);
+        },
+      },
+      list: {
+        summary: 'list the carriers with the binds open to each across the cluster and their state',
+        synopsis: '',
+        options: {},
+        required: [],
+        details: `One line per carrier. ${CARRIER_LINE}`,
+        async run(services) {
+          await printCarriers(services, (await services.carrierCatalog.settings()).carriers);
+        },
+      },
+      update: {
+        summary: 'change a carrier; a new URL makes every process bind again',
+        synopsis: 'NAME [--url URL] [--max-per-second N|none] [--binds N]',
+        options: CARRIER_OPTIONS,
+        positional: 'name',
+        required: ['name'],
+        details: CARRIER_LINE,
+        async run(services, values) {
+          const url = typeof values.url === 'string' ? { url: values.url } : {};
+          const updated = await services.carrierCatalog.updateCarrier(String(values.name), {
+            ...carrierInput(values),
+            ...url,
+          });
+          await printCarriers(services, [updated]);
+        },
+      },
+      disable: {
+        summary: 'stop giving a carrier new messages; its receipts and replies still count',
+        synopsis: 'NAME',
+        options: {},
+        positional: 'name',
+        required: ['name'],
+        details: CARRIER_LINE,
+        run: (services, values) => setEnabled(services, values, false),
+      },
+      enable: {
+        summary: 'give a disabled carrier messages again',
+        synopsis: 'NAME',
+        options: {},
+        positional: 'name',
+        required: ['name'],
+        details: CARRIER_LINE,
+        run: (services, values) => setEnabled(services, values, true),
+      },
+      remove: {
+        summary: 'remove a carrier no route names any more',
+        synopsis: 'NAME',
+        options: {},
+        positional: 'name',
+        required: ['name'],
+        details: 'Refused while a route names it. Prints {"carrier","removed":true}.',
+        async run(services, values) {
+          await services.carrierCatalog.removeCarrier(String(values.name));
+          print({ carrier: values.name, removed: true });
+        },
+      },
+    },
+  },
+  routes: {
+    summary: 'add, list, update, remove and explain the routes that choose a carrier per message',
+    commands: {
+      add: {
+        summary: 'add a route for a number prefix, for every account or one',
+        synopsis: '--prefix P [--account EMAIL] (--carriers a,b,… | --split a=70,b=30)',
+        options: { prefix: { type: 'string' }, account: { type: 'string' }, ...ROUTE_OPTIONS },
+        required: ['prefix'],
+        details: `P is the leading digits of the number (44, 4477) or *. --carriers are tried in order, the first that can take the message; --split chooses by weight, and a carrier that cannot take the message gives it to the others. One route per account (or global) and prefix.\n${ROUTE_LINE}`,
+        async run(services, values) {
+          const account =
+            typeof values.account === 'string' ? await accountOf(services, { email: values.account }) : null;
+          const added = await services.carrierCatalog.addRoute(
+            String(values.prefix),
+            account,
+            routeInput(values),
+          );
+          await printRoutes(services, [added]);
+        },
+      },
+      list: {
+        summary: 'list the routes, global ones first',
+        synopsis: '',
+        options: {},
+        required: [],
+        details: `One line per route. ${ROUTE_LINE}`,
+        async run(services) {
+          await printRoutes(services, (await services.carrierCatalog.settings()).routes);
+        },
+      },
+      update: {
+        summary: "change a route's carriers or split",
+        synopsis: 'ID (--carriers a,b,… | --split a=70,b=30)',
+        options: ROUTE_OPTIONS,
+        positional: 'id',
+        required: ['id'],
+        details: ROUTE_LINE,
+        async run(services, values) {
+          const updated = await services.carrierCatalog.updateRoute(String(values.id), routeInput(values));
+          await printRoutes(services, [updated]);
+        },
+      },
+      remove: {
+        summary: 'remove a route',
+        synopsis: 'ID',
+        options: {},
+        positional: 'id',
+        required: ['id'],
+        details: 'Prints {"route","removed":true}.',
+        async run(services, values) {
+          await services.carrierCatalog.removeRoute(String(values.id));
+          print({ route: values.id, removed: true });
+        },
+      },
+      explain: {
+        summary: 'say which route a number takes, the carriers in the order they would be tried, and why',
+        synopsis: '--to NUMBER [--account EMAIL]',
+        options: { to: { type: 'string' }, account: { type: 'string' } },
+        required: ['to'],
+        details:
+          'Prints {"route","prefix","account","carriers","reason"}; a number no route covers is an error (no_route).',
+        run: explain,
+      },
+    },
+  },
+};
+
+function wholeNumber(values: Values, option: string): number | undefined {
+  const value = values[option];
+  if (typeof value !== 'string') return undefined;
+  if (!/^[0-9]{1,9}$/.test(value)) throw new UsageError(`--${option} takes a whole number`);
+  return Number(value);
+}
+
+function carrierInput(values: Values) {
+  const pace = values['max-per-second'];
+  return {
+    ...(pace === undefined
+      ? {}
+      : { maxPerSecond: pace === 'none' ? null : wholeNumber(values, 'max-per-second') }),
+    ...(values.binds === undefined ? {} : { binds: wholeNumber(values, 'binds') }),
+  };
+}
+
+function routeInput(values: Values) {
+  return {
+    ...(typeof values.carriers === 'string' ? { carriers: values.carriers } : {}),
+    ...(typeof values.split === 'string' ? { split: values.split } : {}),
+  };
+}
+
+async function setEnabled(services: Services, values: Values, enabled: boolean): Promise<void> {
+  await printCarriers(services, [await services.carrierCatalog.setEnabled(String(values.name), enabled)]);
+}
+
+/** Each carrier with what the workers publish of it: binds open across the cluster, state, circuit. */
+async function printCarriers(services: Services, carriers: CarrierRecord[]): Promise<void> {
+  const published = await services.carrierHealth.read(null);
+  for (const carrier of carriers) {
+    const seen = published.filter((entry) => entry.carrier === carrier.name);
+    print({
+      carrier: carrier.name,
+      url: carrier.url,
+      max_per_second: carrier.maxPerSecond,
+      binds: carrier.binds,
+      enabled: carrier.enabled,
+      binds_open: seen.reduce((sum, entry) => sum + (entry.bindsOpen ?? 0), 0),
+      state: clusterState(seen),
+      circuit: seen.find((entry) => entry.circuit && entry.circuit !== 'closed')?.circuit ?? 'closed',
+    });
+  }
+}
+
+/** `bound`/`ready` when some worker has it so, else what the first says; `unknown` when no worker runs. */
+function clusterState(seen: WorkerCarrierHealth[]): string {
+  const up = seen.find((entry) => entry.state === 'bound' || entry.state === 'ready');
+  return up?.state ?? seen.find((entry) => entry.state !== 'standby')?.state ?? seen[0]?.state ?? 'unknown';
+}
+
+async function emails(services: Services, ids: (string | null)[]): Promise<Map<string, string>> {
+  const wanted = [...new Set(ids.filter((id): id is string => id !== null))];
+  const rows = await services.accounts.emailsOf(wanted);
+  return new Map(rows.map((row) => [row.id, row.email]));
+}
+
+async function printRoutes(services: Services, routes: RouteRecord[]): Promise<void> {
+  const byId = await emails(
+    services,
+    routes.map((route) => route.accountId),
+  );
+  for (const route of routes) {
+    print({
+      route: route.id,
+      prefix: route.prefix,
+      account: route.accountId ? (byId.get(route.accountId) ?? route.accountId) : null,
+      carriers: route.carriers,
+      split: route.split,
+    });
+  }
+}
+
+async function explain(services: Services, values: Values): Promise<void> {
+  const to = String(values.to).replace(/^\+/, '');
+  const email = typeof values.account === 'string' ? values.account : null;
+  const account = email ? await accountOf(services, { email }) : null;
+  const match = new RouteTable((await services.carrierCatalog.settings()).routes).find(to, account);
+  if (!match) throw new AppError('validation_error', `no_route: no route covers ${to}`);
+  const { route } = match;
+  const split = route.split;
+  const carriers = split ? [...route.carriers].sort((a, b) => split[b]! - split[a]!) : route.carriers;
+  const how = split
+    ? `; the first carrier is drawn by weight (${carriers.map((name) => `${name}=${split[name]}`).join(', ')}), the others follow in the same way`
+    : '; tried in this order, the first that can take the message';
+  print({
+    route: route.id,
+    prefix: route.prefix,
+    account: route.accountId ? email : null,
+    carriers,
+    reason: `${match.reason}${how}`,
+  });
+}
