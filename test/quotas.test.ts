@@ -77,6 +77,25 @@ describe('a daily quota of 10 segments', () => {
     expect(await usage(account)).toEqual({ today_segments: 10, month_segments: 10 });
   });
 
+  it('refuses a send with an Idempotency-Key over the quota, and the same key sends once there is room', async () => {
+    const account = await accountWith({ dailySegments: 1 });
+    expect((await send(account, phone(1))).status).toBe(202);
+    const keyed = () =>
+      t.request('POST', '/v1/messages/send', {
+        token: account.token,
+        headers: { 'Idempotency-Key': 'order-77' },
+        body: { to: phone(2), message: ONE_SEGMENT },
+      });
+    const refused = await keyed();
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('quota_exceeded');
+    await t.tern.services.accountQuotas.setLimits(account.account, { dailySegments: 2 });
+    const accepted = await keyed();
+    expect(accepted.status).toBe(202);
+    expect((await keyed()).headers.get('idempotent-replayed')).toBe('true');
+    expect(await storedMessages(account)).toBe(2);
+  });
+
   it('admits exactly 10 of 30 aliased sends in one GraphQL request, which answers 429 quota_exceeded', async () => {
     const account = await accountWith({ dailySegments: 10 });
     const fields = Array.from(
