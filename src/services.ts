@@ -100,7 +100,6 @@ export function createServices(deps: Dependencies): Services {
     clock,
     metrics: deps.metrics,
     logger: logger('quotas'),
-    defaultAllowedCountries: config.defaultAllowedCountries,
   });
   const messages = messageServices(deps, { ...jobs, live, optOuts, accountQuotas, logger });
   return {

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
 import { newId } from '../src/lib/ids.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 import { waitFor } from './support/wait.js';
@@ -271,6 +272,30 @@ describe('destination countries', () => {
     expect(await storedMessages(account)).toBe(1);
     const settings = await api(account, 'GET', '/v1/settings');
     expect(settings.body.limits.allowed_countries).toEqual(['GB']);
+  });
+
+  it('gives new accounts DEFAULT_ALLOWED_COUNTRIES, and refuses a code that is no country at start', async () => {
+    expect(() => loadConfig({ NODE_ENV: 'test', DEFAULT_ALLOWED_COUNTRIES: 'GB,XX' })).toThrow(
+      /DEFAULT_ALLOWED_COUNTRIES: expected ISO 3166 alpha-2 codes/,
+    );
+    const limited = await startTern({ env: { DEFAULT_ALLOWED_COUNTRIES: 'gb, IE' } });
+    try {
+      const account = await limited.createAccount();
+      const settings = await limited.request('GET', '/v1/settings', { token: account.token });
+      expect(settings.body.limits.allowed_countries).toEqual(['GB', 'IE']);
+      const us = await limited.request('POST', '/v1/messages/send', {
+        token: account.token,
+        body: { to: '12025550123', message: ONE_SEGMENT },
+      });
+      expect(us.body.error.details).toEqual([{ field: 'to', issue: 'destination_not_allowed' }]);
+      const ie = await limited.request('POST', '/v1/messages/send', {
+        token: account.token,
+        body: { to: '353871234567', message: ONE_SEGMENT },
+      });
+      expect(ie.status).toBe(202);
+    } finally {
+      await limited.stop();
+    }
   });
 
   it('refuses a number of a length its country cannot have, with 422 impossible_number on to', async () => {

@@ -37,8 +37,6 @@ export interface AccountQuotasOptions {
   clock: Clock;
   metrics: Metrics;
   logger: Logger;
-  /** The countries an account starts with; empty for every country. */
-  defaultAllowedCountries: readonly string[];
 }
 
 /**
@@ -51,26 +49,22 @@ export class AccountQuotas {
   private readonly clock: Clock;
   private readonly metrics: Metrics;
   private readonly logger: Logger;
-  readonly defaultAllowedCountries: readonly string[];
   // Concurrent sends share one read of their accounts' countries.
   private readonly countries = new Batcher((ids: string[]) => this.readCountries(ids), BATCHING);
 
   constructor(options: AccountQuotasOptions) {
-    ({
-      prisma: this.prisma,
-      clock: this.clock,
-      metrics: this.metrics,
-      logger: this.logger,
-      defaultAllowedCountries: this.defaultAllowedCountries,
-    } = options);
+    ({ prisma: this.prisma, clock: this.clock, metrics: this.metrics, logger: this.logger } = options);
   }
 
-  /** The operator's change of an account's limits; answers them as they are now. */
+  /**
+   * The operator's change of an account's limits; answers them as they are now. An account
+   * without its row (made before quotas existed) has no limits and every country until then.
+   */
   async setLimits(accountId: string, input: unknown): Promise<QuotaView['limits']> {
     const data = parseInput(quotaLimitsInput, input);
     const row = await this.prisma.accountQuota.upsert({
       where: { accountId },
-      create: { accountId, allowedCountries: [...this.defaultAllowedCountries], ...data },
+      create: { accountId, ...data },
       update: data,
     });
     return limitsOf(row);
