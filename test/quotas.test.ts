@@ -358,6 +358,26 @@ describe('campaigns', () => {
     expect(await usage(account)).toEqual({ today_segments: 8, month_segments: 8 });
   });
 
+  it('holds the quota exactly with a campaign and single sends racing for it', async () => {
+    const account = await accountWith({ dailySegments: 20 });
+    const campaign = await campaignOf(
+      account,
+      Array.from({ length: 30 }, (_, i) => phone(200 + i)),
+    );
+    const [started, ...singles] = await Promise.all([
+      api(account, 'POST', `/v1/campaigns/${campaign}/start`),
+      ...Array.from({ length: 30 }, (_, i) => send(account, phone(300 + i))),
+    ]);
+    expect(started!.status).toBe(200);
+    const paused = await campaignIn(account, campaign, 'paused');
+    expect(paused.paused_reason).toBe('quota_exceeded');
+    const admitted = singles.filter((answer) => answer.status === 202).length;
+    const fromCampaign = await t.tern.deps.prisma.message.count({ where: { campaignId: campaign } });
+    expect(admitted + fromCampaign).toBe(20);
+    expect(await storedMessages(account)).toBe(20);
+    expect(await usage(account)).toEqual({ today_segments: 20, month_segments: 20 });
+  });
+
   it('fails a contact outside the allowed countries with destination_not_allowed and counts it', async () => {
     const account = await accountWith({ allowedCountries: ['GB'] });
     const campaign = await campaignOf(account, ['447700900123', '12025550123', '447700900124']);
