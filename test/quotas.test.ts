@@ -236,9 +236,19 @@ describe('the notices at 80 % and 100 %', () => {
     const [before80, before100] = [await thresholdCount('daily', '80'), await thresholdCount('daily', '100')];
     for (let i = 0; i < 7; i++) expect((await send(account, phone(i))).status).toBe(202);
     expect(await thresholdCount('daily', '80')).toBe(before80);
-    expect((await send(account, phone(7))).status).toBe(202);
+    const sendAt = new Date(t.clock.now().getTime() + 3_600_000).toISOString();
+    const eighth = await api(account, 'POST', '/v1/messages/send', {
+      to: phone(7),
+      message: ONE_SEGMENT,
+      send_at: sendAt,
+    });
+    expect(eighth.status).toBe(202);
+    expect(await thresholdCount('daily', '80')).toBe(before80 + 1);
+    // Below the mark and across it again: told once in the day all the same.
+    expect((await api(account, 'POST', `/v1/messages/${eighth.body.message}/cancel`)).status).toBe(200);
     expect((await send(account, phone(8))).status).toBe(202);
     expect(await thresholdCount('daily', '80')).toBe(before80 + 1);
+    expect((await send(account, phone(11))).status).toBe(202);
     expect(await thresholdCount('daily', '100')).toBe(before100);
     expect((await send(account, phone(9))).status).toBe(202);
     expect((await send(account, phone(10))).status).toBe(429);

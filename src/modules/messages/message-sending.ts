@@ -226,7 +226,7 @@ export class MessageSending {
       throw error;
     }
     if (inserted.length === 0) throw await this.quotas.refusal(accountId, message.segments);
-    this.quotas.noteReserved(reservationsOf(inserted));
+    await this.quotas.noteReserved(reservationsOf(inserted));
     this.publishAccepted([message]);
     await this.enqueueQueued([message]);
     return acceptanceOf(message, false);
@@ -358,7 +358,7 @@ export class MessageSending {
   /** The ids inserted: a message left out is one whose account had no room for it. */
   private async insertMessages(messages: AcceptedRow[]): Promise<Set<string>> {
     const inserted = await insertMessageRows(this.prisma, messages);
-    this.quotas.noteReserved(reservationsOf(inserted));
+    await this.quotas.noteReserved(reservationsOf(inserted));
     return new Set(inserted.map((row) => row.id));
   }
 }
