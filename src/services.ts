@@ -109,7 +109,6 @@ export function createServices(deps: Dependencies): Services {
     clock,
     metrics: deps.metrics,
     logger: logger('quotas'),
-    defaultAllowedCountries: config.defaultAllowedCountries,
   });
   const carrierCatalog = new CarrierCatalog(prisma, config.carrierSecretKey);
   const carrierDirectory = new CarrierDirectory(carrierCatalog, logger('carriers'), CARRIER_SETTINGS_POLL_MS);

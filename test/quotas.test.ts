@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
 import { newId } from '../src/lib/ids.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 import { waitFor } from './support/wait.js';
@@ -75,6 +76,25 @@ describe('a daily quota of 10 segments', () => {
     expect(two.body.error.code).toBe('quota_exceeded');
     expect((await send(account, phone(10))).status).toBe(202);
     expect(await usage(account)).toEqual({ today_segments: 10, month_segments: 10 });
+  });
+
+  it('refuses a send with an Idempotency-Key over the quota, and the same key sends once there is room', async () => {
+    const account = await accountWith({ dailySegments: 1 });
+    expect((await send(account, phone(1))).status).toBe(202);
+    const keyed = () =>
+      t.request('POST', '/v1/messages/send', {
+        token: account.token,
+        headers: { 'Idempotency-Key': 'order-77' },
+        body: { to: phone(2), message: ONE_SEGMENT },
+      });
+    const refused = await keyed();
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('quota_exceeded');
+    await t.tern.services.accountQuotas.setLimits(account.account, { dailySegments: 2 });
+    const accepted = await keyed();
+    expect(accepted.status).toBe(202);
+    expect((await keyed()).headers.get('idempotent-replayed')).toBe('true');
+    expect(await storedMessages(account)).toBe(2);
   });
 
   it('admits exactly 10 of 30 aliased sends in one GraphQL request, which answers 429 quota_exceeded', async () => {
@@ -216,9 +236,19 @@ describe('the notices at 80 % and 100 %', () => {
     const [before80, before100] = [await thresholdCount('daily', '80'), await thresholdCount('daily', '100')];
     for (let i = 0; i < 7; i++) expect((await send(account, phone(i))).status).toBe(202);
     expect(await thresholdCount('daily', '80')).toBe(before80);
-    expect((await send(account, phone(7))).status).toBe(202);
+    const sendAt = new Date(t.clock.now().getTime() + 3_600_000).toISOString();
+    const eighth = await api(account, 'POST', '/v1/messages/send', {
+      to: phone(7),
+      message: ONE_SEGMENT,
+      send_at: sendAt,
+    });
+    expect(eighth.status).toBe(202);
+    expect(await thresholdCount('daily', '80')).toBe(before80 + 1);
+    // Below the mark and across it again: told once in the day all the same.
+    expect((await api(account, 'POST', `/v1/messages/${eighth.body.message}/cancel`)).status).toBe(200);
     expect((await send(account, phone(8))).status).toBe(202);
     expect(await thresholdCount('daily', '80')).toBe(before80 + 1);
+    expect((await send(account, phone(11))).status).toBe(202);
     expect(await thresholdCount('daily', '100')).toBe(before100);
     expect((await send(account, phone(9))).status).toBe(202);
     expect((await send(account, phone(10))).status).toBe(429);
@@ -252,6 +282,30 @@ describe('destination countries', () => {
     expect(await storedMessages(account)).toBe(1);
     const settings = await api(account, 'GET', '/v1/settings');
     expect(settings.body.limits.allowed_countries).toEqual(['GB']);
+  });
+
+  it('gives new accounts DEFAULT_ALLOWED_COUNTRIES, and refuses a code that is no country at start', async () => {
+    expect(() => loadConfig({ NODE_ENV: 'test', DEFAULT_ALLOWED_COUNTRIES: 'GB,XX' })).toThrow(
+      /DEFAULT_ALLOWED_COUNTRIES: expected ISO 3166 alpha-2 codes/,
+    );
+    const limited = await startTern({ env: { DEFAULT_ALLOWED_COUNTRIES: 'gb, IE' } });
+    try {
+      const account = await limited.createAccount();
+      const settings = await limited.request('GET', '/v1/settings', { token: account.token });
+      expect(settings.body.limits.allowed_countries).toEqual(['GB', 'IE']);
+      const us = await limited.request('POST', '/v1/messages/send', {
+        token: account.token,
+        body: { to: '12025550123', message: ONE_SEGMENT },
+      });
+      expect(us.body.error.details).toEqual([{ field: 'to', issue: 'destination_not_allowed' }]);
+      const ie = await limited.request('POST', '/v1/messages/send', {
+        token: account.token,
+        body: { to: '353871234567', message: ONE_SEGMENT },
+      });
+      expect(ie.status).toBe(202);
+    } finally {
+      await limited.stop();
+    }
   });
 
   it('refuses a number of a length its country cannot have, with 422 impossible_number on to', async () => {
@@ -312,6 +366,26 @@ describe('campaigns', () => {
     expect(finished.paused_reason).toBeNull();
     expect(await storedMessages(account)).toBe(8);
     expect(await usage(account)).toEqual({ today_segments: 8, month_segments: 8 });
+  });
+
+  it('holds the quota exactly with a campaign and single sends racing for it', async () => {
+    const account = await accountWith({ dailySegments: 20 });
+    const campaign = await campaignOf(
+      account,
+      Array.from({ length: 30 }, (_, i) => phone(200 + i)),
+    );
+    const [started, ...singles] = await Promise.all([
+      api(account, 'POST', `/v1/campaigns/${campaign}/start`),
+      ...Array.from({ length: 30 }, (_, i) => send(account, phone(300 + i))),
+    ]);
+    expect(started!.status).toBe(200);
+    const paused = await campaignIn(account, campaign, 'paused');
+    expect(paused.paused_reason).toBe('quota_exceeded');
+    const admitted = singles.filter((answer) => answer.status === 202).length;
+    const fromCampaign = await t.tern.deps.prisma.message.count({ where: { campaignId: campaign } });
+    expect(admitted + fromCampaign).toBe(20);
+    expect(await storedMessages(account)).toBe(20);
+    expect(await usage(account)).toEqual({ today_segments: 20, month_segments: 20 });
   });
 
   it('fails a contact outside the allowed countries with destination_not_allowed and counts it', async () => {

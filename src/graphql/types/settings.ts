@@ -36,11 +36,26 @@ function addQuotaTypes(builder: Builder) {
       monthSegments: t.exposeInt('monthSegments', { description: 'Segments used this month' }),
     }),
   });
-  return { limits, usage };
+  builder.prismaObjectFields('AccountSettings', (t) => ({
+    limits: t.field({
+      type: limits,
+      description: 'The segment quotas and destination countries the operator set',
+      select: { accountId: true },
+      resolve: async (settings, _args, { services }) =>
+        (await services.accountQuotas.view(settings.accountId)).limits,
+    }),
+    usage: t.field({
+      type: usage,
+      description: 'What the account used of its quotas',
+      select: { accountId: true },
+      resolve: async (settings, _args, { services }) =>
+        (await services.accountQuotas.view(settings.accountId)).usage,
+    }),
+  }));
 }
 
 export function addSettingsTypes(builder: Builder, windows: SendWindowTypeRefs) {
-  const quota = addQuotaTypes(builder);
+  addQuotaTypes(builder);
   builder.prismaObject('AccountSettings', {
     name: 'Settings',
     description: "The account's settings",
@@ -63,20 +78,6 @@ export function addSettingsTypes(builder: Builder, windows: SendWindowTypeRefs) 
         description: 'Seconds a message may wait for its hand-over before it fails as expired',
       }),
       updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When it last changed' }),
-      limits: t.field({
-        type: quota.limits,
-        description: 'The segment quotas and destination countries the operator set',
-        select: { accountId: true },
-        resolve: async (settings, _args, { services }) =>
-          (await services.accountQuotas.view(settings.accountId)).limits,
-      }),
-      usage: t.field({
-        type: quota.usage,
-        description: 'What the account used of its quotas',
-        select: { accountId: true },
-        resolve: async (settings, _args, { services }) =>
-          (await services.accountQuotas.view(settings.accountId)).usage,
-      }),
     }),
   });
 

@@ -7,7 +7,12 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { analyzeText } from '../messages/encoding.js';
-import { insertMessageRows, type NewMessageRow, reservationsOf } from '../messages/message-rows.js';
+import {
+  insertMessageRows,
+  type NewMessageRow,
+  type ReservedSegments,
+  reservationsOf,
+} from '../messages/message-rows.js';
 import { DEFAULT_MESSAGE_VALIDITY, messageTiming } from '../messages/message-timing.js';
 import { contactOptedOut } from '../opt-outs/opt-outs.js';
 import { type AccountQuotas, isAllowedDestination } from '../quotas/account-quotas.js';
@@ -41,6 +46,8 @@ export interface DispatchOutcome {
 interface DispatchedBatch {
   accountId: string;
   messages: { id: string; to: string; status: NewMessageRow['status'] }[];
+  /** The account's counts after the batch's reservation, for the quota notices once it has committed. */
+  reservations: Map<string, ReservedSegments>;
 }
 
 // Campaigns the recovery sweep looks at per round, of each kind.
@@ -90,7 +97,10 @@ export class CampaignDispatch {
       (tx) => this.dispatchLocked(tx, campaignId, now),
       { timeout: 60_000 },
     );
-    if (dispatched) this.publish(campaignId, dispatched);
+    if (dispatched) {
+      this.publish(campaignId, dispatched);
+      await this.quotas.noteReserved(dispatched.reservations);
+    }
     await this.sendJobs.enqueue(outcome.messageIds);
     if (outcome.next)
       await this.dispatchJobs.enqueueBatch(campaignId, outcome.next.batch, outcome.next.delayMs);
@@ -118,14 +128,17 @@ export class CampaignDispatch {
       : [];
     const admitted = messages.length ? await withinQuota(tx, campaign.account_id, messages, now) : [];
     const created = admitted.length ? await insertMessageRows(tx, admitted) : [];
-    this.quotas.noteReserved(reservationsOf(created));
     const next =
       admitted.length < messages.length
         ? await this.pauseAtQuota(tx, campaign, now)
         : await this.advance(tx, campaign, contacts, created.length > 0, now);
     return {
       outcome: { messageIds: created.filter((m) => m.status === 'queued').map((m) => m.id), next },
-      dispatched: { accountId: campaign.account_id, messages: created },
+      dispatched: {
+        accountId: campaign.account_id,
+        messages: created,
+        reservations: reservationsOf(created),
+      },
     };
   }
 

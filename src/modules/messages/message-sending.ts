@@ -15,7 +15,12 @@ import { type OptOuts, optedOutError } from '../opt-outs/opt-outs.js';
 import type { AccountQuotas } from '../quotas/account-quotas.js';
 import { storedWindow } from '../settings/send-window.js';
 import { analyzeText } from './encoding.js';
-import { insertMessageRows, type NewMessageRow, reservationsOf } from './message-rows.js';
+import {
+  type InsertedMessageRow,
+  insertMessageRows,
+  type NewMessageRow,
+  reservationsOf,
+} from './message-rows.js';
 import { messageText } from './message-text.js';
 import {
   DEFAULT_MESSAGE_VALIDITY,
@@ -215,17 +220,19 @@ export class MessageSending {
     // After the replay: a send accepted before the opt-out (or a change of countries or routes) still answers as it did.
     await this.assertDeliverable(accountId, message.to);
     await this.optOuts.assertReachable(accountId, message.to);
+    let inserted: InsertedMessageRow[];
     try {
-      await this.prisma.$transaction(async (tx) => {
+      inserted = await this.prisma.$transaction(async (tx) => {
         await tx.idempotencyKey.deleteMany({
           where: { accountId, key, createdAt: { lte: new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS) } },
         });
-        const inserted = await insertMessageRows(tx, [message]);
-        if (inserted.length === 0) throw await this.quotas.refusal(accountId, message.segments);
-        this.quotas.noteReserved(reservationsOf(inserted));
-        await tx.idempotencyKey.create({
-          data: { accountId, key, requestHash, messageId: message.id, createdAt: now },
-        });
+        const rows = await insertMessageRows(tx, [message]);
+        // No row: the account had no room, and the key stays free for a retry once it has.
+        if (rows.length > 0)
+          await tx.idempotencyKey.create({
+            data: { accountId, key, requestHash, messageId: message.id, createdAt: now },
+          });
+        return rows;
       });
     } catch (error) {
       // Another request with the same key won the race: answer as it did.
@@ -233,6 +240,8 @@ export class MessageSending {
       if (raced) return raced;
       throw error;
     }
+    if (inserted.length === 0) throw await this.quotas.refusal(accountId, message.segments);
+    await this.quotas.noteReserved(reservationsOf(inserted));
     this.publishAccepted([message]);
     await this.enqueueQueued([message]);
     return acceptanceOf(message, false);
@@ -364,7 +373,7 @@ export class MessageSending {
   /** The ids inserted: a message left out is one whose account had no room for it. */
   private async insertMessages(messages: AcceptedRow[]): Promise<Set<string>> {
     const inserted = await insertMessageRows(this.prisma, messages);
-    this.quotas.noteReserved(reservationsOf(inserted));
+    await this.quotas.noteReserved(reservationsOf(inserted));
     return new Set(inserted.map((row) => row.id));
   }
 }

@@ -37,8 +37,6 @@ export interface AccountQuotasOptions {
   clock: Clock;
   metrics: Metrics;
   logger: Logger;
-  /** The countries an account starts with; empty for every country. */
-  defaultAllowedCountries: readonly string[];
 }
 
 /**
@@ -51,26 +49,22 @@ export class AccountQuotas {
   private readonly clock: Clock;
   private readonly metrics: Metrics;
   private readonly logger: Logger;
-  readonly defaultAllowedCountries: readonly string[];
   // Concurrent sends share one read of their accounts' countries.
   private readonly countries = new Batcher((ids: string[]) => this.readCountries(ids), BATCHING);
 
   constructor(options: AccountQuotasOptions) {
-    ({
-      prisma: this.prisma,
-      clock: this.clock,
-      metrics: this.metrics,
-      logger: this.logger,
-      defaultAllowedCountries: this.defaultAllowedCountries,
-    } = options);
+    ({ prisma: this.prisma, clock: this.clock, metrics: this.metrics, logger: this.logger } = options);
   }
 
-  /** The operator's change of an account's limits; answers them as they are now. */
+  /**
+   * The operator's change of an account's limits; answers them as they are now. An account
+   * without its row (made before quotas existed) has no limits and every country until then.
+   */
   async setLimits(accountId: string, input: unknown): Promise<QuotaView['limits']> {
     const data = parseInput(quotaLimitsInput, input);
     const row = await this.prisma.accountQuota.upsert({
       where: { accountId },
-      create: { accountId, allowedCountries: [...this.defaultAllowedCountries], ...data },
+      create: { accountId, ...data },
       update: data,
     });
     return limitsOf(row);
@@ -143,32 +137,63 @@ export class AccountQuotas {
     this.logger.warn({ account: accountId, campaign: campaignId }, 'campaign paused at its account’s quota');
   }
 
-  /** A metric and a log line for each account whose reservation just passed 80 % or 100 % of a quota. */
-  noteReserved(reservations: ReadonlyMap<string, ReservedSegments>): void {
-    for (const [accountId, quota] of reservations) {
-      this.notePassed(accountId, 'daily', quota.day_segments, quota.daily_segments, quota.reserved);
-      this.notePassed(accountId, 'monthly', quota.month_segments, quota.monthly_segments, quota.reserved);
+  /**
+   * A metric and a log line for each account whose reservation just took it across 80 % or
+   * 100 % of a quota. Call it once the reservation has committed: the notice is claimed on the
+   * account's row, so that each threshold is told once per period across every process.
+   */
+  async noteReserved(reservations: ReadonlyMap<string, ReservedSegments>): Promise<void> {
+    try {
+      for (const [accountId, quota] of reservations) {
+        await this.notePassed(accountId, 'daily', quota.day_segments, quota.daily_segments, quota.reserved);
+        await this.notePassed(
+          accountId,
+          'monthly',
+          quota.month_segments,
+          quota.monthly_segments,
+          quota.reserved,
+        );
+      }
+    } catch (error) {
+      // The sends are stored: a notice that cannot be claimed now must not fail them.
+      this.logger.warn({ err: error }, 'could not record a quota notice');
     }
   }
 
-  private notePassed(
+  private async notePassed(
     accountId: string,
     period: QuotaPeriod,
     used: number,
     limit: number | null,
     reserved: number,
-  ): void {
+  ): Promise<void> {
     if (limit === null) return;
     for (const threshold of THRESHOLDS) {
       const mark = (limit * threshold) / 100;
-      // Only the reservation that crossed the mark tells: once per period, however many follow.
+      // Only a reservation that crossed the mark asks; the row says whether it was told already.
       if (used < mark || used - reserved >= mark) continue;
+      if (!(await this.claimNotice(accountId, period, threshold))) continue;
       this.metrics.quotaThresholds.inc({ period, threshold: String(threshold) });
       this.logger.warn(
         { account: accountId, period, threshold, used, limit },
         `account passed ${threshold} % of its ${period} segments`,
       );
     }
+  }
+
+  /** True for the one caller that records the threshold as told for the account's current period. */
+  private async claimNotice(accountId: string, period: QuotaPeriod, threshold: number): Promise<boolean> {
+    const claimed =
+      period === 'daily'
+        ? await this.prisma.$executeRaw`
+            UPDATE account_quotas SET noticed_day = day_start, noticed_day_threshold = ${threshold}
+            WHERE account_id = ${accountId}
+              AND (noticed_day IS DISTINCT FROM day_start OR noticed_day_threshold < ${threshold})`
+        : await this.prisma.$executeRaw`
+            UPDATE account_quotas SET noticed_month = month_start, noticed_month_threshold = ${threshold}
+            WHERE account_id = ${accountId}
+              AND (noticed_month IS DISTINCT FROM month_start OR noticed_month_threshold < ${threshold})`;
+    return claimed > 0;
   }
 
   private async readCountries(ids: string[]): Promise<string[][]> {
