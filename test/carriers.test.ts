@@ -262,7 +262,7 @@ describe('routing', () => {
   it('splits 1,000 messages within 5 points of their weights', async () => {
     await route('3362', { split: 'a=70,b=30' });
     const before = { a: a.accepted.length, b: b.accepted.length };
-    const numbers = Array.from({ length: 1000 }, (_, index) => `33620${String(index).padStart(5, '0')}`);
+    const numbers = Array.from({ length: 1000 }, (_, index) => `3362${String(index).padStart(7, '0')}`);
     for (let start = 0; start < numbers.length; start += 50)
       await Promise.all(numbers.slice(start, start + 50).map((to) => send(t, alice, to, 'Split')));
     await waitFor(
