@@ -34,6 +34,7 @@ const REQUIRED: Record<string, string[]> = {
   UpdateSettingsInput: [],
   ReplayWebhookInput: [],
   ImportContactsInput: [],
+  SendWindowInput: ['days', 'end', 'start'],
 };
 
 const SEND = `mutation ($input: SendMessageInput!) {
