@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { type Command, GROUPS, type Group, UsageError, type Values } from './cli/commands.js';
+import { type Command, type Group, UsageError, type Values } from './cli/command-kit.js';
+import { GROUPS } from './cli/commands.js';
 import { ConfigError, environmentWithDotEnv } from './config/environment.js';
 import { loadConfig } from './config.js';
 import { migrateDatabase } from './db/migrations.js';

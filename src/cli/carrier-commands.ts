@@ -3,7 +3,7 @@ import type { WorkerCarrierHealth } from '../carriers/carrier-health.js';
 import { RouteTable } from '../carriers/route-table.js';
 import { AppError } from '../errors.js';
 import type { Services } from '../services.js';
-import { accountOf, type Group, print, UsageError, type Values } from './commands.js';
+import { accountOf, type Group, print, UsageError, type Values } from './command-kit.js';
 
 // The operator's carriers and routes: `carriers …` and `routes …`; src/cli.ts parses and runs them.
 

@@ -1,34 +1,10 @@
-import type { ParseArgsConfig } from 'node:util';
 import { read } from 'read';
-import { AppError, NotFoundError } from '../errors.js';
 import { MAX_API_KEYS_PER_ACCOUNT } from '../modules/api-keys/api-keys.js';
 import type { Services } from '../services.js';
 import { CARRIER_GROUPS } from './carrier-commands.js';
+import { accountOf, type Group, type Options, print, UsageError, type Values } from './command-kit.js';
 
 // The operator commands, by group: what each takes and what it does; src/cli.ts parses and runs them.
-
-/** A command line that cannot be understood. */
-export class UsageError extends Error {}
-
-export type Options = NonNullable<ParseArgsConfig['options']>;
-export type Values = Record<string, string | boolean | undefined>;
-
-export interface Command {
-  summary: string;
-  /** The options as the help shows them, after the command's name. */
-  synopsis: string;
-  options: Options;
-  required: string[];
-  details?: string;
-  /** The value a single positional argument gives (`carriers add NAME` fills `name`). */
-  positional?: string;
-  run(services: Services, values: Values): Promise<void>;
-}
-
-export interface Group {
-  summary: string;
-  commands: Record<string, Command>;
-}
 
 // Enough for any password the service accepts (1024 characters of up to 4 bytes) and its newline.
 const MAX_STDIN_BYTES = 8 * 1024;
@@ -219,10 +195,6 @@ export const GROUPS: Record<string, Group> = {
   ...CARRIER_GROUPS,
 };
 
-export function print(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
-}
-
 async function setDisabled(services: Services, values: Values, disabled: boolean): Promise<void> {
   const account = await accountOf(services, values);
   await services.accounts.setDisabled(account, disabled);
@@ -253,16 +225,6 @@ function limitsFrom(values: Values): Record<string, unknown> {
               .map((code) => code.trim().toUpperCase())
               .filter(Boolean),
   };
-}
-
-export async function accountOf(services: Services, values: Values): Promise<string> {
-  try {
-    return await services.accounts.idByEmail(String(values.email));
-  } catch (error) {
-    if (error instanceof NotFoundError)
-      throw new AppError('not_found', `no account has the e-mail ${String(values.email)}`);
-    throw error;
-  }
 }
 
 /** --password, else a prompt on a terminal, else the first line of stdin. */
