@@ -1,4 +1,6 @@
-import type { PrismaClient } from '../../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import { countryOf } from '../../lib/phone.js';
+import { addToMessageStats, messageStatsDelta, statsBucket } from '../stats/stats-rollups.js';
 import type { Encoding } from './encoding.js';
 import { DEFAULT_MESSAGE_VALIDITY } from './message-timing.js';
 
@@ -29,28 +31,37 @@ type RawQueries = Pick<PrismaClient, '$queryRaw'>;
  * The one writer of message rows. One statement for any number of them; a row that conflicts
  * (a campaign contact that has its message already) is left out and not returned. A row
  * without its own validity takes the account's message_validity in the same statement, so a
- * send reads no settings first. Written in SQL: through the ORM, a batch of 1,000 rows cost more
- * CPU to build and read back than everything else a campaign's batch does. Returns a
- * PrismaPromise, so it can run inside a batch transaction as well as an interactive one.
+ * send reads no settings first. The same statement adds the rows it wrote to the account's
+ * statistics, so they cannot drift from the messages whatever crashes. Written in SQL: through
+ * the ORM, a batch of 1,000 rows cost more CPU to build and read back than everything else a
+ * campaign's batch does. Returns a PrismaPromise, so it can run inside a batch transaction as
+ * well as an interactive one.
  */
 export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]) {
   const column = <T>(pick: (row: NewMessageRow) => T) => rows.map(pick);
   return db.$queryRaw<{ id: string; to: string; status: 'queued' | 'scheduled' }[]>`
-    INSERT INTO messages (id, account_id, campaign_id, contact_id, "to", text, encoding, segments, created_at,
-      status, send_at, release_at, expires_at)
-    SELECT v.id, v.account_id, v.campaign_id, v.contact_id, v."to", v.text, v.encoding, v.segments, v.created_at,
-      v.status, v.send_at, v.release_at,
-      COALESCE(v.send_at, v.created_at)
-        + make_interval(secs => COALESCE(v.validity, s.message_validity, ${DEFAULT_MESSAGE_VALIDITY}))
-    FROM unnest(
-      ${column((m) => m.id)}::text[], ${column((m) => m.accountId)}::text[], ${column((m) => m.campaignId)}::text[],
-      ${column((m) => m.contactId)}::text[], ${column((m) => m.to)}::text[], ${column((m) => m.text)}::text[],
-      ${column((m) => m.encoding)}::"MessageEncoding"[], ${column((m) => m.segments)}::int[],
-      ${column((m) => m.createdAt.toISOString())}::timestamptz[], ${column((m) => m.status)}::"MessageStatus"[],
-      ${column((m) => m.sendAt?.toISOString() ?? null)}::timestamptz[], ${column((m) => m.releaseAt?.toISOString() ?? null)}::timestamptz[],
-      ${column((m) => m.validitySeconds)}::int[])
-      AS v(id, account_id, campaign_id, contact_id, "to", text, encoding, segments, created_at, status, send_at, release_at, validity)
-    LEFT JOIN account_settings s ON s.account_id = v.account_id
-    ON CONFLICT DO NOTHING
-    RETURNING id, "to", status::text AS status`;
+    WITH inserted AS (
+      INSERT INTO messages (id, account_id, campaign_id, contact_id, "to", country, text, encoding, segments, created_at,
+        status, send_at, release_at, expires_at)
+      SELECT v.id, v.account_id, v.campaign_id, v.contact_id, v."to", v.country, v.text, v.encoding, v.segments, v.created_at,
+        v.status, v.send_at, v.release_at,
+        COALESCE(v.send_at, v.created_at)
+          + make_interval(secs => COALESCE(v.validity, s.message_validity, ${DEFAULT_MESSAGE_VALIDITY}))
+      FROM unnest(
+        ${column((m) => m.id)}::text[], ${column((m) => m.accountId)}::text[], ${column((m) => m.campaignId)}::text[],
+        ${column((m) => m.contactId)}::text[], ${column((m) => m.to)}::text[], ${column((m) => countryOf(m.to))}::text[],
+        ${column((m) => m.text)}::text[], ${column((m) => m.encoding)}::"MessageEncoding"[], ${column((m) => m.segments)}::int[],
+        ${column((m) => m.createdAt.toISOString())}::timestamptz[], ${column((m) => m.status)}::"MessageStatus"[],
+        ${column((m) => m.sendAt?.toISOString() ?? null)}::timestamptz[], ${column((m) => m.releaseAt?.toISOString() ?? null)}::timestamptz[],
+        ${column((m) => m.validitySeconds)}::int[])
+        AS v(id, account_id, campaign_id, contact_id, "to", country, text, encoding, segments, created_at, status, send_at,
+          release_at, validity)
+      LEFT JOIN account_settings s ON s.account_id = v.account_id
+      ON CONFLICT DO NOTHING
+      RETURNING id, account_id, campaign_id, country, "to", status, segments, created_at),
+    counted AS (${addToMessageStats(Prisma.sql`
+      SELECT account_id, ${statsBucket('created_at')} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
+        COALESCE(country, '') AS country, '' AS carrier, ${messageStatsDelta('status', 1)}
+      FROM inserted`)})
+    SELECT id, "to", status::text AS status FROM inserted`;
 }

@@ -1,8 +1,15 @@
-import type { PrismaClient } from '../../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { Batcher } from '../../lib/batcher.js';
 import { newId } from '../../lib/ids.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { LivePublisher } from '../live/live-events.js';
+import {
+  addToDeliveryTimes,
+  addToMessageStats,
+  deliveryTimeBin,
+  messageStatsDelta,
+  statsBucket,
+} from '../stats/stats-rollups.js';
 import {
   type MessageStatusEvent,
   type MessageSubject,
@@ -90,7 +97,7 @@ export class MessageStatusChanges {
       allowed AS (
         SELECT * FROM unnest(${ALLOWED_MOVES.from}::text[], ${ALLOWED_MOVES.to}::text[]) AS a(from_status, to_status)),
       target AS (
-        SELECT m.id, m.status FROM messages m JOIN change c USING (id)
+        SELECT m.id, m.status, m.carrier FROM messages m JOIN change c USING (id)
         ORDER BY m.id FOR UPDATE OF m),
       moved AS (
         UPDATE messages m SET
@@ -107,7 +114,21 @@ export class MessageStatusChanges {
         FROM change c, target
         WHERE m.id = c.id AND target.id = m.id
           AND EXISTS (SELECT 1 FROM allowed a WHERE a.from_status = target.status::text AND a.to_status = c.status)
-        RETURNING m.id, m.account_id, m.campaign_id, c.status, c.at, c.event_id, c.payload),
+        RETURNING m.id, m.account_id, m.campaign_id, c.status, c.at, c.event_id, c.payload,
+          m.created_at, m.send_at, m.country, m.segments, m.carrier, target.status AS from_status,
+          target.carrier AS from_carrier),
+      restated AS (${addToMessageStats(Prisma.sql`
+        SELECT account_id, ${statsBucket('created_at')} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
+          COALESCE(country, '') AS country, COALESCE(from_carrier, '') AS carrier, ${messageStatsDelta('from_status', -1)}
+        FROM moved
+        UNION ALL
+        SELECT account_id, ${statsBucket('created_at')}, COALESCE(campaign_id, ''), COALESCE(country, ''),
+          COALESCE(carrier, ''), ${messageStatsDelta('status', 1)}
+        FROM moved`)}),
+      timed AS (${addToDeliveryTimes(Prisma.sql`
+        SELECT account_id, ${statsBucket('created_at')} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
+          ${deliveryTimeBin('GREATEST(created_at, COALESCE(send_at, created_at))', 'at')} AS bin
+        FROM moved WHERE status = 'delivered'`)}),
       told AS (
         INSERT INTO events (id, account_id, type, payload, campaign_id, message_id, created_at)
         SELECT event_id, account_id, 'message.' || status, payload, campaign_id, id, at
