@@ -120,6 +120,9 @@ export const ISSUES = {
   reused: 'An `Idempotency-Key` already used within 24 hours for a different request',
   unreachable: 'A webhook URL that did not answer the signed ping with a 2xx',
   opted_out: 'The number replied STOP to this account and receives nothing more from it',
+  range_too_long: 'A statistics range longer than 400 days, or one whose `to` is not after its `from`',
+  too_many_buckets:
+    'A statistics range that would answer more than 1,000 buckets: ask for a shorter range or a longer interval',
 } as const;
 
 export type Issue = keyof typeof ISSUES;

@@ -33,6 +33,8 @@ import { ScheduledReleases } from './modules/messages/scheduled-release.js';
 import { OptOuts } from './modules/opt-outs/opt-outs.js';
 import { RetentionSweep } from './modules/retention/retention-sweep.js';
 import { Settings } from './modules/settings/settings.js';
+import { DeliveryTimes } from './modules/stats/delivery-times.js';
+import { MessageStats } from './modules/stats/message-stats.js';
 import { Templates } from './modules/templates/templates.js';
 import { WebhookDeliveries } from './modules/webhooks/webhook-deliveries.js';
 import { WebhookSecrets } from './modules/webhooks/webhook-secrets.js';
@@ -68,6 +70,9 @@ export interface Services {
   campaignLifecycle: CampaignLifecycle;
   campaignDispatch: CampaignDispatch;
   campaignStatsReader: CampaignStatsReader;
+  /** The account's numbers for dashboards, from the rollups the message statements keep. */
+  messageStats: MessageStats;
+  deliveryTimes: DeliveryTimes;
   contacts: Contacts;
   contactImports: ContactImports;
   templates: Templates;
@@ -240,6 +245,8 @@ function campaignServices(
       logger: logger('campaigns'),
     }),
     campaignStatsReader: new CampaignStatsReader(prisma),
+    messageStats: new MessageStats(prisma),
+    deliveryTimes: new DeliveryTimes(prisma),
   };
 }
 
