@@ -245,8 +245,8 @@ function campaignServices(
       logger: logger('campaigns'),
     }),
     campaignStatsReader: new CampaignStatsReader(prisma),
-    messageStats: new MessageStats(prisma),
-    deliveryTimes: new DeliveryTimes(prisma),
+    messageStats: new MessageStats(prisma, clock),
+    deliveryTimes: new DeliveryTimes(prisma, clock),
   };
 }
 

@@ -1,6 +1,7 @@
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import type { Clock } from '../../lib/clock.js';
 import { parseInput } from '../../lib/validation.js';
-import { statsRangeInput } from './message-stats.js';
+import { statsRangeInput, statsRangeOf } from './message-stats.js';
 import { DELIVERY_TIME_BINS_PER_UNIT, STATS_BUCKET_SECONDS } from './stats-rollups.js';
 
 export interface DeliveryTimesAnswer {
@@ -21,10 +22,18 @@ const BUCKET_MS = STATS_BUCKET_SECONDS * 1000;
  * histogram the status changes keep: each is the middle of its bin, within about 5%.
  */
 export class DeliveryTimes {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly clock: Clock,
+  ) {}
 
   async read(accountId: string, input: unknown): Promise<DeliveryTimesAnswer> {
-    const query = parseInput(statsRangeInput, input);
+    const query = await statsRangeOf(
+      this.prisma,
+      accountId,
+      parseInput(statsRangeInput, input),
+      this.clock.now(),
+    );
     const from = new Date(Math.floor(query.from.getTime() / BUCKET_MS) * BUCKET_MS);
     const to = new Date(Math.ceil(query.to.getTime() / BUCKET_MS) * BUCKET_MS);
     const bins = await this.prisma.$queryRaw<{ bin: number; messages: bigint }[]>`

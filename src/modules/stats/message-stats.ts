@@ -1,13 +1,16 @@
 import { z } from 'zod';
 import { ValidationError } from '../../errors.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import { issue, parseInput } from '../../lib/validation.js';
+import type { Clock } from '../../lib/clock.js';
+import { parseInput } from '../../lib/validation.js';
 
 export const MAX_STATS_DAYS = 400;
 export const MAX_STATS_BUCKETS = 1000;
 /** The most rows (buckets times groups) one answer holds, and the most totals rows. */
 export const MAX_STATS_ROWS = 5000;
 const DAY_MS = 86_400_000;
+/** The range when a query names neither end: the week up to now. */
+export const DEFAULT_STATS_DAYS = 7;
 
 export const STATS_INTERVALS = ['HOUR', 'DAY'] as const;
 export const STATS_GROUPS = ['STATUS', 'COUNTRY', 'CARRIER', 'CAMPAIGN'] as const;
@@ -20,23 +23,51 @@ const instant = (description: string) =>
     .meta({ description })
     .transform((value) => new Date(value));
 
-/** A range of acceptance times: `to` after `from`, at most MAX_STATS_DAYS days. */
-export const statsRangeInput = z
-  .object({
-    from: instant('Start of the range: ISO 8601 with offset'),
-    to: instant(
-      `End of the range (exclusive): ISO 8601 with offset, at most ${MAX_STATS_DAYS} days after from`,
-    ),
-    campaign: z.string().max(64).meta({ description: 'Only the messages of this campaign' }).nullish(),
-  })
-  .refine(
-    (range) => range.to > range.from && range.to.getTime() - range.from.getTime() <= MAX_STATS_DAYS * DAY_MS,
-    {
-      ...issue('range_too_long', `after from, at most ${MAX_STATS_DAYS} days after it`),
-      path: ['to'],
-      message: `to must be after from and at most ${MAX_STATS_DAYS} days after it`,
-    },
-  );
+/** A range of acceptance times; `to` defaults to now and `from` to DEFAULT_STATS_DAYS before `to`. */
+export const statsRangeInput = z.object({
+  from: instant(
+    `Start of the range: ISO 8601 with offset; ${DEFAULT_STATS_DAYS} days before \`to\` when left out`,
+  ).nullish(),
+  to: instant(
+    `End of the range (exclusive): ISO 8601 with offset, after \`from\` and at most ${MAX_STATS_DAYS} days after it; now when left out`,
+  ).nullish(),
+  campaign: z.string().max(64).meta({ description: 'Only the messages of this campaign' }).nullish(),
+});
+
+export interface StatsRange {
+  from: Date;
+  to: Date;
+  campaign: string | null;
+}
+
+/**
+ * The range a query asks for, with its defaults; refused (422 range_too_long on `to`) unless `to`
+ * is after `from` and at most MAX_STATS_DAYS later, and (not_found) when the campaign is not one
+ * of the account's.
+ */
+export async function statsRangeOf(
+  prisma: PrismaClient,
+  accountId: string,
+  query: z.output<typeof statsRangeInput>,
+  now: Date,
+): Promise<StatsRange> {
+  const to = query.to ?? now;
+  const from = query.from ?? new Date(to.getTime() - DEFAULT_STATS_DAYS * DAY_MS);
+  if (to <= from || to.getTime() - from.getTime() > MAX_STATS_DAYS * DAY_MS)
+    throw new ValidationError(
+      [{ field: 'to', issue: 'range_too_long' }],
+      `to must be after from and at most ${MAX_STATS_DAYS} days after it`,
+    );
+  const campaign = query.campaign ?? null;
+  if (campaign) {
+    const found = await prisma.campaign.findFirst({
+      where: { id: campaign, accountId },
+      select: { id: true },
+    });
+    if (!found) throw new ValidationError([{ field: 'campaign', issue: 'not_found' }], 'No such campaign');
+  }
+  return { from, to, campaign };
+}
 
 export const messageStatsInput = statsRangeInput.safeExtend({
   interval: z.enum(STATS_INTERVALS).default('DAY').meta({ description: 'The length of a bucket' }),
@@ -47,7 +78,8 @@ export const messageStatsInput = statsRangeInput.safeExtend({
     .meta({ description: 'What to split each bucket and the totals by' }),
 });
 
-export type MessageStatsQuery = z.output<typeof messageStatsInput>;
+export type MessageStatsQuery = Omit<z.output<typeof messageStatsInput>, 'from' | 'to' | 'campaign'> &
+  StatsRange;
 
 /** One bucket (or the range's totals, `start` null) of one group. */
 export interface MessageStatsRow {
@@ -97,31 +129,37 @@ interface BucketRange {
  * messages, replies or opt-outs are left out.
  */
 export class MessageStats {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(
+    private readonly prisma: PrismaClient,
+    /** Also the time a live update of the statistics tells of. */
+    readonly clock: Clock,
+  ) {}
 
   async read(accountId: string, input: unknown): Promise<MessageStatsAnswer> {
-    const query = parseInput(messageStatsInput, input);
-    const range = await this.bucketRange(accountId, query);
-    if (range.buckets > MAX_STATS_BUCKETS)
+    const parsed = parseInput(messageStatsInput, input);
+    const range = await statsRangeOf(this.prisma, accountId, parsed, this.clock.now());
+    const query: MessageStatsQuery = { ...parsed, ...range };
+    const buckets = await this.bucketRange(accountId, query);
+    if (buckets.buckets > MAX_STATS_BUCKETS)
       throw new ValidationError(
         [{ field: 'interval', issue: 'too_many_buckets' }],
-        `The range holds ${range.buckets} buckets of an ${query.interval.toLowerCase()}; at most ${MAX_STATS_BUCKETS}`,
+        `The range holds ${buckets.buckets} buckets of an ${query.interval.toLowerCase()}; at most ${MAX_STATS_BUCKETS}`,
       );
     const groups = query.groupBy ?? [];
-    const rows = await this.prisma.$queryRaw<StatsSqlRow[]>(statsStatement(accountId, query, range));
+    const rows = await this.prisma.$queryRaw<StatsSqlRow[]>(statsStatement(accountId, query, buckets));
     const answer = rows.map((row) => rowOf(row, groups.includes('STATUS')));
-    const buckets = answer.filter((row) => row.start !== null);
-    if (buckets.length > MAX_STATS_ROWS)
+    const rowsOfBuckets = answer.filter((row) => row.start !== null);
+    if (rowsOfBuckets.length > MAX_STATS_ROWS)
       throw new ValidationError(
         [{ field: 'groupBy', issue: 'too_many_buckets' }],
         `The range split by ${groups.join(', ')} holds more than ${MAX_STATS_ROWS} rows; split it by less or ask for a shorter range`,
       );
     return {
-      from: range.from,
-      to: range.to,
-      timezone: range.timezone,
+      from: buckets.from,
+      to: buckets.to,
+      timezone: buckets.timezone,
       interval: query.interval,
-      buckets,
+      buckets: rowsOfBuckets,
       totals: answer.filter((row) => row.start === null),
     };
   }
