@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/lib/ids.js';
+import { REDIS_URL } from './support/server-url.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
+import { waitFor } from './support/wait.js';
 
 let t: TestTern;
 let alice: TestAccount;
 let bob: TestAccount;
 
-const STATS = `query ($from: String!, $to: String!, $interval: StatsInterval, $campaign: ID, $groupBy: [StatsGroup!]) {
+const STATS = `query ($from: String, $to: String, $interval: StatsInterval, $campaign: ID, $groupBy: [StatsGroup!]) {
   messageStats(from: $from, to: $to, interval: $interval, campaign: $campaign, groupBy: $groupBy) {
     __typename
     ... on MessageStats { from to timezone interval
@@ -366,5 +369,97 @@ describe('bounds', () => {
     );
     expect(hours.status).toBe(200);
     expect(hours.body).toMatchObject({ interval: 'HOUR', timezone: 'America/New_York', buckets: [] });
+  });
+});
+
+/** A subscription over server-sent events, read as a browser's EventSource would. */
+async function subscribe(token: string, query: string) {
+  const abort = new AbortController();
+  const response = await fetch(`${t.url}/graphql`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      authorization: `Bearer ${token}`,
+    },
+    body: JSON.stringify({ query }),
+    signal: abort.signal,
+  });
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = '';
+  const updates: any[] = [];
+  const reading = (async () => {
+    for (;;) {
+      const chunk = await reader.read().catch(() => ({ done: true, value: '' }));
+      if (chunk.done) return;
+      buffered += chunk.value;
+      for (let end = buffered.indexOf('\n\n'); end >= 0; end = buffered.indexOf('\n\n')) {
+        const data = buffered
+          .slice(0, end)
+          .split('\n')
+          .filter((line) => line.startsWith('data:'))
+          .map((line) => line.slice(5).trim())
+          .join('');
+        buffered = buffered.slice(end + 2);
+        if (data) updates.push(JSON.parse(data));
+      }
+    }
+  })();
+  return {
+    updates,
+    close: async () => {
+      abort.abort();
+      await reading;
+    },
+  };
+}
+
+async function untilSubscribed(account: TestAccount) {
+  const redis = new Redis(REDIS_URL);
+  try {
+    await waitFor(async () => {
+      const [, count] = (await redis.pubsub('NUMSUB', `${t.redisPrefix}:live:${account.account}`)) as [
+        string,
+        number,
+      ];
+      return count > 0 ? true : null;
+    });
+  } finally {
+    redis.disconnect();
+  }
+}
+
+describe('messageStatsChanged', () => {
+  it('tells a dashboard its numbers changed, one update for a burst of changes', async () => {
+    const account = await t.createAccount();
+    setClock(new Date().toISOString());
+    const { token } = await t.login(account);
+    const stream = await subscribe(token, 'subscription { messageStatsChanged { at } }');
+    await untilSubscribed(account);
+    const sends = Array.from({ length: 30 }, (_, index) =>
+      t.request('POST', '/v1/messages/send', {
+        token,
+        body: { to: `3519100${String(index).padStart(5, '0')}`, message: 'Hi' },
+      }),
+    );
+    expect((await Promise.all(sends)).every((sent) => sent.status === 202)).toBe(true);
+    await waitFor(() => Promise.resolve(stream.updates.length > 0 ? true : null));
+    const answer = await stats(account, {});
+    expect(answer.totals[0].messages).toBe(30);
+    await stream.close();
+    expect(stream.updates[0].data.messageStatsChanged.at).toEqual(expect.any(String));
+    // Thirty sends, a few updates: the changes of each second make one.
+    expect(stream.updates.length).toBeLessThan(30);
+  });
+
+  it("refuses another account's campaign", async () => {
+    const campaign = await createCampaign(alice);
+    const { token } = await t.login(bob);
+    const response = await t.graphql(
+      `subscription { messageStatsChanged(campaign: "${campaign}") { at } }`,
+      {},
+      token,
+    );
+    expect(JSON.stringify(response.body)).toMatch(/not_found|NotFound|No such|not found/i);
   });
 });
