@@ -92,6 +92,8 @@ export interface Config {
   /** AES-256-GCM key that seals the accounts' TOTP secrets at rest. */
   twoFactorSecretKey: Buffer;
   graphiql: boolean;
+  /** Serve the dashboard page at /dashboard. */
+  dashboard: boolean;
   introspection: boolean;
   demoAccount: boolean;
   shutdownTimeoutMs: number;
@@ -180,6 +182,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     webhookSecretKey,
     twoFactorSecretKey,
     graphiql: env.GRAPHIQL ?? !production,
+    dashboard: env.DASHBOARD,
     introspection: env.GRAPHQL_INTROSPECTION ?? !production,
     demoAccount: env.DEMO_ACCOUNT ?? !production,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,

@@ -1,6 +1,7 @@
 import { ValidationError } from '../../errors.js';
 import type { DeliveryTimesAnswer } from '../../modules/stats/delivery-times.js';
 import {
+  MAX_STATS_GROUPS,
   MAX_STATS_ROWS,
   type MessageStatsAnswer,
   type MessageStatsRow,
@@ -118,8 +119,8 @@ function addMessageStatsField(
       }),
       totals: t.field({
         type: [refs.row],
-        description: 'The whole range: one row per group (one row when not split)',
-        complexity: { field: MAX_STATS_ROWS, multiplier: MAX_STATS_ROWS },
+        description: `The whole range: one row per group, one row when not split (at most ${MAX_STATS_GROUPS})`,
+        complexity: { field: MAX_STATS_GROUPS, multiplier: MAX_STATS_GROUPS },
         resolve: (s) => s.totals,
       }),
     }),

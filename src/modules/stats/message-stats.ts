@@ -6,8 +6,10 @@ import { parseInput } from '../../lib/validation.js';
 
 export const MAX_STATS_DAYS = 400;
 export const MAX_STATS_BUCKETS = 1000;
-/** The most rows (buckets times groups) one answer holds, and the most totals rows. */
+/** The most rows (buckets times groups) one answer holds. */
 export const MAX_STATS_ROWS = 5000;
+/** The most groups (rows of totals) one answer holds. */
+export const MAX_STATS_GROUPS = 1000;
 const DAY_MS = 86_400_000;
 /** The range when a query names neither end: the week up to now. */
 export const DEFAULT_STATS_DAYS = 7;
@@ -149,10 +151,11 @@ export class MessageStats {
     const rows = await this.prisma.$queryRaw<StatsSqlRow[]>(statsStatement(accountId, query, buckets));
     const answer = rows.map((row) => rowOf(row, groups.includes('STATUS')));
     const rowsOfBuckets = answer.filter((row) => row.start !== null);
-    if (rowsOfBuckets.length > MAX_STATS_ROWS)
+    const totals = answer.filter((row) => row.start === null);
+    if (rowsOfBuckets.length > MAX_STATS_ROWS || totals.length > MAX_STATS_GROUPS)
       throw new ValidationError(
         [{ field: 'groupBy', issue: 'too_many_buckets' }],
-        `The range split by ${groups.join(', ')} holds more than ${MAX_STATS_ROWS} rows; split it by less or ask for a shorter range`,
+        `The range split by ${groups.join(', ')} holds more than ${MAX_STATS_ROWS} rows or ${MAX_STATS_GROUPS} groups; split it by less or ask for a shorter range`,
       );
     return {
       from: buckets.from,
@@ -160,7 +163,7 @@ export class MessageStats {
       timezone: buckets.timezone,
       interval: query.interval,
       buckets: rowsOfBuckets,
-      totals: answer.filter((row) => row.start === null),
+      totals,
     };
   }
 
