@@ -17,6 +17,7 @@ const STATS = `query ($from: String, $to: String, $interval: StatsInterval, $cam
       buckets { start campaignId country carrier messages segments delivered failed replies optOuts scheduled queued sent cancelled }
       totals { start campaignId country carrier messages segments delivered failed replies optOuts scheduled queued sent cancelled } }
     ... on ValidationError { details { field issue } }
+    ... on NotFoundError { code }
   }
 }`;
 
@@ -232,10 +233,7 @@ describe('messageStats after a mixed run', () => {
       to: '2026-06-05T00:00:00Z',
       campaign: campaign!.id,
     });
-    expect(other).toMatchObject({
-      __typename: 'ValidationError',
-      details: [{ field: 'campaign', issue: 'not_found' }],
-    });
+    expect(other).toMatchObject({ __typename: 'NotFoundError' });
   });
 
   it('gives delivery time percentiles from acceptance to the report', async () => {

@@ -215,7 +215,7 @@ function fromText(value: string, type: GraphQLInputType | undefined): unknown {
   const nullable = type ? getNullableType(type) : undefined;
   // A list in a query parameter is written comma-separated: group_by=COUNTRY,CARRIER.
   if (nullable && isListType(nullable))
-    return value.split(',').map((item) => fromText(item, nullable.ofType));
+    return value === '' ? [] : value.split(',').map((item) => fromText(item, nullable.ofType));
   const named = type ? getNamedType(type).name : 'String';
   if (
     (named === 'Int' && /^-?\d{1,15}$/.test(value)) ||

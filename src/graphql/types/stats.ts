@@ -1,4 +1,4 @@
-import { ValidationError } from '../../errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
 import type { DeliveryTimesAnswer } from '../../modules/stats/delivery-times.js';
 import {
   MAX_STATS_GROUPS,
@@ -130,7 +130,7 @@ function addMessageStatsField(
       type: stats,
       description:
         'Messages accepted in a range, per hour or day of the account’s time zone: at most 1,000 buckets and 400 days',
-      errors: { types: [ValidationError] },
+      errors: { types: [ValidationError, NotFoundError] },
       args: argsFromZod(t.arg, messageStatsInput, {
         interval: refs.interval,
         groupBy: [refs.group],
@@ -157,7 +157,7 @@ function addDeliveryTimesField(builder: Builder) {
     t.withAuth({ account: true }).field({
       type: times,
       description: 'Delivery time percentiles of the messages accepted in a range (at most 400 days)',
-      errors: { types: [ValidationError] },
+      errors: { types: [ValidationError, NotFoundError] },
       args: argsFromZod(t.arg, statsRangeInput, { campaign: 'ID' }),
       resolve: (_root, args, { accountId, services }) => services.deliveryTimes.read(accountId, args),
     }),

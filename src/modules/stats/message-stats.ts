@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ValidationError } from '../../errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { Clock } from '../../lib/clock.js';
 import { parseInput } from '../../lib/validation.js';
@@ -44,8 +44,8 @@ export interface StatsRange {
 
 /**
  * The range a query asks for, with its defaults; refused (422 range_too_long on `to`) unless `to`
- * is after `from` and at most MAX_STATS_DAYS later, and (not_found) when the campaign is not one
- * of the account's.
+ * is after `from` and at most MAX_STATS_DAYS later; NotFoundError when the campaign is not one of
+ * the account's.
  */
 export async function statsRangeOf(
   prisma: PrismaClient,
@@ -66,7 +66,7 @@ export async function statsRangeOf(
       where: { id: campaign, accountId },
       select: { id: true },
     });
-    if (!found) throw new ValidationError([{ field: 'campaign', issue: 'not_found' }], 'No such campaign');
+    if (!found) throw new NotFoundError('Campaign');
   }
   return { from, to, campaign };
 }
