@@ -12,12 +12,25 @@ const SERIES = [
   },
 ];
 
-function optionsFor(width: number, timezone: string): uPlot.Options {
+interface ChartProps {
+  buckets: StatsRow[];
+  timezone: string;
+  /** The range the buckets are of, so that a range with few buckets is drawn at its own scale. */
+  from: string;
+  to: string;
+}
+
+const secondsOf = (iso: string) => new Date(iso).getTime() / 1000;
+
+function optionsFor(width: number, { timezone, from, to }: ChartProps): uPlot.Options {
   return {
     width,
     height: 260,
     tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), timezone),
-    scales: { x: { time: true } },
+    scales: {
+      x: { time: true, range: () => [secondsOf(from), secondsOf(to)] },
+      y: { range: (_plot, _min, max) => [0, Math.max(1, max)] },
+    },
     axes: [{}, { label: 'Messages' }],
     series: [
       { label: 'Bucket start' },
@@ -27,26 +40,28 @@ function optionsFor(width: number, timezone: string): uPlot.Options {
 }
 
 function dataOf(buckets: StatsRow[]): uPlot.AlignedData {
-  return [
-    buckets.map((row) => new Date(row.start ?? 0).getTime() / 1000),
-    ...SERIES.map(({ pick }) => buckets.map(pick)),
-  ];
+  return [buckets.map((row) => secondsOf(row.start ?? '')), ...SERIES.map(({ pick }) => buckets.map(pick))];
 }
 
 /** Messages per bucket by status, drawn by uPlot at the width of its container. */
-export function StatusChart({ buckets, timezone }: { buckets: StatsRow[]; timezone: string }) {
+export function StatusChart(props: ChartProps) {
+  const { buckets, timezone, from, to } = props;
   const holder = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const element = holder.current;
     if (!element) return;
-    const plot = new uPlot(optionsFor(element.clientWidth || 600, timezone), dataOf(buckets), element);
+    const plot = new uPlot(
+      optionsFor(element.clientWidth || 600, { buckets, timezone, from, to }),
+      dataOf(buckets),
+      element,
+    );
     const resize = new ResizeObserver(() => plot.setSize({ width: element.clientWidth, height: 260 }));
     resize.observe(element);
     return () => {
       resize.disconnect();
       plot.destroy();
     };
-  }, [buckets, timezone]);
+  }, [buckets, timezone, from, to]);
   return <div ref={holder} class="chart" />;
 }
 

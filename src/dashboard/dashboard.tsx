@@ -92,16 +92,23 @@ function NumbersPanels({ numbers }: { numbers: Numbers }) {
       <Totals numbers={numbers} />
       <section class="panel wide" aria-labelledby="chart-title">
         <h2 id="chart-title">Messages by status ({overview.timezone})</h2>
-        <StatusChart buckets={overview.buckets} timezone={overview.timezone} />
+        <StatusChart
+          buckets={overview.buckets}
+          timezone={overview.timezone}
+          from={overview.from}
+          to={overview.to}
+        />
         <ChartTable buckets={overview.buckets} timezone={overview.timezone} />
       </section>
       <RateTable
         title="Delivery rate by country"
+        column="Country"
         rows={numbers.byCountry.totals}
         keyOf={(row) => row.country ?? 'unknown'}
       />
       <RateTable
         title="Delivery rate by carrier"
+        column="Carrier"
         rows={numbers.byCarrier.totals}
         keyOf={(row) => row.carrier ?? 'not handed over yet'}
       />

@@ -38,15 +38,14 @@ export function Totals({ numbers }: { numbers: Numbers }) {
   );
 }
 
-export function RateTable({
-  title,
-  rows,
-  keyOf,
-}: {
+interface RateTableProps {
   title: string;
+  column: string;
   rows: StatsRow[];
   keyOf: (row: StatsRow) => string;
-}) {
+}
+
+export function RateTable({ title, column, rows, keyOf }: RateTableProps) {
   const sorted = [...rows].sort((a, b) => b.messages - a.messages);
   return (
     <section class="panel" aria-label={title}>
@@ -54,7 +53,7 @@ export function RateTable({
         <caption>{title}</caption>
         <thead>
           <tr>
-            <th scope="col">{title.replace('Delivery rate by ', '')}</th>
+            <th scope="col">{column}</th>
             <th scope="col">Messages</th>
             <th scope="col">Delivered</th>
             <th scope="col">Failed</th>

@@ -149,7 +149,10 @@ export class MessageStats {
       );
     const groups = query.groupBy ?? [];
     const rows = await this.prisma.$queryRaw<StatsSqlRow[]>(statsStatement(accountId, query, buckets));
-    const answer = rows.map((row) => rowOf(row, groups.includes('STATUS')));
+    // A group whose messages all moved to another key (their carrier became known) counts nothing now.
+    const answer = rows
+      .map((row) => rowOf(row, groups.includes('STATUS')))
+      .filter((row) => groups.length === 0 || !isEmpty(row));
     const rowsOfBuckets = answer.filter((row) => row.start !== null);
     const totals = answer.filter((row) => row.start === null);
     if (rowsOfBuckets.length > MAX_STATS_ROWS || totals.length > MAX_STATS_GROUPS)
@@ -214,6 +217,10 @@ function statsStatement(accountId: string, query: MessageStatsQuery, range: Buck
       GROUP BY 1${keys}) AS quarter
     GROUP BY GROUPING SETS ((start${keys}), ${totalsSet})
     ORDER BY start NULLS LAST${keys}`;
+}
+
+function isEmpty(row: MessageStatsRow): boolean {
+  return row.messages === 0 && row.replies === 0 && row.optOuts === 0;
 }
 
 function rowOf(row: StatsSqlRow, byStatus: boolean): MessageStatsRow {
