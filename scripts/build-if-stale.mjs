@@ -49,5 +49,8 @@ if (sources > lastBuild()) {
 }
 if (dashboardIsStale()) {
   process.stdout.write('tern: the dashboard changed since the last build; bundling it to dist/dashboard/\n');
-  await buildDashboard();
+  // Without esbuild (installed without dev dependencies) Tern still starts; /dashboard says to build.
+  await buildDashboard().catch((error) =>
+    process.stderr.write(`tern: the dashboard was not bundled (${error.message}); npm run build makes it\n`),
+  );
 }

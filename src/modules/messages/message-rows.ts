@@ -59,9 +59,9 @@ export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]
       LEFT JOIN account_settings s ON s.account_id = v.account_id
       ON CONFLICT DO NOTHING
       RETURNING id, account_id, campaign_id, country, "to", status, segments, created_at),
-    counted AS (${addToMessageStats(Prisma.sql`
+    ${addToMessageStats(Prisma.sql`
       SELECT account_id, ${statsBucket('created_at')} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
         COALESCE(country, '') AS country, '' AS carrier, ${messageStatsDelta('status', 1)}
-      FROM inserted`)})
+      FROM inserted`)}
     SELECT id, "to", status::text AS status FROM inserted`;
 }

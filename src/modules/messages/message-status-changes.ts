@@ -117,14 +117,14 @@ export class MessageStatusChanges {
         RETURNING m.id, m.account_id, m.campaign_id, c.status, c.at, c.event_id, c.payload,
           m.created_at, m.send_at, m.country, m.segments, m.carrier, target.status AS from_status,
           target.carrier AS from_carrier),
-      restated AS (${addToMessageStats(Prisma.sql`
+      ${addToMessageStats(Prisma.sql`
         SELECT account_id, ${statsBucket('created_at')} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
           COALESCE(country, '') AS country, COALESCE(from_carrier, '') AS carrier, ${messageStatsDelta('from_status', -1)}
         FROM moved
         UNION ALL
         SELECT account_id, ${statsBucket('created_at')}, COALESCE(campaign_id, ''), COALESCE(country, ''),
           COALESCE(carrier, ''), ${messageStatsDelta('status', 1)}
-        FROM moved`)}),
+        FROM moved`)},
       timed AS (${addToDeliveryTimes(Prisma.sql`
         SELECT account_id, ${statsBucket('created_at')} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
           ${deliveryTimeBin('GREATEST(created_at, COALESCE(send_at, created_at))', 'at')} AS bin

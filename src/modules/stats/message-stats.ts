@@ -208,11 +208,13 @@ function statsStatement(accountId: string, query: MessageStatsQuery, range: Buck
   const totalsSet = groups.length > 0 ? Prisma.sql`(${groupList})` : Prisma.sql`()`;
   const sums = Prisma.raw(SUMMED.map((name) => `sum(s.${name}) AS ${name}`).join(', '));
   const campaign = query.campaign ? Prisma.sql`AND s.campaign_id = ${query.campaign}` : Prisma.empty;
+  // Not split by a key nor narrowed to a campaign: the totals per quarter-hour answer alone.
+  const table = Prisma.raw(groups.length === 0 && !query.campaign ? 'message_stat_totals' : 'message_stats');
   return Prisma.sql`
     SELECT start${keys}, ${Prisma.raw(SUMMED.map((name) => `sum(${name}) AS ${name}`).join(', '))}
     FROM (
       SELECT ${start} AS start${keys}, ${sums}
-      FROM message_stats s
+      FROM ${table} s
       WHERE s.account_id = ${accountId} AND s.bucket >= ${range.from} AND s.bucket < ${range.to} ${campaign}
       GROUP BY 1${keys}) AS quarter
     GROUP BY GROUPING SETS ((start${keys}), ${totalsSet})

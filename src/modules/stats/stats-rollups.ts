@@ -29,19 +29,27 @@ export function deliveryTimeBin(from: string, to: string): Prisma.Sql {
 export const STATS_KEY = Prisma.raw('account_id, bucket, campaign_id, country, carrier');
 
 const COUNTERS = ['messages', 'segments', 'scheduled', 'queued', 'sent', 'delivered', 'failed', 'cancelled'];
+const REPLY_COUNTERS = ['replies', 'opt_outs'];
 
-/** Adds the grouped rows of `source` (the key's columns and every counter) to `message_stats`. */
-export function addToMessageStats(source: Prisma.Sql): Prisma.Sql {
-  const columns = Prisma.raw(COUNTERS.join(', '));
-  const sums = Prisma.raw(COUNTERS.map((name) => `sum(${name})`).join(', '));
-  const updates = Prisma.raw(
-    COUNTERS.map((name) => `${name} = message_stats.${name} + excluded.${name}`).join(', '),
-  );
+/** The upsert of the summed `counters` of `source` into `table`, keyed by `key`, in key order. */
+function addTo(table: string, key: string, counters: string[], source: string): Prisma.Sql {
+  const sums = counters.map((name) => `sum(${name})`).join(', ');
+  const updates = counters.map((name) => `${name} = ${table}.${name} + excluded.${name}`).join(', ');
+  return Prisma.raw(`
+    INSERT INTO ${table} (${key}, ${counters.join(', ')})
+    SELECT ${key}, ${sums} FROM ${source} GROUP BY ${key} ORDER BY ${key}
+    ON CONFLICT (${key}) DO UPDATE SET ${updates}`);
+}
+
+/**
+ * CTEs (to follow a WITH) that add the rows of `source` (the key's columns and every counter of
+ * a message) to `message_stats` and to `message_stat_totals`.
+ */
+export function addToMessageStats(source: Prisma.Sql, counters = COUNTERS): Prisma.Sql {
   return Prisma.sql`
-    INSERT INTO message_stats (${STATS_KEY}, ${columns})
-    SELECT ${STATS_KEY}, ${sums} FROM (${source}) AS delta
-    GROUP BY ${STATS_KEY} ORDER BY ${STATS_KEY}
-    ON CONFLICT (${STATS_KEY}) DO UPDATE SET ${updates}`;
+    stats_delta AS (${source}),
+    stats_keyed AS (${addTo('message_stats', 'account_id, bucket, campaign_id, country, carrier', counters, 'stats_delta')}),
+    stats_totals AS (${addTo('message_stat_totals', 'account_id, bucket', counters, 'stats_delta')})`;
 }
 
 /** One row of `message_stats`'s counters for a message in `status`, signed by `sign`. */
@@ -70,10 +78,12 @@ export async function countReply(
   reply: { messageId: string; at: Date; optedOut: boolean },
 ): Promise<void> {
   await tx.$executeRaw`
-    INSERT INTO message_stats (${STATS_KEY}, replies, opt_outs)
-    SELECT account_id, ${statsBucket(Prisma.sql`${reply.at}::timestamptz`)}, COALESCE(campaign_id, ''),
-      COALESCE(country, ''), COALESCE(carrier, ''), 1, ${reply.optedOut ? 1 : 0}
-    FROM messages WHERE id = ${reply.messageId}
-    ON CONFLICT (${STATS_KEY}) DO UPDATE SET replies = message_stats.replies + 1,
-      opt_outs = message_stats.opt_outs + excluded.opt_outs`;
+    WITH ${addToMessageStats(
+      Prisma.sql`
+      SELECT account_id, ${statsBucket(Prisma.sql`${reply.at}::timestamptz`)} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
+        COALESCE(country, '') AS country, COALESCE(carrier, '') AS carrier, 1 AS replies, ${reply.optedOut ? 1 : 0}::int AS opt_outs
+      FROM messages WHERE id = ${reply.messageId}`,
+      REPLY_COUNTERS,
+    )}
+    SELECT 1`;
 }
