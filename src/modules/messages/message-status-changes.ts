@@ -1,15 +1,9 @@
-import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import type { PrismaClient } from '../../generated/prisma/client.js';
 import { Batcher } from '../../lib/batcher.js';
 import { newId } from '../../lib/ids.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { LivePublisher } from '../live/live-events.js';
-import {
-  addToDeliveryTimes,
-  addToMessageStats,
-  deliveryTimeBin,
-  messageStatsDelta,
-  statsBucket,
-} from '../stats/stats-rollups.js';
+import { countMoves } from '../stats/stats-rollups.js';
 import {
   type MessageStatusEvent,
   type MessageSubject,
@@ -117,18 +111,7 @@ export class MessageStatusChanges {
         RETURNING m.id, m.account_id, m.campaign_id, c.status, c.at, c.event_id, c.payload,
           m.created_at, m.send_at, m.country, m.segments, m.carrier, target.status AS from_status,
           target.carrier AS from_carrier),
-      ${addToMessageStats(Prisma.sql`
-        SELECT account_id, ${statsBucket('created_at')} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
-          COALESCE(country, '') AS country, COALESCE(from_carrier, '') AS carrier, ${messageStatsDelta('from_status', -1)}
-        FROM moved
-        UNION ALL
-        SELECT account_id, ${statsBucket('created_at')}, COALESCE(campaign_id, ''), COALESCE(country, ''),
-          COALESCE(carrier, ''), ${messageStatsDelta('status', 1)}
-        FROM moved`)},
-      timed AS (${addToDeliveryTimes(Prisma.sql`
-        SELECT account_id, ${statsBucket('created_at')} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
-          ${deliveryTimeBin('GREATEST(created_at, COALESCE(send_at, created_at))', 'at')} AS bin
-        FROM moved WHERE status = 'delivered'`)}),
+      ${countMoves()},
       told AS (
         INSERT INTO events (id, account_id, type, payload, campaign_id, message_id, created_at)
         SELECT event_id, account_id, 'message.' || status, payload, campaign_id, id, at

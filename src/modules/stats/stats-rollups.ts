@@ -87,3 +87,24 @@ export async function countReply(
     )}
     SELECT 1`;
 }
+
+/**
+ * CTEs (to follow a WITH) that restate the statistics of the messages a status change moved, read
+ * from the CTE `moved` (its old status and carrier as from_status and from_carrier): each leaves
+ * its old status's counter, under its old carrier, for its new one; a delivery adds its time.
+ */
+export function countMoves(): Prisma.Sql {
+  return Prisma.sql`
+    ${addToMessageStats(Prisma.sql`
+      SELECT account_id, ${statsBucket('created_at')} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
+        COALESCE(country, '') AS country, COALESCE(from_carrier, '') AS carrier, ${messageStatsDelta('from_status', -1)}
+      FROM moved
+      UNION ALL
+      SELECT account_id, ${statsBucket('created_at')}, COALESCE(campaign_id, ''), COALESCE(country, ''),
+        COALESCE(carrier, ''), ${messageStatsDelta('status', 1)}
+      FROM moved`)},
+    timed AS (${addToDeliveryTimes(Prisma.sql`
+      SELECT account_id, ${statsBucket('created_at')} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
+        ${deliveryTimeBin('GREATEST(created_at, COALESCE(send_at, created_at))', 'at')} AS bin
+      FROM moved WHERE status = 'delivered'`)})`;
+}
