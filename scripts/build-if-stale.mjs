@@ -6,6 +6,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildDashboard, dashboardIsStale } from './build-dashboard.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 // tsc writes every output on each build, so the entry point's time is the build's.
@@ -45,4 +46,11 @@ if (sources > lastBuild()) {
     stdio: 'inherit',
   });
   if (status !== 0) process.exit(status ?? 1);
+}
+if (dashboardIsStale()) {
+  process.stdout.write('tern: the dashboard changed since the last build; bundling it to dist/dashboard/\n');
+  // Without esbuild (installed without dev dependencies) Tern still starts; /dashboard says to build.
+  await buildDashboard().catch((error) =>
+    process.stderr.write(`tern: the dashboard was not bundled (${error.message}); npm run build makes it\n`),
+  );
 }

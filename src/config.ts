@@ -101,6 +101,8 @@ export interface Config {
   /** AES-256-GCM key that seals the accounts' TOTP secrets at rest. */
   twoFactorSecretKey: Buffer;
   graphiql: boolean;
+  /** Serve the dashboard page at /dashboard. */
+  dashboard: boolean;
   introspection: boolean;
   demoAccount: boolean;
   shutdownTimeoutMs: number;
@@ -145,6 +147,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     recoveryAfterMs: env.RECOVERY_AFTER_MS,
     claimLeaseMs: env.CLAIM_LEASE_MS,
     graphiql: env.GRAPHIQL ?? !production,
+    dashboard: env.DASHBOARD,
     introspection: env.GRAPHQL_INTROSPECTION ?? !production,
     demoAccount: env.DEMO_ACCOUNT ?? !production,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,

@@ -130,6 +130,9 @@ export const ISSUES = {
     'A number its country cannot have: too short or too long for the numbering plan of its calling code',
   destination_not_allowed: 'A number in a country the account may not send to (its allowed_countries)',
   no_route: 'No route of the operator covers the number: no carrier would take it',
+  range_too_long: 'A statistics range longer than 400 days, or one whose `to` is not after its `from`',
+  too_many_buckets:
+    'A statistics range that would answer more than 1,000 buckets: ask for a shorter range or a longer interval',
 } as const;
 
 export type Issue = keyof typeof ISSUES;

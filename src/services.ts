@@ -37,6 +37,8 @@ import { OptOuts } from './modules/opt-outs/opt-outs.js';
 import { AccountQuotas } from './modules/quotas/account-quotas.js';
 import { RetentionSweep } from './modules/retention/retention-sweep.js';
 import { Settings } from './modules/settings/settings.js';
+import { DeliveryTimes } from './modules/stats/delivery-times.js';
+import { MessageStats } from './modules/stats/message-stats.js';
 import { Templates } from './modules/templates/templates.js';
 import { WebhookDeliveries } from './modules/webhooks/webhook-deliveries.js';
 import { WebhookSecrets } from './modules/webhooks/webhook-secrets.js';
@@ -74,6 +76,9 @@ export interface Services {
   campaignLifecycle: CampaignLifecycle;
   campaignDispatch: CampaignDispatch;
   campaignStatsReader: CampaignStatsReader;
+  /** The account's numbers for dashboards, from the rollups the message statements keep. */
+  messageStats: MessageStats;
+  deliveryTimes: DeliveryTimes;
   contacts: Contacts;
   contactImports: ContactImports;
   templates: Templates;
@@ -301,6 +306,8 @@ function campaignServices(
       logger: logger('campaigns'),
     }),
     campaignStatsReader: new CampaignStatsReader(prisma),
+    messageStats: new MessageStats(prisma, clock),
+    deliveryTimes: new DeliveryTimes(prisma, clock),
   };
 }
 

@@ -517,6 +517,18 @@ const VALID_VARIABLES: Record<string, () => Record<string, unknown>> = {
     perPage: 10,
   }),
   'Query.previewMessage': () => ({ input: { message: 'Hi' } }),
+  'Query.messageStats': () => ({
+    from: '2026-01-01T00:00:00Z',
+    to: '2026-01-02T00:00:00Z',
+    interval: 'HOUR',
+    campaign: ids.campaign,
+    groupBy: ['STATUS', 'COUNTRY'],
+  }),
+  'Query.deliveryTimes': () => ({
+    from: '2026-01-01T00:00:00Z',
+    to: '2026-01-02T00:00:00Z',
+    campaign: ids.campaign,
+  }),
   'Query.template': () => ({ id: ids.template }),
   'Query.webhook': () => ({ id: ids.webhook }),
   'Query.webhookDeliveries': () => ({ webhook: ids.webhook, page: 1, perPage: 10 }),

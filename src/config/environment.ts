@@ -132,6 +132,7 @@ export const environmentSchema = z.object({
   TRUST_PROXY: booleanFlag.default(false),
   DATABASE_POOL_SIZE: decimal(1, 500).default(20),
   GRAPHIQL: booleanFlag.optional(),
+  DASHBOARD: booleanFlag.default(true),
   GRAPHQL_INTROSPECTION: booleanFlag.optional(),
   DEMO_ACCOUNT: booleanFlag.optional(),
   SHUTDOWN_TIMEOUT_MS: decimal(0, 86_400_000).default(10_000),

@@ -11,6 +11,7 @@ import { addMessageTypes } from './types/messages.js';
 import { addOptOutTypes } from './types/opt-outs.js';
 import { addSendWindowTypes } from './types/send-window.js';
 import { addSettingsTypes } from './types/settings.js';
+import { addStatsTypes } from './types/stats.js';
 import { addTemplateTypes } from './types/templates.js';
 import { addWebhookTypes } from './types/webhooks.js';
 
@@ -41,6 +42,7 @@ export function createSchema(options: SchemaOptions): GraphQLSchema {
   addWebhookTypes(builder, inputs);
   addImportTypes(builder, commonTypes);
   addOptOutTypes(builder);
+  addStatsTypes(builder);
   addLiveTypes(builder, messageTypes);
   return builder.toSchema({ sortSchema: true });
 }

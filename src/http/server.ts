@@ -21,6 +21,7 @@ import { routes } from '../rest/route-table.js';
 import type { Services } from '../services.js';
 import { registerApiDocs } from './api-docs.js';
 import { carrierHealthBody } from './carrier-health-body.js';
+import { registerDashboard } from './dashboard.js';
 import { answerUnreadableRequest, handleHttpError, sendError } from './error-response.js';
 import { checkHealth, type Readiness } from './health.js';
 import { acceptStrictJson } from './json-body.js';
@@ -242,6 +243,7 @@ export function createHttpServer({
   const openApi = buildOpenApi(routes, registry, schema, readApiExamples());
   app.get('/v1/openapi.json', async () => openApi);
   registerApiDocs(app);
+  if (deps.config.dashboard) registerDashboard(app);
 
   return app;
 }

@@ -133,11 +133,10 @@ function routeParameters(
   schema: GraphQLSchema,
   recorded: Record<string, string>,
 ) {
-  // The recorded request's value, as the parameter's type reads it (`per_page` 10, not "10").
   const withExample = <P extends { name: string; schema: JsonSchema }>(described: P) => {
     const value = recorded[described.name];
     if (value === undefined) return described;
-    return { ...described, example: described.schema.type === 'integer' ? Number(value) : value };
+    return { ...described, example: exampleOf(described.schema, value) };
   };
   const places = [
     ['path', route.params, true],
@@ -149,6 +148,13 @@ function routeParameters(
       withExample(parameter(name, where, operation, variable, required, schema)),
     ),
   );
+}
+
+/** A recorded parameter's text as its schema reads it: `per_page` 10, not "10"; a list split at its commas. */
+function exampleOf(schema: JsonSchema, value: string): unknown {
+  if (schema.type === 'integer') return Number(value);
+  if (schema.type === 'array') return value === '' ? [] : value.split(',');
+  return value;
 }
 
 /** JSON, or for an upload route the multipart form: the file part beside the body's fields. */
@@ -191,7 +197,9 @@ function parameter(
   const zod = argumentOf(operation, variable, schema)?.extensions[ZOD_EXTENSION] as z.ZodType | undefined;
   if (zod) {
     const { description, ...rules } = nonNull(jsonSchemaOf(zod));
-    return { name, in: where, required, ...(description ? { description } : {}), schema: rules };
+    // A list in a query parameter is written comma-separated (group_by=STATUS,COUNTRY).
+    const list = rules.type === 'array' ? { style: 'form', explode: false } : {};
+    return { name, in: where, required, ...(description ? { description } : {}), ...list, schema: rules };
   }
   if (where === 'query')
     throw new Error(`query parameter ${name}: its argument was not made from a zod schema`);

@@ -6,8 +6,10 @@ import {
   type GraphQLInputType,
   type GraphQLSchema,
   getNamedType,
+  getNullableType,
   isInputObjectType,
   isInterfaceType,
+  isListType,
 } from 'graphql';
 import { type FileUpload, Upload } from 'graphql-upload-minimal';
 import {
@@ -210,6 +212,10 @@ function uploadOf(fieldName: string, file: NonNullable<MultipartForm['file']>): 
 
 /** Query strings and form fields carry text; numbers and booleans are read as such where the type wants them. */
 function fromText(value: string, type: GraphQLInputType | undefined): unknown {
+  const nullable = type ? getNullableType(type) : undefined;
+  // A list in a query parameter is written comma-separated: group_by=COUNTRY,CARRIER.
+  if (nullable && isListType(nullable))
+    return value === '' ? [] : value.split(',').map((item) => fromText(item, nullable.ofType));
   const named = type ? getNamedType(type).name : 'String';
   if (
     (named === 'Int' && /^-?\d{1,15}$/.test(value)) ||

@@ -4,6 +4,7 @@ import { campaignRoutes } from './routes/campaigns.js';
 import { importRoutes } from './routes/imports.js';
 import { messageRoutes } from './routes/messages.js';
 import { optOutRoutes } from './routes/opt-outs.js';
+import { statsRoutes } from './routes/stats.js';
 import { templateRoutes } from './routes/templates.js';
 import { webhookRoutes } from './routes/webhooks.js';
 
@@ -66,4 +67,5 @@ export const routes: readonly RestRoute[] = [
   ...templateRoutes,
   ...webhookRoutes,
   ...optOutRoutes,
+  ...statsRoutes,
 ];

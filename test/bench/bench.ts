@@ -221,7 +221,9 @@ export class Bench {
 
   /** Empties what the previous scenario left, so every scenario starts from the same tables. */
   async resetMessages(): Promise<void> {
-    await this.database.query('TRUNCATE messages, simulated_submissions CASCADE');
+    await this.database.query(
+      'TRUNCATE messages, simulated_submissions, message_stats, message_stat_totals, delivery_time_stats CASCADE',
+    );
     // So that no scenario pays for the previous one's dirty pages.
     await this.database.query('CHECKPOINT');
   }

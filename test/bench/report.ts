@@ -405,11 +405,12 @@ export function renderReport(input: ReportInput): string {
       sections.push(
         `## ${scenario.name} (${layout.label})\n\n${scenario.describe}; against ${reads.data}, one request at a time.\n\n` +
           table(
-            ['Read', 'requests', 'p50', 'p99'],
+            ['Read', 'requests', 'p50', 'p95', 'p99'],
             reads.reads.map((read) => [
               read.name,
               number(read.requests),
               `**${number(read.p50Ms, 1)} ms**`,
+              read.p95Ms === undefined ? '–' : `${number(read.p95Ms, 1)} ms`,
               `${number(read.p99Ms, 1)} ms`,
             ]),
           ),

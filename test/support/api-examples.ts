@@ -341,6 +341,20 @@ async function recordEverything(t: TestTern, r: Recorder, receiver: WebhookRecei
   await r.ok('OptOuts', as({ query: { per_page: '10' } }));
   await r.refused('OptOuts', 'validation_error', as({ query: { per_page: '101' } }));
 
+  // Statistics of the messages sent above, by day of the account's time zone, split by status and country.
+  const dayAgo = new Date(t.clock.now().getTime() - 86_400_000).toISOString();
+  const inAnHour = new Date(t.clock.now().getTime() + 3_600_000).toISOString();
+  await r.ok(
+    'MessageStats',
+    as({ query: { from: dayAgo, to: inAnHour, interval: 'DAY', group_by: 'STATUS,COUNTRY' } }),
+  );
+  await r.refused(
+    'MessageStats',
+    'validation_error',
+    as({ query: { from: '2025-01-01T00:00:00Z', to: '2026-03-01T00:00:00Z' } }),
+  );
+  await r.refused('MessageStats', 'not_found', as({ query: { campaign: MISSING.campaign } }));
+
   // Templates.
   const { template } = await r.ok(
     'CreateTemplate',

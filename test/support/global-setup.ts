@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { buildDashboard } from '../../scripts/build-dashboard.mjs';
 import { DEFAULT_MIGRATIONS_DIR, migrateDatabase } from '../../src/db/migrations.js';
 import { withDatabase } from '../../src/db/schema-engine.js';
 import { startPgBouncer } from './pgbouncer.js';
@@ -33,6 +34,8 @@ function templateName(): string {
  * copy of it in milliseconds (CREATE DATABASE … TEMPLATE) instead of migrating its own.
  */
 export async function setup(project: TestProject) {
+  // The page at /dashboard is served from its bundle, as after `npm run build`.
+  await buildDashboard();
   const name = templateName();
   const admin = new pg.Client({ connectionString: withDatabase(SERVER_URL, 'postgres') });
   await admin.connect();

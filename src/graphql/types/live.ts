@@ -44,6 +44,18 @@ function campaignChanges(id: string) {
   };
 }
 
+/** Every change of the account's messages changes its statistics (a send, a status, a reply). */
+function statsChanges(campaignId: string | null) {
+  return (event: LiveEvent): LiveEvent[] =>
+    event.kind === 'messages' &&
+    (!campaignId || event.messages.some((change) => change.campaignId === campaignId))
+      ? [event]
+      : [];
+}
+
+/** The most often a statistics stream tells its dashboard to read again. */
+export const STATS_UPDATE_INTERVAL_MS = 1_000;
+
 function importJobChanges(id: string) {
   return (event: LiveEvent): LiveEvent[] => (event.kind === 'import' && event.id === id ? [event] : []);
 }
@@ -166,6 +178,8 @@ export function addLiveTypes(builder: Builder, { messageStatus }: MessageTypeRef
     }),
   );
 
+  addStatsSubscription(builder);
+
   builder.subscriptionField('importJobUpdated', (t) =>
     t.withAuth({ account: true }).prismaField({
       type: 'ImportJob',
@@ -185,6 +199,34 @@ export function addLiveTypes(builder: Builder, { messageStatus }: MessageTypeRef
           services.contactImports.find(accountId, id, query),
         );
       },
+    }),
+  );
+}
+
+function addStatsSubscription(builder: Builder) {
+  const statsChange = builder.objectRef<{ at: Date }>('MessageStatsChange').implement({
+    description: 'The account’s statistics changed: read messageStats (or deliveryTimes) again.',
+    fields: (t) => ({
+      at: t.expose('at', { type: 'DateTime', description: 'When the update was sent' }),
+    }),
+  });
+  builder.subscriptionField('messageStatsChanged', (t) =>
+    t.withAuth({ account: true }).field({
+      type: statsChange,
+      description: `Tells a dashboard that its numbers changed (a message accepted, moved or replied to), at most once every ${STATS_UPDATE_INTERVAL_MS / 1000} second: the changes meanwhile make one update.`,
+      args: { campaign: t.arg.id({ description: 'Only changes of this campaign’s messages' }) },
+      subscribe: async (_root, args, context, info) => {
+        if (args.campaign)
+          await context.services.campaignRecords.get(context.accountId, args.campaign, {
+            select: { id: true },
+          });
+        return context.services.liveSubscriptions.subscribe({
+          ...streamOf(context, info),
+          pick: statsChanges(args.campaign ?? null),
+          coalesceMs: STATS_UPDATE_INTERVAL_MS,
+        });
+      },
+      resolve: (_event, _args, { services }) => ({ at: services.messageStats.clock.now() }),
     }),
   );
 }

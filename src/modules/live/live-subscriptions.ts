@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { AppError } from '../../errors.js';
 import type { LiveBudget } from './live-budget.js';
@@ -32,6 +33,11 @@ export interface StreamRequest<Item> {
   cost: number;
   /** Aborts when the subscriber's connection closes, whether or not the stream has started. */
   connectionClosed: AbortSignal;
+  /**
+   * When set, the stream hands out at most one update per this many milliseconds: the items that
+   * come meanwhile make one update (the latest), delivered once the interval has passed.
+   */
+  coalesceMs?: number;
 }
 
 /**
@@ -48,6 +54,8 @@ class LiveStream<Item> implements AsyncIterableIterator<Item> {
   private closed = false;
   private readonly ending = new AbortController();
   private wake: (() => void) | null = null;
+  /** When the last update was handed out (a monotonic clock: only intervals are measured). */
+  private handedAt = Number.NEGATIVE_INFINITY;
   private readonly endOnDisconnect = () => void this.return();
 
   constructor(
@@ -73,7 +81,8 @@ class LiveStream<Item> implements AsyncIterableIterator<Item> {
           this.ready.length = 0;
           break;
         }
-        this.ready.push(...items);
+        if (this.request.coalesceMs) this.ready.splice(0, this.ready.length, items.at(-1) as Item);
+        else this.ready.push(...items);
         if (this.ready.length > MAX_UNREAD_UPDATES) {
           this.ready.length = 0;
           this.onTooSlow();
@@ -103,11 +112,20 @@ class LiveStream<Item> implements AsyncIterableIterator<Item> {
       if (this.closed || this.ending.signal.aborted) return this.return();
       await new Promise<void>((resolve) => (this.wake = resolve));
     }
+    await this.spaced();
     const { accountId, cost } = this.request;
     if (!(await this.budget.charge(accountId, cost, this.ending.signal))) return this.return();
     // While it waited for the budget the stream may have fallen too far behind and been emptied.
     if (this.ready.length === 0) return this.return();
+    this.handedAt = performance.now();
     return { done: false, value: this.ready.shift() as Item };
+  }
+
+  /** Waits out the rest of a coalescing stream's interval since its last update. */
+  private async spaced(): Promise<void> {
+    const wait = this.handedAt + (this.request.coalesceMs ?? 0) - performance.now();
+    if (this.request.coalesceMs && wait > 0)
+      await sleep(wait, undefined, { signal: this.ending.signal }).catch(() => undefined);
   }
 
   async return(): Promise<IteratorResult<Item>> {

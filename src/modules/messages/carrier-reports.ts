@@ -6,6 +6,7 @@ import { Batcher } from '../../lib/batcher.js';
 import { newId } from '../../lib/ids.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { type OptOuts, optOutKeyword } from '../opt-outs/opt-outs.js';
+import { countReply } from '../stats/stats-rollups.js';
 import { type MessageSubject, messageRepliedPayload, writeEvent } from '../webhooks/webhook-events.js';
 import { type MessageStatusChanges, STATEMENT_BATCHING } from './message-status-changes.js';
 import { ReplyRouting, senderAddress } from './reply-routing.js';
@@ -151,7 +152,8 @@ export class CarrierReports {
         receivedAt: inbound.at,
       },
     });
-    await this.optOuts.applyReply(tx, accountId, inbound.from, inbound.text, inbound.at);
+    const optedOut = await this.optOuts.applyReply(tx, accountId, inbound.from, inbound.text, inbound.at);
+    await countReply(tx, { messageId: latest.id, at: inbound.at, optedOut });
     await writeEvent(tx, {
       type: 'message.replied',
       payload: messageRepliedPayload(latest, {

@@ -1,5 +1,7 @@
-import type { PrismaClient } from '../../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import { countryOf } from '../../lib/phone.js';
 import { segmentReservation } from '../quotas/segment-reservation.js';
+import { addToMessageStats, messageStatsDelta, statsBucket } from '../stats/stats-rollups.js';
 import type { Encoding } from './encoding.js';
 import { DEFAULT_MESSAGE_VALIDITY } from './message-timing.js';
 
@@ -54,9 +56,11 @@ export interface ReservedSegments {
  * without its own validity takes the account's message_validity in the same statement, so a
  * send reads no settings first. The same statement reserves the rows' segments on their
  * accounts' quotas (segmentReservation): the rows of an account without room for all of them
- * are left out and not returned. Written in SQL: through the ORM, a batch of 1,000 rows cost more
- * CPU to build and read back than everything else a campaign's batch does. Returns a
- * PrismaPromise, so it can run inside a batch transaction as well as an interactive one.
+ * are left out and not returned; and it adds the rows it wrote to the account's statistics, so
+ * they cannot drift from the messages whatever crashes. Written in SQL: through the ORM, a batch
+ * of 1,000 rows cost more CPU to build and read back than everything else a campaign's batch
+ * does. Returns a PrismaPromise, so it can run inside a batch transaction as well as an
+ * interactive one.
  */
 export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]) {
   const column = <T>(pick: (row: NewMessageRow) => T) => rows.map(pick);
@@ -64,19 +68,19 @@ export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]
     WITH v AS (
       SELECT * FROM unnest(
         ${column((m) => m.id)}::text[], ${column((m) => m.accountId)}::text[], ${column((m) => m.campaignId)}::text[],
-        ${column((m) => m.contactId)}::text[], ${column((m) => m.to)}::text[], ${column((m) => m.text)}::text[],
-        ${column((m) => m.encoding)}::"MessageEncoding"[], ${column((m) => m.segments)}::int[],
+        ${column((m) => m.contactId)}::text[], ${column((m) => m.to)}::text[], ${column((m) => countryOf(m.to))}::text[],
+        ${column((m) => m.text)}::text[], ${column((m) => m.encoding)}::"MessageEncoding"[], ${column((m) => m.segments)}::int[],
         ${column((m) => m.createdAt.toISOString())}::timestamptz[], ${column((m) => m.status)}::"MessageStatus"[],
         ${column((m) => m.sendAt?.toISOString() ?? null)}::timestamptz[], ${column((m) => m.releaseAt?.toISOString() ?? null)}::timestamptz[],
         ${column((m) => m.validitySeconds)}::int[],
         ${column((m) => m.error?.code ?? null)}::text[], ${column((m) => m.error?.message ?? null)}::text[])
-        AS v(id, account_id, campaign_id, contact_id, "to", text, encoding, segments, created_at, status, send_at, release_at, validity,
-          error_code, error_message)),
+        AS v(id, account_id, campaign_id, contact_id, "to", country, text, encoding, segments, created_at, status, send_at,
+          release_at, validity, error_code, error_message)),
     ${segmentReservation},
     inserted AS (
-      INSERT INTO messages (id, account_id, campaign_id, contact_id, "to", text, encoding, segments, created_at,
+      INSERT INTO messages (id, account_id, campaign_id, contact_id, "to", country, text, encoding, segments, created_at,
         status, send_at, release_at, expires_at, failed_at, error_code, error_message, quota_day)
-      SELECT v.id, v.account_id, v.campaign_id, v.contact_id, v."to", v.text, v.encoding, v.segments, v.created_at,
+      SELECT v.id, v.account_id, v.campaign_id, v.contact_id, v."to", v.country, v.text, v.encoding, v.segments, v.created_at,
         v.status, v.send_at, v.release_at,
         COALESCE(v.send_at, v.created_at)
           + make_interval(secs => COALESCE(v.validity, s.message_validity, ${DEFAULT_MESSAGE_VALIDITY})),
@@ -87,7 +91,11 @@ export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]
       LEFT JOIN reserved r ON r.account_id = v.account_id
       WHERE v.status = 'failed' OR r.account_id IS NOT NULL
       ON CONFLICT DO NOTHING
-      RETURNING id, account_id, "to", status)
+      RETURNING id, account_id, campaign_id, country, "to", status, segments, created_at),
+    ${addToMessageStats(Prisma.sql`
+      SELECT account_id, ${statsBucket('created_at')} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
+        COALESCE(country, '') AS country, '' AS carrier, ${messageStatsDelta('status', 1)}
+      FROM inserted`)}
     SELECT i.id, i."to", i.status::text AS status, i.account_id,
       CASE WHEN i.status <> 'failed' THEN json_build_object('reserved', d.segments, 'day_segments', r.day_segments,
         'daily_segments', r.daily_segments, 'month_segments', r.month_segments, 'monthly_segments', r.monthly_segments)

@@ -4,6 +4,7 @@ import { newId } from '../../lib/ids.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { segmentGiveBack } from '../quotas/segment-reservation.js';
+import { countMoves } from '../stats/stats-rollups.js';
 import {
   type MessageStatusEvent,
   type MessageSubject,
@@ -92,7 +93,7 @@ export class MessageStatusChanges {
       allowed AS (
         SELECT * FROM unnest(${ALLOWED_MOVES.from}::text[], ${ALLOWED_MOVES.to}::text[]) AS a(from_status, to_status)),
       target AS (
-        SELECT m.id, m.status FROM messages m JOIN change c USING (id)
+        SELECT m.id, m.status, m.carrier FROM messages m JOIN change c USING (id)
         ORDER BY m.id FOR UPDATE OF m),
       moved AS (
         UPDATE messages m SET
@@ -110,10 +111,12 @@ export class MessageStatusChanges {
         WHERE m.id = c.id AND target.id = m.id
           AND EXISTS (SELECT 1 FROM allowed a WHERE a.from_status = target.status::text AND a.to_status = c.status)
         RETURNING m.id, m.account_id, m.campaign_id, c.status, c.at, c.event_id, c.payload,
-          m.segments, m.quota_day,
+          m.segments, m.quota_day, m.created_at, m.send_at, m.country, m.carrier,
+          target.status AS from_status, target.carrier AS from_carrier,
           -- A send interrupted inside the carrier call may have gone: its segments stay spent.
           (m.sent_at IS NOT NULL OR m.carrier IS NOT NULL OR m.error_code IS NOT DISTINCT FROM 'unknown_outcome') AS reached_carrier),
       ${segmentGiveBack},
+      ${countMoves()},
       told AS (
         INSERT INTO events (id, account_id, type, payload, campaign_id, message_id, created_at)
         SELECT event_id, account_id, 'message.' || status, payload, campaign_id, id, at

@@ -46,25 +46,21 @@ export class OptOuts {
     return sends.map((_, index) => refused.has(index));
   }
 
-  /** Applies a keyword reply inside the transaction that stores the reply; other replies change nothing. */
-  async applyReply(
-    tx: Tx,
-    accountId: string,
-    phone: string,
-    text: string,
-    at: Date,
-  ): Promise<OptOutKeyword | null> {
+  /**
+   * Applies a keyword reply inside the transaction that stores the reply; other replies change
+   * nothing. True when it opted the number out (a STOP from a number already out is not counted again).
+   */
+  async applyReply(tx: Tx, accountId: string, phone: string, text: string, at: Date): Promise<boolean> {
     const keyword = optOutKeyword(text);
     if (keyword === 'opt_out') {
-      await tx.optOut.upsert({
-        where: { accountId_phone: { accountId, phone } },
-        create: { accountId, phone, createdAt: at },
-        update: {},
+      const { count } = await tx.optOut.createMany({
+        data: [{ accountId, phone, createdAt: at }],
+        skipDuplicates: true,
       });
-    } else if (keyword === 'opt_in') {
-      await tx.optOut.deleteMany({ where: { accountId, phone } });
+      return count > 0;
     }
-    return keyword;
+    if (keyword === 'opt_in') await tx.optOut.deleteMany({ where: { accountId, phone } });
+    return false;
   }
 
   list(accountId: string, page: PageRequest, query: OptOutQuery = {}) {

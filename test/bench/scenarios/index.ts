@@ -4,6 +4,7 @@ import { contactImportCsv, contactImportXlsx } from './contact-import.js';
 import { deepPages } from './deep-pages.js';
 import { endToEnd } from './end-to-end.js';
 import { floorGraphql, floorRest } from './graphql-floor.js';
+import { messageStats } from './message-stats.js';
 import type { Scenario } from './scenario.js';
 import { scheduledRelease } from './scheduled-release.js';
 import { sendGraphql } from './send-graphql.js';
@@ -28,4 +29,5 @@ export const SCENARIOS: readonly Scenario[] = [
   webhooks,
   twoCarriers,
   deepPages,
+  messageStats,
 ];

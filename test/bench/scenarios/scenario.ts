@@ -58,7 +58,7 @@ export interface ReadResult {
   kind: 'reads';
   /** What the reads run against, for the report (e.g. "1,000,000 messages"). */
   data: string;
-  reads: { name: string; requests: number; p50Ms: number; p99Ms: number }[];
+  reads: { name: string; requests: number; p50Ms: number; p95Ms?: number; p99Ms: number }[];
   /** A read that answers anything but a full page fails the scenario instead. */
   firstError: null;
   /** No CPU profile is taken of reads one at a time. */

@@ -1,0 +1,133 @@
+import type { Campaign, LatestMessage, Numbers, StatsRow } from './queries';
+
+const percent = (part: number, whole: number) => (whole > 0 ? `${((100 * part) / whole).toFixed(1)}%` : '–');
+
+/** The share of the messages that reached an end which were delivered. */
+export const deliveryRate = (row: StatsRow) => percent(row.delivered, row.delivered + row.failed);
+
+export function Totals({ numbers }: { numbers: Numbers }) {
+  const totals = numbers.overview.totals[0];
+  if (!totals) return null;
+  const { times } = numbers;
+  const seconds = (value: number | null) => (value === null ? '–' : `${value} s`);
+  const items: [string, string][] = [
+    ['Messages', String(totals.messages)],
+    ['Segments', String(totals.segments)],
+    ['Delivered', String(totals.delivered)],
+    ['Failed', String(totals.failed)],
+    ['Delivery rate', deliveryRate(totals)],
+    ['Replies', String(totals.replies)],
+    ['Opt-outs', String(totals.optOuts)],
+    [
+      'Delivery time p50 / p90 / p99',
+      `${seconds(times.p50)} / ${seconds(times.p90)} / ${seconds(times.p99)}`,
+    ],
+  ];
+  return (
+    <section aria-labelledby="totals-title" class="panel totals">
+      <h2 id="totals-title">Totals</h2>
+      <dl>
+        {items.map(([term, value]) => (
+          <div key={term} data-total={term}>
+            <dt>{term}</dt>
+            <dd>{value}</dd>
+          </div>
+        ))}
+      </dl>
+    </section>
+  );
+}
+
+interface RateTableProps {
+  title: string;
+  column: string;
+  rows: StatsRow[];
+  keyOf: (row: StatsRow) => string;
+}
+
+export function RateTable({ title, column, rows, keyOf }: RateTableProps) {
+  const sorted = [...rows].sort((a, b) => b.messages - a.messages);
+  return (
+    <section class="panel" aria-label={title}>
+      <table>
+        <caption>{title}</caption>
+        <thead>
+          <tr>
+            <th scope="col">{column}</th>
+            <th scope="col">Messages</th>
+            <th scope="col">Delivered</th>
+            <th scope="col">Failed</th>
+            <th scope="col">Rate</th>
+          </tr>
+        </thead>
+        <tbody>
+          {sorted.map((row) => (
+            <tr key={keyOf(row)}>
+              <th scope="row">{keyOf(row)}</th>
+              <td>{row.messages}</td>
+              <td>{row.delivered}</td>
+              <td>{row.failed}</td>
+              <td>{deliveryRate(row)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+export function Campaigns({ campaigns }: { campaigns: Campaign[] }) {
+  return (
+    <section class="panel" aria-labelledby="campaigns-title">
+      <h2 id="campaigns-title">Campaigns</h2>
+      {campaigns.length === 0 && <p>No campaigns yet.</p>}
+      <ul class="campaigns">
+        {campaigns.map(({ id, name, status, stats }) => {
+          const done = stats.delivered + stats.failed;
+          const total = Math.max(stats.contacts, done + stats.queued + stats.sent + stats.waiting);
+          return (
+            <li key={id}>
+              <span class="name">{name}</span> <span class="status">{status}</span>
+              <progress
+                max={total || 1}
+                value={done}
+                aria-label={`${name}: ${done} of ${total} messages done`}
+              />
+              <span class="figures">
+                {done} / {total} · {percent(stats.delivered, done)} delivered
+              </span>
+            </li>
+          );
+        })}
+      </ul>
+    </section>
+  );
+}
+
+export function Latest({ messages }: { messages: LatestMessage[] }) {
+  return (
+    <section class="panel" aria-labelledby="latest-title">
+      <h2 id="latest-title">Latest messages</h2>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Message</th>
+            <th scope="col">To</th>
+            <th scope="col">Status</th>
+          </tr>
+        </thead>
+        <tbody aria-live="polite">
+          {messages.map((message) => (
+            <tr key={message.id} data-message={message.id}>
+              <td>
+                <code>{message.id}</code>
+              </td>
+              <td>+{message.to}</td>
+              <td class={`status-${message.status}`}>{message.status}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}

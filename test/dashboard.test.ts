@@ -1,0 +1,142 @@
+import { existsSync } from 'node:fs';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTern, type TestAccount, type TestTern } from './support/tern.js';
+import { waitFor } from './support/wait.js';
+
+/**
+ * The dashboard in a real browser with no way out of the machine: every request that is not to
+ * loopback goes to a proxy that is not there, and each one is recorded.
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) console.warn(`dashboard.test.ts skipped: no Chromium at ${CHROMIUM}`);
+
+let t: TestTern;
+let account: TestAccount;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!hasChromium) return;
+  [t, browser] = await Promise.all([
+    startTern({ env: { SIMULATOR_DELAY_MS: '300' } }),
+    chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--proxy-server=127.0.0.1:9'] }),
+  ]);
+  account = await t.createAccount();
+});
+afterAll(async () => {
+  await Promise.all([browser?.close(), t?.stop()]);
+});
+
+function isLocal(url: string): boolean {
+  if (url.startsWith('data:') || url.startsWith('blob:') || url === 'about:blank') return true;
+  return ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname);
+}
+
+async function send(to: string): Promise<string> {
+  const sent = await t.request('POST', '/v1/messages/send', {
+    token: account.token,
+    body: { to, message: 'Hi' },
+  });
+  expect(sent.status).toBe(202);
+  return sent.body.message;
+}
+
+async function deliveredAll(ids: string[]) {
+  await waitFor(async () => {
+    const count = await t.tern.deps.prisma.message.count({
+      where: { id: { in: ids }, status: { in: ['delivered', 'failed'] } },
+    });
+    return count === ids.length ? true : null;
+  }, 20_000);
+}
+
+const total = (page: Page, term: string) => page.locator(`[data-total="${term}"] dd`).textContent();
+
+async function signIn(page: Page) {
+  await page.goto(`${t.url}/dashboard`);
+  await page.getByRole('textbox', { name: 'E-mail' }).fill(account.email);
+  await page.getByLabel('Password', { exact: true }).fill(account.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await shown(page);
+}
+
+/** Waits for the signed-in page; on a timeout, says what the page shows instead. */
+async function shown(page: Page) {
+  try {
+    await page.getByRole('heading', { name: 'Totals' }).waitFor({ timeout: 15_000 });
+  } catch (error) {
+    throw new Error(`${String(error)}\nthe page shows: ${await page.locator('body').innerText()}`);
+  }
+}
+
+describe.skipIf(!hasChromium)('the dashboard at /dashboard', () => {
+  it('signs in, shows the totals and the chart, and a message sent meanwhile turns delivered without a reload', {
+    timeout: 90_000,
+  }, async () => {
+    const ids = await Promise.all(['351912340001', '351912340011', '447700900123'].map(send));
+    await deliveredAll(ids);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    const requested: string[] = [];
+    const problems: string[] = [];
+    page.on('request', (request) => requested.push(request.url()));
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text());
+    });
+    page.on('pageerror', (error) => problems.push(error.message));
+
+    await signIn(page);
+    expect(await total(page, 'Messages')).toBe('3');
+    expect(await total(page, 'Delivered')).toBe('2');
+    expect(await total(page, 'Failed')).toBe('1');
+    expect(await total(page, 'Delivery rate')).toBe('66.7%');
+    await expect.poll(() => page.locator('.chart canvas').count()).toBeGreaterThan(0);
+    await expect
+      .poll(() => page.getByRole('table', { name: 'Delivery rate by country' }).textContent())
+      .toContain('PT');
+
+    const id = await send('351912340022');
+    const row = page.locator(`tr[data-message="${id}"]`);
+    await row.waitFor({ timeout: 15_000 });
+    await expect.poll(() => row.textContent(), { timeout: 20_000 }).toContain('delivered');
+    await expect.poll(() => total(page, 'Messages'), { timeout: 15_000 }).toBe('4');
+
+    expect(problems).toEqual([]);
+    expect(requested.filter((url) => !isLocal(url))).toEqual([]);
+    // `npm run docs:dashboard` keeps the picture in docs/dashboard.md what the page looks like.
+    if (process.env.TERN_WRITE_DASHBOARD_SCREENSHOT === 'true')
+      await page.screenshot({ path: 'docs/dashboard.png', fullPage: true });
+    await page.close();
+  });
+
+  it('signs in with an API key, and is readable at a phone width', { timeout: 60_000 }, async () => {
+    const created = await t.request('POST', '/v1/api-keys', {
+      token: account.token,
+      body: { name: 'Dashboard' },
+    });
+    expect(created.status).toBe(201);
+    const page = await browser.newPage({ viewport: { width: 390, height: 800 } });
+    await page.goto(`${t.url}/dashboard`);
+    await page.getByRole('textbox', { name: 'API key' }).fill(created.body.key);
+    await page.getByRole('button', { name: 'Use this key' }).click();
+    await shown(page);
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    expect(width).toBeLessThanOrEqual(390);
+    await page.close();
+  });
+
+  it('is served with a strict content security policy, and not at all with DASHBOARD=false', async () => {
+    const response = await fetch(`${t.url}/dashboard`);
+    expect(response.status).toBe(200);
+    const policy = response.headers.get('content-security-policy') ?? '';
+    expect(policy).toContain("script-src 'self'");
+    expect(policy).not.toContain('unsafe');
+    const off = await startTern({ role: 'api', env: { DASHBOARD: 'false' } });
+    try {
+      expect((await fetch(`${off.url}/dashboard`)).status).toBe(404);
+    } finally {
+      await off.stop();
+    }
+  });
+});
