@@ -400,6 +400,19 @@ describe('campaigns', () => {
     });
     expect(failed).toEqual([{ to: '12025550123', errorCode: 'destination_not_allowed' }]);
     expect(await usage(account)).toEqual({ today_segments: 2, month_segments: 2 });
+    // It tells of its failure as any failed message does, so a webhook hears of it.
+    const told = await t.tern.deps.prisma.event.findMany({
+      where: { campaignId: campaign, type: 'message.failed' },
+      select: { payload: true },
+    });
+    expect(told.map((event) => event.payload)).toEqual([
+      expect.objectContaining({
+        event: 'message.failed',
+        to: '12025550123',
+        status: 'failed',
+        error: { code: 'destination_not_allowed', message: 'The account may not send to this country' },
+      }),
+    ]);
   });
 });
 

@@ -1,7 +1,9 @@
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import { newId } from '../../lib/ids.js';
 import { countryOf } from '../../lib/phone.js';
 import { segmentReservation } from '../quotas/segment-reservation.js';
 import { addToMessageStats, messageStatsDelta, statsBucket } from '../stats/stats-rollups.js';
+import { messageStatusPayload } from '../webhooks/webhook-events.js';
 import type { Encoding } from './encoding.js';
 import { DEFAULT_MESSAGE_VALIDITY } from './message-timing.js';
 
@@ -73,9 +75,10 @@ export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]
         ${column((m) => m.createdAt.toISOString())}::timestamptz[], ${column((m) => m.status)}::"MessageStatus"[],
         ${column((m) => m.sendAt?.toISOString() ?? null)}::timestamptz[], ${column((m) => m.releaseAt?.toISOString() ?? null)}::timestamptz[],
         ${column((m) => m.validitySeconds)}::int[],
-        ${column((m) => m.error?.code ?? null)}::text[], ${column((m) => m.error?.message ?? null)}::text[])
+        ${column((m) => m.error?.code ?? null)}::text[], ${column((m) => m.error?.message ?? null)}::text[],
+        ${column((m) => (m.status === 'failed' ? newId('evt') : null))}::text[], ${column(failedEventOf)}::jsonb[])
         AS v(id, account_id, campaign_id, contact_id, "to", country, text, encoding, segments, created_at, status, send_at,
-          release_at, validity, error_code, error_message)),
+          release_at, validity, error_code, error_message, event_id, payload)),
     ${segmentReservation},
     inserted AS (
       INSERT INTO messages (id, account_id, campaign_id, contact_id, "to", country, text, encoding, segments, created_at,
@@ -95,7 +98,11 @@ export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]
     ${addToMessageStats(Prisma.sql`
       SELECT account_id, ${statsBucket('created_at')} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
         COALESCE(country, '') AS country, '' AS carrier, ${messageStatsDelta('status', 1)}
-      FROM inserted`)}
+      FROM inserted`)},
+    told AS (
+      INSERT INTO events (id, account_id, type, payload, campaign_id, message_id, created_at)
+      SELECT v.event_id, v.account_id, 'message.failed', v.payload, v.campaign_id, v.id, v.created_at
+      FROM inserted i JOIN v USING (id) WHERE v.payload IS NOT NULL)
     SELECT i.id, i."to", i.status::text AS status, i.account_id,
       CASE WHEN i.status <> 'failed' THEN json_build_object('reserved', d.segments, 'day_segments', r.day_segments,
         'daily_segments', r.daily_segments, 'month_segments', r.month_segments, 'monthly_segments', r.monthly_segments)
@@ -103,6 +110,15 @@ export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]
     FROM inserted i
     LEFT JOIN reserved r ON r.account_id = i.account_id
     LEFT JOIN demand d ON d.account_id = i.account_id`;
+}
+
+/** A row refused at acceptance tells of its failure as a status change would: a `message.failed` event. */
+function failedEventOf(row: NewMessageRow): string | null {
+  if (row.status !== 'failed') return null;
+  const subject = { id: row.id, to: row.to, campaignId: row.campaignId };
+  return JSON.stringify(
+    messageStatusPayload(subject, { status: 'failed', at: row.createdAt, error: row.error }),
+  );
 }
 
 /** Each account's counts after the statement's reservation. */
