@@ -9,7 +9,7 @@ import {
   CarrierUnavailableError,
   type OutboundSms,
 } from './carrier.js';
-import type { CarrierRecord, CarrierSettings } from './carrier-catalog.js';
+import type { CarrierRecord } from './carrier-catalog.js';
 import type { CarrierDirectory } from './carrier-directory.js';
 import { Circuit, type CircuitOptions } from './circuit.js';
 import { ClusterPace } from './cluster-pace.js';
@@ -39,6 +39,8 @@ interface Pooled {
   circuit: Circuit;
   pace: ClusterPace | null;
   binds: boolean;
+  /** The carrier's start, settled once it bound or gave up waiting. */
+  starting: Promise<void>;
 }
 
 export interface CarrierPoolOptions {
@@ -70,16 +72,22 @@ export class CarrierPool {
   private readonly logger: Logger;
   private readonly usableListeners = new Set<(usable: boolean) => void>();
   private lastUsable: boolean | null = null;
+  private reconcileRunning = false;
+  private reconcileAgain = false;
+  /** Carriers still stopping; shutdown waits for them. */
+  private readonly stopping = new Set<Promise<void>>();
 
   constructor(private readonly options: CarrierPoolOptions) {
     this.logger = options.deps.logger.child({ module: 'carriers' });
     this.leases = new BindLeases(options.redis, options.redisPrefix, options.worker, options.tickMs * 3);
   }
 
+  /** Takes up the carriers and waits a short while for their first binds, as a carrier's start does. */
   async start(): Promise<void> {
     await this.options.directory.ready();
-    this.options.directory.onChange((settings) => this.schedule(settings));
+    this.options.directory.onChange(() => this.schedule());
     await this.reconciling;
+    await Promise.all([...this.pooled.values()].map((entry) => entry.starting));
     this.timer = setInterval(() => this.schedule(), this.options.tickMs);
     this.timer.unref();
   }
@@ -88,7 +96,8 @@ export class CarrierPool {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await this.reconciling;
-    await Promise.all([...this.pooled.keys()].map((name) => this.retire(name)));
+    for (const name of [...this.pooled.keys()]) this.retire(name, true);
+    await Promise.all(this.stopping);
   }
 
   /** Called now and whenever this process starts or stops holding a carrier it may send through. */
@@ -97,21 +106,36 @@ export class CarrierPool {
     if (this.lastUsable !== null) listener(this.lastUsable);
   }
 
-  private schedule(settings?: CarrierSettings): void {
-    this.reconciling = this.reconciling
-      .then(() =>
-        this.stopped ? undefined : this.reconcile(settings?.carriers ?? this.options.directory.carriers),
-      )
-      .catch((error: unknown) =>
-        this.logger.warn({ err: error }, 'carriers not brought up to date; retried'),
-      );
+  /**
+   * Brings the carriers up to date with the directory and renews the binds; one round at a time,
+   * and a change or tick during a round makes one more round after it rather than a queue of them.
+   */
+  private schedule(): void {
+    if (this.reconcileRunning) {
+      this.reconcileAgain = true;
+      return;
+    }
+    this.reconcileRunning = true;
+    this.reconciling = (async () => {
+      do {
+        this.reconcileAgain = false;
+        await this.reconcile(this.options.directory.carriers);
+      } while (this.reconcileAgain && !this.stopped);
+    })()
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'carriers not brought up to date; retried'))
+      .finally(() => {
+        this.reconcileRunning = false;
+      });
   }
 
   private async reconcile(records: readonly CarrierRecord[]): Promise<void> {
+    if (this.stopped) return;
     const wanted = new Map(records.map((record) => [record.name, record]));
     for (const [name, entry] of this.pooled) {
       const record = wanted.get(name);
-      if (!record || signatureOf(record) !== entry.signature) await this.retire(name);
+      // A carrier with a new URL keeps its bind for the new session; one removed gives it back.
+      if (!record) this.retire(name, true);
+      else if (signatureOf(record) !== entry.signature) this.retire(name, false);
     }
     for (const record of records) await this.keep(record);
     this.noteUsable();
@@ -127,6 +151,7 @@ export class CarrierPool {
         circuit: new Circuit(this.options.circuit),
         pace: null,
         binds: carrierBinds(record),
+        starting: Promise.resolve(),
       };
       this.pooled.set(record.name, entry);
     }
@@ -137,31 +162,47 @@ export class CarrierPool {
     }
     entry.record = record;
     const holds = !entry.binds || (await this.leases.hold(record.name, record.binds));
-    if (holds && !entry.carrier) await this.bring(entry);
-    else if (!holds && entry.carrier) await this.drop(entry);
+    if (holds && !entry.carrier) this.bring(entry);
+    else if (!holds && entry.carrier) this.drop(entry);
   }
 
-  private async bring(entry: Pooled): Promise<void> {
+  /**
+   * Starts the carrier without waiting for its bind: a round must not outlast the leases it
+   * renews, whatever an SMSC does.
+   */
+  private bring(entry: Pooled): void {
     const carrier = carrierFromRecord(entry.record, this.options.deps);
     entry.carrier = carrier;
     this.logger.info({ carrier: carrier.name }, 'carrier taken up by this process');
-    await carrier.start(this.options.sinkFor(carrier.name));
+    entry.starting = carrier
+      .start(this.options.sinkFor(carrier.name))
+      .catch((error: unknown) =>
+        this.logger.error({ err: error, carrier: carrier.name }, 'carrier did not start'),
+      );
   }
 
-  private async drop(entry: Pooled): Promise<void> {
+  /** Stops the carrier in the background; `then` runs once it has (its session closed). */
+  private drop(entry: Pooled, then: () => Promise<void> = async () => undefined): void {
     const carrier = entry.carrier;
     entry.carrier = null;
-    if (!carrier) return;
+    if (!carrier) return void then();
     this.logger.info({ carrier: carrier.name }, 'carrier given up by this process');
-    await carrier.stop();
+    const stopped = entry.starting
+      .then(() => carrier.stop())
+      .then(then)
+      .catch((error: unknown) =>
+        this.logger.warn({ err: error, carrier: carrier.name }, 'carrier did not stop cleanly'),
+      )
+      .finally(() => this.stopping.delete(stopped));
+    this.stopping.add(stopped);
   }
 
-  private async retire(name: string): Promise<void> {
+  /** A bind given back is given back once the session is closed, so that no other process's overlaps it. */
+  private retire(name: string, giveBackBind: boolean): void {
     const entry = this.pooled.get(name);
     this.pooled.delete(name);
     if (!entry) return;
-    await this.drop(entry);
-    if (entry.binds) await this.leases.release(name);
+    this.drop(entry, () => (entry.binds && giveBackBind ? this.leases.release(name) : Promise.resolve()));
   }
 
   private noteUsable(): void {
