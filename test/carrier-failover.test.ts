@@ -70,6 +70,18 @@ const acceptedFor = (smsc: LoopbackSmsc, to: string) =>
   smsc.accepted.filter((entry) => entry.submit.destination === to).length;
 
 describe('failover', () => {
+  it('opens as many sessions as binds when one process is the only worker, and closes the extra when binds go down', async () => {
+    const catalog = t.tern.services.carrierCatalog;
+    await catalog.updateCarrier('b', { binds: 2 });
+    await waitFor(async () => (b.boundSessions.length === 2 ? true : null), 20_000);
+    expect(t.tern.carriers!.health().find((entry) => entry.carrier === 'b')).toMatchObject({
+      bindsOpen: 2,
+      binds: 2,
+    });
+    await catalog.updateCarrier('b', { binds: 1 });
+    await waitFor(async () => (b.boundSessions.length === 1 ? true : null), 20_000);
+  });
+
   it('fails a message the carrier rejects for good without giving it to the next carrier', async () => {
     await route('4478', { carriers: 'a,b' });
     a.behaviour = (_n, submit) =>

@@ -11,9 +11,10 @@ import {
 } from './carrier.js';
 import type { CarrierRecord } from './carrier-catalog.js';
 import type { CarrierDirectory } from './carrier-directory.js';
-import { Circuit, type CircuitOptions } from './circuit.js';
+import type { CircuitOptions } from './circuit.js';
 import { ClusterPace } from './cluster-pace.js';
-import { type CarrierDependencies, carrierBinds, carrierFromRecord } from './index.js';
+import type { CarrierDependencies } from './index.js';
+import { PooledCarrier, signatureOf } from './pooled-carrier.js';
 import { carrierOrder } from './route-table.js';
 
 /** A message on its way out, with what routing needs. */
@@ -30,19 +31,6 @@ export type HandOverResult =
   /** No carrier could take it now; `pinnedTo` when one may have taken part of it. */
   | { outcome: 'unavailable'; pinnedTo: string | null };
 
-interface Pooled {
-  record: CarrierRecord;
-  /** What a change of rebinds the carrier. */
-  signature: string;
-  /** Null while this process holds no bind of it. */
-  carrier: Carrier | null;
-  circuit: Circuit;
-  pace: ClusterPace | null;
-  binds: boolean;
-  /** The carrier's start, settled once it bound or gave up waiting. */
-  starting: Promise<void>;
-}
-
 export interface CarrierPoolOptions {
   directory: CarrierDirectory;
   deps: CarrierDependencies;
@@ -50,6 +38,8 @@ export interface CarrierPoolOptions {
   redisPrefix: string;
   worker: string;
   sinkFor(carrier: string): CarrierEventSink;
+  /** How many worker processes share the binds (this one included). */
+  peers(): Promise<number>;
   /** How often binds are renewed and taken; a dead holder's lease lapses after three of these. */
   tickMs: number;
   circuit: CircuitOptions;
@@ -64,7 +54,7 @@ export interface CarrierPoolOptions {
  * Each message is routed at hand-over and failed over on a temporary refusal.
  */
 export class CarrierPool {
-  private readonly pooled = new Map<string, Pooled>();
+  private readonly pooled = new Map<string, PooledCarrier>();
   private readonly leases: BindLeases;
   private timer: NodeJS.Timeout | null = null;
   private reconciling: Promise<void> = Promise.resolve();
@@ -74,8 +64,8 @@ export class CarrierPool {
   private lastUsable: boolean | null = null;
   private reconcileRunning = false;
   private reconcileAgain = false;
-  /** Carriers still stopping; shutdown waits for them. */
-  private readonly stopping = new Set<Promise<void>>();
+  /** Sessions still closing, by carrier and slot; shutdown waits for them. */
+  private readonly closing = new Map<string, Promise<void>>();
 
   constructor(private readonly options: CarrierPoolOptions) {
     this.logger = options.deps.logger.child({ module: 'carriers' });
@@ -87,7 +77,7 @@ export class CarrierPool {
     await this.options.directory.ready();
     this.options.directory.onChange(() => this.schedule());
     await this.reconciling;
-    await Promise.all([...this.pooled.values()].map((entry) => entry.starting));
+    await Promise.all([...this.pooled.values()].map((entry) => entry.started()));
     this.timer = setInterval(() => this.schedule(), this.options.tickMs);
     this.timer.unref();
   }
@@ -97,7 +87,7 @@ export class CarrierPool {
     if (this.timer) clearInterval(this.timer);
     await this.reconciling;
     for (const name of [...this.pooled.keys()]) this.retire(name, true);
-    await Promise.all(this.stopping);
+    await Promise.all(this.closing.values());
   }
 
   /** Called now and whenever this process starts or stops holding a carrier it may send through. */
@@ -133,80 +123,76 @@ export class CarrierPool {
     const wanted = new Map(records.map((record) => [record.name, record]));
     for (const [name, entry] of this.pooled) {
       const record = wanted.get(name);
-      // A carrier with a new URL keeps its bind for the new session; one removed gives it back.
+      // A carrier with a new URL keeps its binds for the new sessions; one removed gives them back.
       if (!record) this.retire(name, true);
       else if (signatureOf(record) !== entry.signature) this.retire(name, false);
     }
-    for (const record of records) await this.keep(record);
+    const peers = Math.max(1, await this.options.peers());
+    for (const record of records) await this.keep(record, peers);
     this.noteUsable();
   }
 
-  private async keep(record: CarrierRecord): Promise<void> {
-    let entry = this.pooled.get(record.name);
-    if (!entry) {
-      entry = {
-        record,
-        signature: signatureOf(record),
-        carrier: null,
-        circuit: new Circuit(this.options.circuit),
-        pace: null,
-        binds: carrierBinds(record),
-        starting: Promise.resolve(),
-      };
-      this.pooled.set(record.name, entry);
-    }
+  private async keep(record: CarrierRecord, peers: number): Promise<void> {
+    const entry = this.pooled.get(record.name) ?? this.adopt(record);
     if (entry.record.maxPerSecond !== record.maxPerSecond || (record.maxPerSecond && !entry.pace)) {
       entry.pace = record.maxPerSecond
         ? new ClusterPace(this.options.redis, this.options.redisPrefix, record.name, record.maxPerSecond)
         : null;
     }
     entry.record = record;
-    const holds = !entry.binds || (await this.leases.hold(record.name, record.binds));
-    if (holds && !entry.carrier) this.bring(entry);
-    else if (!holds && entry.carrier) this.drop(entry);
+    if (!entry.binds) {
+      if (!entry.held()) entry.open(0);
+      return;
+    }
+    const share = Math.ceil(record.binds / peers);
+    const held = await this.leases.hold(record.name, record.binds, share);
+    const kept = held.filter((slot) => slot < record.binds).slice(0, share);
+    for (const slot of held) if (!kept.includes(slot)) this.closeSlot(entry, slot, true);
+    for (const slot of entry.slots()) if (!held.includes(slot)) this.closeSlot(entry, slot, false);
+    for (const slot of kept)
+      if (!entry.slots().includes(slot) && !this.isClosing(entry, slot)) entry.open(slot);
+  }
+
+  private adopt(record: CarrierRecord): PooledCarrier {
+    const entry = new PooledCarrier(
+      record,
+      { ...this.options.deps, sink: this.options.sinkFor(record.name), logger: this.logger },
+      this.options.circuit,
+    );
+    this.pooled.set(record.name, entry);
+    return entry;
+  }
+
+  private isClosing(entry: PooledCarrier, slot: number): boolean {
+    return this.closing.has(`${entry.name}:${slot}`);
   }
 
   /**
-   * Starts the carrier without waiting for its bind: a round must not outlast the leases it
-   * renews, whatever an SMSC does.
+   * Closes a session in the background (a round must not wait on an SMSC), then gives its bind
+   * back when asked: only once the session is closed, so that no other process's overlaps it.
    */
-  private bring(entry: Pooled): void {
-    const carrier = carrierFromRecord(entry.record, this.options.deps);
-    entry.carrier = carrier;
-    this.logger.info({ carrier: carrier.name }, 'carrier taken up by this process');
-    entry.starting = carrier
-      .start(this.options.sinkFor(carrier.name))
+  private closeSlot(entry: PooledCarrier, slot: number, giveBack: boolean): void {
+    const key = `${entry.name}:${slot}`;
+    if (this.closing.has(key)) return;
+    const closed = entry
+      .close(slot)
+      .then(() => (giveBack && entry.binds ? this.leases.giveBack(entry.name, slot) : undefined))
       .catch((error: unknown) =>
-        this.logger.error({ err: error, carrier: carrier.name }, 'carrier did not start'),
-      );
-  }
-
-  /** Stops the carrier in the background; `then` runs once it has (its session closed). */
-  private drop(entry: Pooled, then: () => Promise<void> = async () => undefined): void {
-    const carrier = entry.carrier;
-    entry.carrier = null;
-    if (!carrier) return void then();
-    this.logger.info({ carrier: carrier.name }, 'carrier given up by this process');
-    const stopped = entry.starting
-      .then(() => carrier.stop())
-      .then(then)
-      .catch((error: unknown) =>
-        this.logger.warn({ err: error, carrier: carrier.name }, 'carrier did not stop cleanly'),
+        this.logger.warn({ err: error, carrier: entry.name }, 'session did not close cleanly'),
       )
-      .finally(() => this.stopping.delete(stopped));
-    this.stopping.add(stopped);
+      .finally(() => this.closing.delete(key));
+    this.closing.set(key, closed);
   }
 
-  /** A bind given back is given back once the session is closed, so that no other process's overlaps it. */
-  private retire(name: string, giveBackBind: boolean): void {
+  private retire(name: string, giveBack: boolean): void {
     const entry = this.pooled.get(name);
     this.pooled.delete(name);
     if (!entry) return;
-    this.drop(entry, () => (entry.binds && giveBackBind ? this.leases.release(name) : Promise.resolve()));
+    for (const slot of entry.slots()) this.closeSlot(entry, slot, giveBack);
   }
 
   private noteUsable(): void {
-    const usable = [...this.pooled.values()].some((entry) => entry.carrier && entry.record.enabled);
+    const usable = [...this.pooled.values()].some((entry) => entry.held() && entry.record.enabled);
     if (usable === this.lastUsable) return;
     this.lastUsable = usable;
     for (const listener of this.usableListeners) listener(usable);
@@ -217,7 +203,7 @@ export class CarrierPool {
     const names = sms.pinned
       ? [sms.pinned]
       : (this.options.directory.find(sms.to, sms.accountId)?.route.carriers ?? []);
-    return names.every((name) => this.pooled.get(name)?.carrier?.deduplicatesByReference === true);
+    return names.every((name) => this.pooled.get(name)?.deduplicates() === true);
   }
 
   /**
@@ -232,23 +218,20 @@ export class CarrierPool {
     const names = sms.pinned ? [sms.pinned] : carrierOrder(match!.route);
     for (const name of names) {
       const entry = this.pooled.get(name);
-      if (!entry || !this.usable(entry)) continue;
-      const result = await this.tryCarrier(entry, sms);
+      const carrier = entry?.record.enabled ? entry.pick() : null;
+      if (!entry || !carrier || !entry.circuit.allows(Date.now())) continue;
+      const result = await this.tryCarrier(entry, carrier, sms);
       if (result) return result;
     }
     return { outcome: 'unavailable', pinnedTo: sms.pinned };
   }
 
-  private usable(entry: Pooled): boolean {
-    if (!entry.record.enabled || !entry.carrier) return false;
-    const state = entry.carrier.health().state;
-    if (state !== 'ready' && state !== 'bound') return false;
-    return entry.circuit.allows(Date.now());
-  }
-
   /** The carrier's answer; null when it could not take the message now and the next may. */
-  private async tryCarrier(entry: Pooled, sms: RoutedSms): Promise<HandOverResult | null> {
-    const carrier = entry.carrier!;
+  private async tryCarrier(
+    entry: PooledCarrier,
+    carrier: Carrier,
+    sms: RoutedSms,
+  ): Promise<HandOverResult | null> {
     if (entry.pace && !(await entry.pace.take(Date.now() + this.options.paceWaitMs))) {
       entry.circuit.abandoned();
       return null;
@@ -272,20 +255,6 @@ export class CarrierPool {
   /** Every configured carrier as this process sees it, bound here or not. */
   health(): CarrierHealth[] {
     const now = Date.now();
-    return [...this.pooled.values()].map((entry) => {
-      const own = entry.carrier?.health();
-      return {
-        ...(own ?? { carrier: entry.record.name, state: 'standby' }),
-        enabled: entry.record.enabled,
-        bindsOpen: own && entry.binds && own.state === 'bound' ? 1 : 0,
-        binds: entry.record.binds,
-        maxPerSecond: entry.record.maxPerSecond,
-        circuit: entry.circuit.state(now),
-      };
-    });
+    return [...this.pooled.values()].map((entry) => entry.health(now));
   }
-}
-
-function signatureOf(record: CarrierRecord): string {
-  return JSON.stringify([record.url, record.password]);
 }
