@@ -9,11 +9,12 @@ import {
   CarrierUnavailableError,
   type OutboundSms,
 } from './carrier.js';
-import type { CarrierRecord, CarrierSettings } from './carrier-catalog.js';
+import type { CarrierRecord } from './carrier-catalog.js';
 import type { CarrierDirectory } from './carrier-directory.js';
-import { Circuit, type CircuitOptions } from './circuit.js';
+import type { CircuitOptions } from './circuit.js';
 import { ClusterPace } from './cluster-pace.js';
-import { type CarrierDependencies, carrierBinds, carrierFromRecord } from './index.js';
+import type { CarrierDependencies } from './index.js';
+import { PooledCarrier, signatureOf } from './pooled-carrier.js';
 import { carrierOrder } from './route-table.js';
 
 /** A message on its way out, with what routing needs. */
@@ -30,17 +31,6 @@ export type HandOverResult =
   /** No carrier could take it now; `pinnedTo` when one may have taken part of it. */
   | { outcome: 'unavailable'; pinnedTo: string | null };
 
-interface Pooled {
-  record: CarrierRecord;
-  /** What a change of rebinds the carrier. */
-  signature: string;
-  /** Null while this process holds no bind of it. */
-  carrier: Carrier | null;
-  circuit: Circuit;
-  pace: ClusterPace | null;
-  binds: boolean;
-}
-
 export interface CarrierPoolOptions {
   directory: CarrierDirectory;
   deps: CarrierDependencies;
@@ -48,6 +38,8 @@ export interface CarrierPoolOptions {
   redisPrefix: string;
   worker: string;
   sinkFor(carrier: string): CarrierEventSink;
+  /** How many worker processes share the binds (this one included). */
+  peers(): Promise<number>;
   /** How often binds are renewed and taken; a dead holder's lease lapses after three of these. */
   tickMs: number;
   circuit: CircuitOptions;
@@ -62,7 +54,7 @@ export interface CarrierPoolOptions {
  * Each message is routed at hand-over and failed over on a temporary refusal.
  */
 export class CarrierPool {
-  private readonly pooled = new Map<string, Pooled>();
+  private readonly pooled = new Map<string, PooledCarrier>();
   private readonly leases: BindLeases;
   private timer: NodeJS.Timeout | null = null;
   private reconciling: Promise<void> = Promise.resolve();
@@ -70,16 +62,22 @@ export class CarrierPool {
   private readonly logger: Logger;
   private readonly usableListeners = new Set<(usable: boolean) => void>();
   private lastUsable: boolean | null = null;
+  private reconcileRunning = false;
+  private reconcileAgain = false;
+  /** Sessions still closing, by carrier and slot; shutdown waits for them. */
+  private readonly closing = new Map<string, Promise<void>>();
 
   constructor(private readonly options: CarrierPoolOptions) {
     this.logger = options.deps.logger.child({ module: 'carriers' });
     this.leases = new BindLeases(options.redis, options.redisPrefix, options.worker, options.tickMs * 3);
   }
 
+  /** Takes up the carriers and waits a short while for their first binds, as a carrier's start does. */
   async start(): Promise<void> {
     await this.options.directory.ready();
-    this.options.directory.onChange((settings) => this.schedule(settings));
+    this.options.directory.onChange(() => this.schedule());
     await this.reconciling;
+    await Promise.all([...this.pooled.values()].map((entry) => entry.started()));
     this.timer = setInterval(() => this.schedule(), this.options.tickMs);
     this.timer.unref();
   }
@@ -88,7 +86,8 @@ export class CarrierPool {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await this.reconciling;
-    await Promise.all([...this.pooled.keys()].map((name) => this.retire(name)));
+    for (const name of [...this.pooled.keys()]) this.retire(name, true);
+    await Promise.all(this.closing.values());
   }
 
   /** Called now and whenever this process starts or stops holding a carrier it may send through. */
@@ -97,75 +96,103 @@ export class CarrierPool {
     if (this.lastUsable !== null) listener(this.lastUsable);
   }
 
-  private schedule(settings?: CarrierSettings): void {
-    this.reconciling = this.reconciling
-      .then(() =>
-        this.stopped ? undefined : this.reconcile(settings?.carriers ?? this.options.directory.carriers),
-      )
-      .catch((error: unknown) =>
-        this.logger.warn({ err: error }, 'carriers not brought up to date; retried'),
-      );
+  /**
+   * Brings the carriers up to date with the directory and renews the binds; one round at a time,
+   * and a change or tick during a round makes one more round after it rather than a queue of them.
+   */
+  private schedule(): void {
+    if (this.reconcileRunning) {
+      this.reconcileAgain = true;
+      return;
+    }
+    this.reconcileRunning = true;
+    this.reconciling = (async () => {
+      do {
+        this.reconcileAgain = false;
+        await this.reconcile(this.options.directory.carriers);
+      } while (this.reconcileAgain && !this.stopped);
+    })()
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'carriers not brought up to date; retried'))
+      .finally(() => {
+        this.reconcileRunning = false;
+      });
   }
 
   private async reconcile(records: readonly CarrierRecord[]): Promise<void> {
+    if (this.stopped) return;
     const wanted = new Map(records.map((record) => [record.name, record]));
     for (const [name, entry] of this.pooled) {
       const record = wanted.get(name);
-      if (!record || signatureOf(record) !== entry.signature) await this.retire(name);
+      // A carrier with a new URL keeps its binds for the new sessions; one removed gives them back.
+      if (!record) this.retire(name, true);
+      else if (signatureOf(record) !== entry.signature) this.retire(name, false);
     }
-    for (const record of records) await this.keep(record);
+    const peers = Math.max(1, await this.options.peers());
+    for (const record of records) await this.keep(record, peers);
     this.noteUsable();
   }
 
-  private async keep(record: CarrierRecord): Promise<void> {
-    let entry = this.pooled.get(record.name);
-    if (!entry) {
-      entry = {
-        record,
-        signature: signatureOf(record),
-        carrier: null,
-        circuit: new Circuit(this.options.circuit),
-        pace: null,
-        binds: carrierBinds(record),
-      };
-      this.pooled.set(record.name, entry);
-    }
+  private async keep(record: CarrierRecord, peers: number): Promise<void> {
+    const entry = this.pooled.get(record.name) ?? this.adopt(record);
     if (entry.record.maxPerSecond !== record.maxPerSecond || (record.maxPerSecond && !entry.pace)) {
       entry.pace = record.maxPerSecond
         ? new ClusterPace(this.options.redis, this.options.redisPrefix, record.name, record.maxPerSecond)
         : null;
     }
     entry.record = record;
-    const holds = !entry.binds || (await this.leases.hold(record.name, record.binds));
-    if (holds && !entry.carrier) await this.bring(entry);
-    else if (!holds && entry.carrier) await this.drop(entry);
+    if (!entry.binds) {
+      if (!entry.held()) entry.open(0);
+      return;
+    }
+    const share = Math.ceil(record.binds / peers);
+    const held = await this.leases.hold(record.name, record.binds, share);
+    const kept = held.filter((slot) => slot < record.binds).slice(0, share);
+    for (const slot of held) if (!kept.includes(slot)) this.closeSlot(entry, slot, true);
+    for (const slot of entry.slots()) if (!held.includes(slot)) this.closeSlot(entry, slot, false);
+    for (const slot of kept)
+      if (!entry.slots().includes(slot) && !this.isClosing(entry, slot)) entry.open(slot);
   }
 
-  private async bring(entry: Pooled): Promise<void> {
-    const carrier = carrierFromRecord(entry.record, this.options.deps);
-    entry.carrier = carrier;
-    this.logger.info({ carrier: carrier.name }, 'carrier taken up by this process');
-    await carrier.start(this.options.sinkFor(carrier.name));
+  private adopt(record: CarrierRecord): PooledCarrier {
+    const entry = new PooledCarrier(
+      record,
+      { ...this.options.deps, sink: this.options.sinkFor(record.name), logger: this.logger },
+      this.options.circuit,
+    );
+    this.pooled.set(record.name, entry);
+    return entry;
   }
 
-  private async drop(entry: Pooled): Promise<void> {
-    const carrier = entry.carrier;
-    entry.carrier = null;
-    if (!carrier) return;
-    this.logger.info({ carrier: carrier.name }, 'carrier given up by this process');
-    await carrier.stop();
+  private isClosing(entry: PooledCarrier, slot: number): boolean {
+    return this.closing.has(`${entry.name}:${slot}`);
   }
 
-  private async retire(name: string): Promise<void> {
+  /**
+   * Closes a session in the background (a round must not wait on an SMSC), then gives its bind
+   * back when asked: only once the session is closed, so that no other process's overlaps it.
+   */
+  private closeSlot(entry: PooledCarrier, slot: number, giveBack: boolean): void {
+    const key = `${entry.name}:${slot}`;
+    if (this.closing.has(key)) return;
+    const closed = entry
+      .close(slot)
+      .then(() => (giveBack && entry.binds ? this.leases.giveBack(entry.name, slot) : undefined))
+      .catch((error: unknown) =>
+        this.logger.warn({ err: error, carrier: entry.name }, 'session did not close cleanly'),
+      )
+      .finally(() => this.closing.delete(key));
+    this.closing.set(key, closed);
+  }
+
+  private retire(name: string, giveBack: boolean): void {
     const entry = this.pooled.get(name);
     this.pooled.delete(name);
     if (!entry) return;
-    await this.drop(entry);
-    if (entry.binds) await this.leases.release(name);
+    for (const slot of entry.slots()) this.closeSlot(entry, slot, giveBack);
   }
 
   private noteUsable(): void {
-    const usable = [...this.pooled.values()].some((entry) => entry.carrier && entry.record.enabled);
+    const usable = [...this.pooled.values()].some((entry) => entry.held() && entry.record.enabled);
     if (usable === this.lastUsable) return;
     this.lastUsable = usable;
     for (const listener of this.usableListeners) listener(usable);
@@ -176,7 +203,7 @@ export class CarrierPool {
     const names = sms.pinned
       ? [sms.pinned]
       : (this.options.directory.find(sms.to, sms.accountId)?.route.carriers ?? []);
-    return names.every((name) => this.pooled.get(name)?.carrier?.deduplicatesByReference === true);
+    return names.every((name) => this.pooled.get(name)?.deduplicates() === true);
   }
 
   /**
@@ -191,23 +218,20 @@ export class CarrierPool {
     const names = sms.pinned ? [sms.pinned] : carrierOrder(match!.route);
     for (const name of names) {
       const entry = this.pooled.get(name);
-      if (!entry || !this.usable(entry)) continue;
-      const result = await this.tryCarrier(entry, sms);
+      const carrier = entry?.record.enabled ? entry.pick() : null;
+      if (!entry || !carrier || !entry.circuit.allows(Date.now())) continue;
+      const result = await this.tryCarrier(entry, carrier, sms);
       if (result) return result;
     }
     return { outcome: 'unavailable', pinnedTo: sms.pinned };
   }
 
-  private usable(entry: Pooled): boolean {
-    if (!entry.record.enabled || !entry.carrier) return false;
-    const state = entry.carrier.health().state;
-    if (state !== 'ready' && state !== 'bound') return false;
-    return entry.circuit.allows(Date.now());
-  }
-
   /** The carrier's answer; null when it could not take the message now and the next may. */
-  private async tryCarrier(entry: Pooled, sms: RoutedSms): Promise<HandOverResult | null> {
-    const carrier = entry.carrier!;
+  private async tryCarrier(
+    entry: PooledCarrier,
+    carrier: Carrier,
+    sms: RoutedSms,
+  ): Promise<HandOverResult | null> {
     if (entry.pace && !(await entry.pace.take(Date.now() + this.options.paceWaitMs))) {
       entry.circuit.abandoned();
       return null;
@@ -231,20 +255,6 @@ export class CarrierPool {
   /** Every configured carrier as this process sees it, bound here or not. */
   health(): CarrierHealth[] {
     const now = Date.now();
-    return [...this.pooled.values()].map((entry) => {
-      const own = entry.carrier?.health();
-      return {
-        ...(own ?? { carrier: entry.record.name, state: 'standby' }),
-        enabled: entry.record.enabled,
-        bindsOpen: own && entry.binds && own.state === 'bound' ? 1 : 0,
-        binds: entry.record.binds,
-        maxPerSecond: entry.record.maxPerSecond,
-        circuit: entry.circuit.state(now),
-      };
-    });
+    return [...this.pooled.values()].map((entry) => entry.health(now));
   }
-}
-
-function signatureOf(record: CarrierRecord): string {
-  return JSON.stringify([record.url, record.password]);
 }

@@ -27,7 +27,7 @@ export const CARRIER_GROUPS: Record<string, Group> = {
         options: CARRIER_OPTIONS,
         positional: 'name',
         required: ['name', 'url'],
-        details: `NAME is 1..40 of a-z, 0-9 and -. URL is smpp://system_id:password@host:port[?source_addr=…&window=…&system_type=…&concat=udh|payload] (smpps:// for TLS) or simulator://[?delay_ms=…]. --max-per-second is one pace for the whole cluster (none: unpaced); --binds is how many SMPP sessions the whole cluster keeps open (default 1).\n${CARRIER_LINE}`,
+        details: `NAME is 1..40 of a-z, 0-9 and -. URL is smpp://system_id:password@host:port[?source_addr=…&window=…&system_type=…&concat=udh|payload] (smpps:// for TLS) or simulator://[?delay_ms=…]. --max-per-second is one pace for the whole cluster (none: unpaced); --binds is how many SMPP sessions the whole cluster keeps open (default 1), shared among the worker processes.\n${CARRIER_LINE}`,
         async run(services, values) {
           const added = await services.carrierCatalog.addCarrier(String(values.name), {
             ...carrierInput(values),
