@@ -129,10 +129,13 @@ describe('binds across worker processes', () => {
       .filter((entry) => entry.command === 'submit_sm')
       .slice(-accepted.length)
       .map((entry) => entry.at);
-    // Per second at most PER_SECOND, counted in whole seconds: any 1-second window holds at most two seconds' worth.
+    // Hand-overs are spaced evenly, so any 1-second window, however it is cut, holds PER_SECOND
+    // of them as Redis's clock reads them; the SMSC reads them after two processes' timers and
+    // sockets, which may bring a late one closer to the next. A count per calendar second would
+    // let up to 2 × PER_SECOND through across a boundary.
     for (const start of times)
       expect(times.filter((at) => at >= start && at < start + 1000).length).toBeLessThanOrEqual(
-        2 * PER_SECOND,
+        PER_SECOND + 2,
       );
     expect(times.at(-1)! - times[0]!).toBeGreaterThanOrEqual((100 / PER_SECOND - 1) * 1000);
   }, 90_000);
