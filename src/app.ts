@@ -51,11 +51,9 @@ export function createTern(deps: Dependencies, role: Role): Tern {
     strictQueries: deps.config.env !== 'production',
     inputs: { allowInsecureWebhooks: deps.config.webhookAllowInsecure },
   });
-  const carrierHealth = services.carrierHealth;
   const carriers = role === 'api' ? null : createCarrierPool(deps, services);
   const localCarriers = carriers ? () => carriers.health() : null;
   let stopping = false;
-  const readiness = new Readiness(deps, () => stopping);
   const http =
     role === 'worker'
       ? null
@@ -63,23 +61,11 @@ export function createTern(deps: Dependencies, role: Role): Tern {
           deps,
           services,
           schema,
-          carriers: () => carrierHealth.read(localCarriers),
-          readiness,
+          carriers: () => services.carrierHealth.read(localCarriers),
+          readiness: new Readiness(deps, () => stopping),
           shuttingDown: () => stopping,
         });
-  let workers: RunningWorkers | null = null;
-  let recovery: { stop(): Promise<void> } | null = null;
-  const dispatcher =
-    role === 'api'
-      ? null
-      : new WebhookDispatcher({
-          prisma: deps.prisma,
-          clock: deps.clock,
-          deliveries: services.webhookDeliveries,
-          deliveryJobs: services.webhookDeliveryJobs,
-          logger: deps.logger.child({ module: 'webhook-dispatcher' }),
-          pollMs: WEBHOOK_DISPATCH_POLL_MS,
-        });
+  const background = carriers ? new BackgroundWork(deps, services, carriers) : null;
 
   return {
     deps,
@@ -95,23 +81,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
       );
       await services.carrierDirectory.ready();
       services.carrierDirectory.start();
-      if (carriers) {
-        await carriers.start();
-        carrierHealth.start(() => carriers.health());
-        deps.metrics.observe({
-          carriers: () => carriers.health(),
-          queueDepths: () => readQueueDepths(queueList(deps.queues)),
-          oldestQueuedMessage: () => services.messageDelivery.oldestQueued(),
-        });
-        workers = startWorkers(Object.values(WORKERS), { deps, services, carriers });
-        recovery = startRecovery(deps, services);
-        dispatcher?.start();
-        services.scheduledReleases.start();
-        deps.logger.info(
-          { workers: workers.names, carriers: carriers.health().map((carrier) => carrier.carrier) },
-          'workers started',
-        );
-      }
+      await background?.start();
       if (!http) return null;
       return http.listen({ host: deps.config.host, port: deps.config.port });
     },
@@ -119,19 +89,63 @@ export function createTern(deps: Dependencies, role: Role): Tern {
       stopping = true;
       // Open event streams would hold the HTTP drain forever: they end first, and their clients reconnect elsewhere.
       await services.liveSubscriptions.close();
-      await Promise.all([
-        http?.close(),
-        workers?.close(),
-        recovery?.stop(),
-        dispatcher?.stop(),
-        carriers ? services.scheduledReleases.stop() : undefined,
-      ]);
-      await carrierHealth.stop();
+      await Promise.all([http?.close(), background?.stop()]);
+      await services.carrierHealth.stop();
       services.carrierDirectory.stop();
       await carriers?.stop();
       await closeDependencies(deps);
     },
   };
+}
+
+/** What the worker role runs besides the API: the carriers' binds, the queues' workers and the loops that feed them. */
+class BackgroundWork {
+  private workers: RunningWorkers | null = null;
+  private recovery: { stop(): Promise<void> } | null = null;
+  private readonly dispatcher: WebhookDispatcher;
+
+  constructor(
+    private readonly deps: Dependencies,
+    private readonly services: Services,
+    private readonly carriers: CarrierPool,
+  ) {
+    this.dispatcher = new WebhookDispatcher({
+      prisma: deps.prisma,
+      clock: deps.clock,
+      deliveries: services.webhookDeliveries,
+      deliveryJobs: services.webhookDeliveryJobs,
+      logger: deps.logger.child({ module: 'webhook-dispatcher' }),
+      pollMs: WEBHOOK_DISPATCH_POLL_MS,
+    });
+  }
+
+  async start(): Promise<void> {
+    const { deps, services, carriers } = this;
+    await carriers.start();
+    services.carrierHealth.start(() => carriers.health());
+    deps.metrics.observe({
+      carriers: () => carriers.health(),
+      queueDepths: () => readQueueDepths(queueList(deps.queues)),
+      oldestQueuedMessage: () => services.messageDelivery.oldestQueued(),
+    });
+    this.workers = startWorkers(Object.values(WORKERS), { deps, services, carriers });
+    this.recovery = startRecovery(deps, services);
+    this.dispatcher.start();
+    services.scheduledReleases.start();
+    deps.logger.info(
+      { workers: this.workers.names, carriers: carriers.health().map((carrier) => carrier.carrier) },
+      'workers started',
+    );
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([
+      this.workers?.close(),
+      this.recovery?.stop(),
+      this.dispatcher.stop(),
+      this.services.scheduledReleases.stop(),
+    ]);
+  }
 }
 
 // How often a worker renews its carrier binds and looks for free ones; a dead holder's bind lapses after three.

@@ -22,7 +22,7 @@ import { Contacts } from './modules/contacts/contacts.js';
 import { ContactImports } from './modules/imports/contact-imports.js';
 import { Uploads } from './modules/imports/uploads.js';
 import { LiveBudget } from './modules/live/live-budget.js';
-import { createLivePubSub, LivePublisher } from './modules/live/live-events.js';
+import { createLivePubSub, LivePublisher, type LivePubSub } from './modules/live/live-events.js';
 import { LiveSubscriptions } from './modules/live/live-subscriptions.js';
 import { SubscriptionSlots } from './modules/live/subscription-slots.js';
 import { CarrierReports } from './modules/messages/carrier-reports.js';
@@ -142,19 +142,7 @@ export function createServices(deps: Dependencies): Services {
     optOuts,
     accountQuotas,
     settings: new Settings(prisma),
-    contacts: new Contacts(prisma, clock),
-    contactImports: new ContactImports({
-      prisma,
-      pool: deps.pool,
-      clock,
-      importJobs: jobs.importJobs,
-      live,
-      logger: logger('imports'),
-      uploads: new Uploads(deps.pool, clock),
-      importDir: config.importDir,
-      limits: { maxInflatedBytes: config.importMaxInflatedBytes },
-    }),
-    templates: new Templates(prisma, clock),
+    ...contactServices(deps, { importJobs: jobs.importJobs, live, logger }),
     retentionSweep: new RetentionSweep({
       prisma,
       clock,
@@ -162,19 +150,48 @@ export function createServices(deps: Dependencies): Services {
       logger: logger('retention'),
       retentionDays: config.retentionDays,
     }),
-    liveSubscriptions: new LiveSubscriptions({
-      pubSub: livePubSub,
-      prefix: config.redisPrefix,
-      slots: new SubscriptionSlots({
-        redis: deps.redis,
-        prefix: config.redisPrefix,
-        max: config.subscriptionsPerAccount,
-        logger: logger('live'),
-      }),
-      budget: new LiveBudget(deps.redis, config.redisPrefix, logger('live')),
-      logger: logger('live'),
-    }),
+    liveSubscriptions: liveSubscriptionsOf(deps, livePubSub, logger('live')),
   };
+}
+
+function contactServices(
+  { prisma, pool, clock, config }: Dependencies,
+  { importJobs, live, logger }: { importJobs: ContactImportJobs; live: LivePublisher; logger: ModuleLogger },
+) {
+  return {
+    contacts: new Contacts(prisma, clock),
+    contactImports: new ContactImports({
+      prisma,
+      pool,
+      clock,
+      importJobs,
+      live,
+      logger: logger('imports'),
+      uploads: new Uploads(pool, clock),
+      importDir: config.importDir,
+      limits: { maxInflatedBytes: config.importMaxInflatedBytes },
+    }),
+    templates: new Templates(prisma, clock),
+  };
+}
+
+function liveSubscriptionsOf(
+  { redis, config }: Dependencies,
+  pubSub: LivePubSub,
+  logger: Logger,
+): LiveSubscriptions {
+  return new LiveSubscriptions({
+    pubSub,
+    prefix: config.redisPrefix,
+    slots: new SubscriptionSlots({
+      redis,
+      prefix: config.redisPrefix,
+      max: config.subscriptionsPerAccount,
+      logger,
+    }),
+    budget: new LiveBudget(redis, config.redisPrefix, logger),
+    logger,
+  });
 }
 
 type ModuleLogger = (module: string) => Logger;

@@ -134,16 +134,24 @@ export class CarrierPool {
 
   private async keep(record: CarrierRecord, peers: number): Promise<void> {
     const entry = this.pooled.get(record.name) ?? this.adopt(record);
-    if (entry.record.maxPerSecond !== record.maxPerSecond || (record.maxPerSecond && !entry.pace)) {
-      entry.pace = record.maxPerSecond
-        ? new ClusterPace(this.options.redis, this.options.redisPrefix, record.name, record.maxPerSecond)
-        : null;
-    }
+    this.keepPace(entry, record);
     entry.record = record;
     if (!entry.binds) {
       if (!entry.held()) entry.open(0);
       return;
     }
+    await this.keepShareOfBinds(entry, record, peers);
+  }
+
+  private keepPace(entry: PooledCarrier, record: CarrierRecord): void {
+    if (entry.record.maxPerSecond === record.maxPerSecond && (!record.maxPerSecond || entry.pace)) return;
+    entry.pace = record.maxPerSecond
+      ? new ClusterPace(this.options.redis, this.options.redisPrefix, record.name, record.maxPerSecond)
+      : null;
+  }
+
+  /** This process's share of the carrier's binds: those it holds the leases of open, the others closed. */
+  private async keepShareOfBinds(entry: PooledCarrier, record: CarrierRecord, peers: number): Promise<void> {
     const share = Math.ceil(record.binds / peers);
     const held = await this.leases.hold(record.name, record.binds, share);
     const kept = held.filter((slot) => slot < record.binds).slice(0, share);

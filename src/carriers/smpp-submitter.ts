@@ -91,50 +91,60 @@ export class SmppSubmitter {
   /** One part; the SMSC's message id for it, or CarrierRejectedError when the SMSC refused it. */
   async submit(body: SubmitBody, deadline: number, fields: PduFields): Promise<string> {
     for (let attempt = 1; ; attempt += 1) {
-      if (!(await this.window.acquire(deadline - Date.now()))) {
-        throw new CarrierUnavailableError(
-          `the submit window stayed full (${this.window.size} outstanding); the message goes back to the queue`,
-        );
-      }
-      let response: PDU;
-      try {
-        await this.pace(deadline);
-        this.noteSubmit(Date.now());
-        response = await this.session.requestBound(new smpp.PDU('submit_sm', { ...fields }));
-      } finally {
-        this.window.release();
-      }
+      const response = await this.submitOnce(deadline, fields);
       const status = response.command_status;
       if (status === STATUS.ESME_ROK && response.message_id) {
         if (this.learnedPerSecond !== null) this.learnedPerSecond += RECOVERY_PER_ACCEPTED;
         return response.message_id;
       }
-      if (RETRY_LATER_STATUSES.has(status)) {
-        this.errors.throttled += 1;
-        const pause = backoffMs(this.options.throttleBackoffMs, attempt - 1);
-        this.slowDown();
-        this.logger.warn(
-          { status: statusName(status), part: body.part, attempt, pauseMs: pause, window: this.window.inUse },
-          'SMSC asks to slow down',
-        );
-        if (attempt >= THROTTLE_ATTEMPTS || Date.now() + pause > deadline) {
-          throw new CarrierUnavailableError(
-            `SMSC still throttling after ${attempt} attempts (${statusName(status)})`,
-          );
-        }
-        await sleep(pause);
-        continue;
-      }
-      this.errors.rejected += 1;
-      const name = statusName(status);
-      this.session.lastError = `submit_sm refused: ${name}`;
-      throw new CarrierRejectedError(
-        `smpp_0x${status.toString(16).padStart(8, '0')}`,
-        status === STATUS.ESME_ROK
-          ? 'The SMSC accepted the message without a message id'
-          : `The SMSC refused the message: ${name}`,
+      if (!RETRY_LATER_STATUSES.has(status)) throw this.rejection(status);
+      await this.waitOutThrottle(status, body, attempt, deadline);
+    }
+  }
+
+  /** One submit_sm through the window, at the pace. */
+  private async submitOnce(deadline: number, fields: PduFields): Promise<PDU> {
+    if (!(await this.window.acquire(deadline - Date.now()))) {
+      throw new CarrierUnavailableError(
+        `the submit window stayed full (${this.window.size} outstanding); the message goes back to the queue`,
       );
     }
+    try {
+      await this.pace(deadline);
+      this.noteSubmit(Date.now());
+      return await this.session.requestBound(new smpp.PDU('submit_sm', { ...fields }));
+    } finally {
+      this.window.release();
+    }
+  }
+
+  /** The SMSC asked to slow down: pause before the next attempt, or give up past the attempts or the deadline. */
+  private async waitOutThrottle(status: number, body: SubmitBody, attempt: number, deadline: number) {
+    this.errors.throttled += 1;
+    const pause = backoffMs(this.options.throttleBackoffMs, attempt - 1);
+    this.slowDown();
+    this.logger.warn(
+      { status: statusName(status), part: body.part, attempt, pauseMs: pause, window: this.window.inUse },
+      'SMSC asks to slow down',
+    );
+    if (attempt >= THROTTLE_ATTEMPTS || Date.now() + pause > deadline) {
+      throw new CarrierUnavailableError(
+        `SMSC still throttling after ${attempt} attempts (${statusName(status)})`,
+      );
+    }
+    await sleep(pause);
+  }
+
+  private rejection(status: number): CarrierRejectedError {
+    this.errors.rejected += 1;
+    const name = statusName(status);
+    this.session.lastError = `submit_sm refused: ${name}`;
+    return new CarrierRejectedError(
+      `smpp_0x${status.toString(16).padStart(8, '0')}`,
+      status === STATUS.ESME_ROK
+        ? 'The SMSC accepted the message without a message id'
+        : `The SMSC refused the message: ${name}`,
+    );
   }
 
   /**
