@@ -110,32 +110,7 @@ export function createHttpServer({
   readiness,
   shuttingDown,
 }: HttpServerOptions): FastifyInstance {
-  const app = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger,
-    bodyLimit: MAX_JSON_BODY_BYTES,
-    requestIdHeader: false,
-    // One line per request, written by observeRequests once the answer is out.
-    logController: new LogController({ requestIdLogLabel: 'request', disableRequestLogging: true }),
-    genReqId: (request) => {
-      const sent = request.headers['x-request-id'];
-      return typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : newRequestId();
-    },
-    clientErrorHandler: (error, socket) => answerUnreadableRequest(error, socket, newRequestId()),
-    // A path that does not decode (`%FF`) is refused by the router before any hook runs.
-    frameworkErrors: (error, request, reply) =>
-      sendError(
-        reply.header('x-request-id', request.id),
-        'bad_request',
-        `The URL cannot be read: ${error.message}`,
-      ),
-    forceCloseConnections: 'idle',
-    // A client that trickles its request (slowloris) is cut off rather than holding a socket.
-    requestTimeout: REQUEST_TIMEOUT_MS,
-    // Behind a proxy the client is in X-Forwarded-For; trusting it otherwise would let anyone pick their address.
-    trustProxy: deps.config.trustProxy,
-    // Tern answers during a shutdown itself (see drainOnShutdown): in its own error format, and its probes still answer.
-    return503OnClosing: false,
-  });
+  const app = createFastify(deps);
 
   const fieldRateLimits = createFieldRateLimits(deps);
   const createContext = async (request: FastifyRequest, reply: FastifyReply): Promise<Context> => ({
@@ -193,6 +168,52 @@ export function createHttpServer({
     sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`),
   );
 
+  registerHealth(app, { deps, carriers, readiness });
+
+  registerGraphql(app, { deps, schema, createContext, operations: registry.names() });
+
+  registerRestRoutes(app, routes, registry, schema, createContext);
+  const openApi = buildOpenApi(routes, registry, schema, readApiExamples());
+  app.get('/v1/openapi.json', async () => openApi);
+  registerApiDocs(app);
+  if (deps.config.dashboard) registerDashboard(app);
+
+  return app;
+}
+
+function createFastify(deps: Dependencies): FastifyInstance {
+  return Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    bodyLimit: MAX_JSON_BODY_BYTES,
+    requestIdHeader: false,
+    // One line per request, written by observeRequests once the answer is out.
+    logController: new LogController({ requestIdLogLabel: 'request', disableRequestLogging: true }),
+    genReqId: (request) => {
+      const sent = request.headers['x-request-id'];
+      return typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : newRequestId();
+    },
+    clientErrorHandler: (error, socket) => answerUnreadableRequest(error, socket, newRequestId()),
+    // A path that does not decode (`%FF`) is refused by the router before any hook runs.
+    frameworkErrors: (error, request, reply) =>
+      sendError(
+        reply.header('x-request-id', request.id),
+        'bad_request',
+        `The URL cannot be read: ${error.message}`,
+      ),
+    forceCloseConnections: 'idle',
+    // A client that trickles its request (slowloris) is cut off rather than holding a socket.
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    // Behind a proxy the client is in X-Forwarded-For; trusting it otherwise would let anyone pick their address.
+    trustProxy: deps.config.trustProxy,
+    // Tern answers during a shutdown itself (see drainOnShutdown): in its own error format, and its probes still answer.
+    return503OnClosing: false,
+  });
+}
+
+function registerHealth(
+  app: FastifyInstance,
+  { deps, carriers, readiness }: Pick<HttpServerOptions, 'deps' | 'carriers' | 'readiness'>,
+): void {
   app.get('/health', async (_request, reply) => {
     const [report, workers] = await Promise.all([checkHealth(deps), carriers()]);
     // The carriers' state informs; it does not make the API unhealthy (sends wait and retry).
@@ -206,7 +227,23 @@ export function createHttpServer({
     const report = await readiness.check();
     return reply.status(report.status === 'ok' ? 200 : 503).send({ ...report, request: reply.request.id });
   });
+}
 
+/** GraphQL at Yoga's endpoint, answered through Fastify's reply. */
+function registerGraphql(
+  app: FastifyInstance,
+  {
+    deps,
+    schema,
+    createContext,
+    operations,
+  }: {
+    deps: Dependencies;
+    schema: GraphQLSchema;
+    createContext: (request: FastifyRequest, reply: FastifyReply) => Promise<Context>;
+    operations: Iterable<string>;
+  },
+): void {
   const graphql = createGraphQLServer({
     schema,
     logger: deps.logger,
@@ -215,7 +252,7 @@ export function createHttpServer({
     production: deps.config.env === 'production',
     maxMultipartFieldBytes: MAX_JSON_BODY_BYTES,
     createContext,
-    observeOperations: graphqlOperationObserver(new Set(registry.names())),
+    observeOperations: graphqlOperationObserver(new Set(operations)),
   });
   app.route({
     url: graphql.graphqlEndpoint,
@@ -238,12 +275,4 @@ export function createHttpServer({
       return reply.send(await response.text());
     },
   });
-
-  registerRestRoutes(app, routes, registry, schema, createContext);
-  const openApi = buildOpenApi(routes, registry, schema, readApiExamples());
-  app.get('/v1/openapi.json', async () => openApi);
-  registerApiDocs(app);
-  if (deps.config.dashboard) registerDashboard(app);
-
-  return app;
 }
