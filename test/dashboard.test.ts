@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { type TOTP, URI } from 'otpauth';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
@@ -107,6 +108,32 @@ describe.skipIf(!hasChromium)('the dashboard at /dashboard', () => {
     // `npm run docs:dashboard` keeps the picture in docs/dashboard.md what the page looks like.
     if (process.env.TERN_WRITE_DASHBOARD_SCREENSHOT === 'true')
       await page.screenshot({ path: 'docs/dashboard.png', fullPage: true });
+    await page.close();
+  });
+
+  it('asks for the two-factor code of an account that has two-factor login on', {
+    timeout: 60_000,
+  }, async () => {
+    const guarded = await t.createAccount();
+    const setUp = await t.request('POST', '/v1/settings/two-factor', { token: guarded.token });
+    const totp = URI.parse(setUp.body.otpauth_url) as TOTP;
+    const confirmed = await t.request('POST', '/v1/settings/two-factor/confirm', {
+      token: guarded.token,
+      body: { code: totp.generate({ timestamp: t.clock.now().getTime() }) },
+    });
+    expect(confirmed.status).toBe(200);
+    const page = await browser.newPage();
+    await page.goto(`${t.url}/dashboard`);
+    await page.getByRole('textbox', { name: 'E-mail' }).fill(guarded.email);
+    await page.getByLabel('Password', { exact: true }).fill(guarded.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const code = page.getByRole('textbox', { name: 'Two-factor code' });
+    await code.waitFor({ timeout: 15_000 });
+    // A recovery code stands for the authenticator's code, once.
+    await code.fill(confirmed.body.recovery_codes[0]);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await shown(page);
+    expect(await total(page, 'Messages')).toBe('0');
     await page.close();
   });
 

@@ -214,6 +214,18 @@ describe('messageStats after a mixed run', () => {
     expect(await t.tern.deps.prisma.inboundMessage.count({ where: { accountId: alice.account } })).toBe(3);
   });
 
+  it('answers zero totals for a range without messages, split by status or not', async () => {
+    for (const groupBy of [[], ['STATUS']]) {
+      const answer = await stats(alice, {
+        from: '2020-01-01T00:00:00Z',
+        to: '2020-01-02T00:00:00Z',
+        groupBy,
+      });
+      expect(answer.buckets).toEqual([]);
+      expect(answer.totals).toEqual([expect.objectContaining({ start: null, messages: 0, delivered: 0 })]);
+    }
+  });
+
   it("never shows another account's numbers", async () => {
     const answer = await stats(bob, {
       from: '2026-05-31T00:00:00Z',

@@ -152,7 +152,7 @@ export class MessageStats {
     // A group whose messages all moved to another key (their carrier became known) counts nothing now.
     const answer = rows
       .map((row) => rowOf(row, groups.includes('STATUS')))
-      .filter((row) => groups.length === 0 || !isEmpty(row));
+      .filter((row) => groups.every((group) => group === 'STATUS') || !isEmpty(row));
     const rowsOfBuckets = answer.filter((row) => row.start !== null);
     const totals = answer.filter((row) => row.start === null);
     if (rowsOfBuckets.length > MAX_STATS_ROWS || totals.length > MAX_STATS_GROUPS)

@@ -26,7 +26,13 @@ export function deliveryTimeBin(from: string, to: string): Prisma.Sql {
   );
 }
 
-export const STATS_KEY = Prisma.raw('account_id, bucket, campaign_id, country, carrier');
+/**
+ * The row of a counter a statement adds to, of STATS_SLOTS: its connection's, so that two
+ * statements of one account at once (each on its own connection) mostly add to different rows and
+ * neither waits for the other's commit. Queries sum every slot.
+ */
+const STATS_SLOTS = 4;
+const STATS_SLOT = Prisma.raw(`(pg_backend_pid() % ${STATS_SLOTS})::smallint`);
 
 const COUNTERS = ['messages', 'segments', 'scheduled', 'queued', 'sent', 'delivered', 'failed', 'cancelled'];
 const REPLY_COUNTERS = ['replies', 'opt_outs'];
@@ -47,9 +53,9 @@ function addTo(table: string, key: string, counters: string[], source: string): 
  */
 export function addToMessageStats(source: Prisma.Sql, counters = COUNTERS): Prisma.Sql {
   return Prisma.sql`
-    stats_delta AS (${source}),
-    stats_keyed AS (${addTo('message_stats', 'account_id, bucket, campaign_id, country, carrier', counters, 'stats_delta')}),
-    stats_totals AS (${addTo('message_stat_totals', 'account_id, bucket', counters, 'stats_delta')})`;
+    stats_delta AS (SELECT *, ${STATS_SLOT} AS slot FROM (${source}) AS source),
+    stats_keyed AS (${addTo('message_stats', 'account_id, bucket, campaign_id, country, carrier, slot', counters, 'stats_delta')}),
+    stats_totals AS (${addTo('message_stat_totals', 'account_id, bucket, slot', counters, 'stats_delta')})`;
 }
 
 /** One row of `message_stats`'s counters for a message in `status`, signed by `sign`. */
