@@ -64,7 +64,7 @@ it('equal a count of the messages after a worker is killed in the middle of its 
   // Numbers ending 0001 fail and 0002 are answered; the rest are delivered.
   const numbers = Array.from({ length: MESSAGES }, (_, index) => {
     const serial = String(index).padStart(3, '0');
-    return [`4477009${serial}0001`, `3519124${serial}0002`, `35191230${serial}`][index % 3]!;
+    return [`44770${serial}0001`, `35191${serial}0002`, `351912345${serial}`][index % 3]!;
   });
   const sending = Promise.all(
     numbers.map((to) => apiRequest(baseUrl, 'POST', '/v1/messages/send', { to, message: 'Counted' }, token)),

@@ -2,6 +2,7 @@ import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
+import { countCarrierPins } from '../stats/stats-rollups.js';
 import type { MessageSubject } from '../webhooks/webhook-events.js';
 import type { Encoding } from './encoding.js';
 import { type MessageStatusChanges, STATEMENT_BATCHING } from './message-status-changes.js';
@@ -105,10 +106,34 @@ export class MessageDelivery {
    * names the carrier it must stay with when that carrier may have taken part of it.
    */
   async releaseClaim(id: string, pinTo: string | null = null): Promise<void> {
-    await this.prisma.message.updateMany({
-      where: { id, status: 'queued' },
-      data: pinTo ? { claimedAt: null, carrier: pinTo } : { claimedAt: null },
-    });
+    if (pinTo) await this.setCarrier(id, pinTo, { releaseClaim: true, carrierMessageId: null });
+    else await this.prisma.message.updateMany({ where: { id, status: 'queued' }, data: { claimedAt: null } });
+  }
+
+  /**
+   * Sets a message's carrier outside a status change (a pin while queued, or the carrier's id
+   * once its status moved on), moving its statistics to that carrier in the same statement so a
+   * split by carrier stays equal to a count.
+   */
+  private async setCarrier(
+    id: string,
+    carrier: string,
+    { releaseClaim, carrierMessageId }: { releaseClaim: boolean; carrierMessageId: string | null },
+  ): Promise<void> {
+    await this.prisma.$executeRaw`
+      WITH target AS (
+        SELECT id, carrier FROM messages
+        WHERE id = ${id} AND CASE WHEN ${releaseClaim}::boolean THEN status = 'queued' ELSE carrier_message_id IS NULL END
+        FOR UPDATE),
+      pinned AS (
+        UPDATE messages m SET carrier = ${carrier},
+          claimed_at = CASE WHEN ${releaseClaim}::boolean THEN NULL ELSE m.claimed_at END,
+          carrier_message_id = COALESCE(${carrierMessageId}::text, m.carrier_message_id)
+        FROM target t WHERE m.id = t.id
+        RETURNING m.account_id, m.created_at, m.campaign_id, m.country, m.status, m.segments,
+          t.carrier AS from_carrier, m.carrier),
+      ${countCarrierPins()}
+      SELECT 1`;
   }
 
   async recordSubmitted(message: MessageSubject, carrier: string, carrierMessageId: string): Promise<void> {
@@ -122,10 +147,7 @@ export class MessageDelivery {
     if (moved) return;
     // A delivery report overtook the submit acknowledgement, or the message failed meanwhile;
     // keep the carrier's id all the same.
-    await this.prisma.message.updateMany({
-      where: { id: message.id, carrierMessageId: null },
-      data: { carrier, carrierMessageId },
-    });
+    await this.setCarrier(message.id, carrier, { releaseClaim: false, carrierMessageId });
   }
 
   /** A claimed message whose validity ran out before its carrier call fails as expired instead. */

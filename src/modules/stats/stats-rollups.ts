@@ -114,3 +114,19 @@ export function countMoves(): Prisma.Sql {
         ${deliveryTimeBin('GREATEST(created_at, COALESCE(send_at, created_at))', 'at')} AS bin
       FROM moved WHERE status = 'delivered'`)})`;
 }
+
+/**
+ * CTEs (to follow a WITH) that move the counters of messages pinned to a carrier before any status
+ * change (CTE `pinned`: their status, old carrier as from_carrier and new one as carrier) from
+ * the old carrier's key to the new one's, so a split by carrier stays equal to a count.
+ */
+export function countCarrierPins(): Prisma.Sql {
+  return addToMessageStats(Prisma.sql`
+      SELECT account_id, ${statsBucket('created_at')} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
+        COALESCE(country, '') AS country, COALESCE(from_carrier, '') AS carrier, ${messageStatsDelta('status', -1)}
+      FROM pinned WHERE from_carrier IS DISTINCT FROM carrier
+      UNION ALL
+      SELECT account_id, ${statsBucket('created_at')}, COALESCE(campaign_id, ''), COALESCE(country, ''),
+        COALESCE(carrier, ''), ${messageStatsDelta('status', 1)}
+      FROM pinned WHERE from_carrier IS DISTINCT FROM carrier`);
+}
