@@ -110,7 +110,9 @@ describe('failover', () => {
       expect(acceptedFor(b, '447800900002')).toBe(0);
       expect(acceptedFor(a, '447800900002')).toBe(1);
       // Pinned to its carrier while queued, it is counted under that carrier, as a count says.
-      const byCarrier = await t.tern.deps.prisma.$queryRaw<{ carrier: string; counted: number; rolled: number }[]>`
+      const byCarrier = await t.tern.deps.prisma.$queryRaw<
+        { carrier: string; counted: number; rolled: number }[]
+      >`
         SELECT k.carrier, (SELECT count(*)::int FROM messages m WHERE m.account_id = ${alice.account}
             AND COALESCE(m.carrier, '') = k.carrier) AS counted, sum(k.messages)::int AS rolled
         FROM message_stats k WHERE k.account_id = ${alice.account} GROUP BY k.carrier`;
