@@ -60,6 +60,8 @@ describe('GET /v1/openapi.json', () => {
       'two_factor_enabled',
       'send_window',
       'message_validity',
+      'limits',
+      'usage',
       'request',
     ]);
     expect(body.paths['/v1/auth/login'].post.security).toEqual([]);
