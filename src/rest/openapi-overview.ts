@@ -1,6 +1,6 @@
 import { ERROR_CODES, ERRORS, ISSUES, type Issue, MAX_ISSUE_DETAILS } from '../errors.js';
 import { MAX_PER_PAGE } from '../lib/pagination.js';
-import { IDEMPOTENCY_WINDOW_MS, idempotencyKeyInput } from '../modules/messages/message-sending.js';
+import { IDEMPOTENCY_WINDOW_MS, idempotencyKeyInput } from '../modules/messages/send-input.js';
 import type { ApiExamples } from './openapi-examples.js';
 
 const table = (head: string[], rows: string[][]) =>

@@ -9,12 +9,9 @@ import {
   messageListInput,
   previewInput as previewMessageSchema,
 } from '../../modules/messages/message-queries.js';
-import {
-  idempotencyKeyInput,
-  type MessageAcceptance,
-  sendInput as sendMessageSchema,
-} from '../../modules/messages/message-sending.js';
+import type { MessageAcceptance } from '../../modules/messages/message-sending.js';
 import { MESSAGE_STATUS_MEANINGS } from '../../modules/messages/message-transitions.js';
+import { idempotencyKeyInput, sendInput as sendMessageSchema } from '../../modules/messages/send-input.js';
 import type { Builder } from '../builder.js';
 import { argsFromZod, inputTypeFromZod } from '../zod-input.js';
 import { idArg, inputArg, meaningsAsValues } from './args.js';

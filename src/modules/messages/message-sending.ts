@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
 import { isUniqueViolation } from '../../db/prisma-errors.js';
 import { ValidationError } from '../../errors.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
@@ -7,8 +6,7 @@ import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { e164, numberFacts } from '../../lib/phone.js';
-import { issue, parseInput } from '../../lib/validation.js';
+import { parseInput } from '../../lib/validation.js';
 import { findCampaign } from '../campaigns/campaign-lookup.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { type OptOuts, optedOutError } from '../opt-outs/opt-outs.js';
@@ -21,54 +19,8 @@ import {
   type NewMessageRow,
   reservationsOf,
 } from './message-rows.js';
-import { messageText } from './message-text.js';
-import {
-  DEFAULT_MESSAGE_VALIDITY,
-  messageTiming,
-  messageValidityInput,
-  sendAtInput,
-} from './message-timing.js';
-
-export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
-
-/** A single send's fields; `sendAt` is checked against the clock, so the schema is made with it. */
-export function sendInput(clock: Clock) {
-  return z
-    .object({
-      to: e164.refine(
-        (digits) => numberFacts(digits).possible,
-        issue('impossible_number', 'a length the numbering plan of its calling code has'),
-      ),
-      message: messageText.meta({ description: 'The text to send' }),
-      campaign: z
-        .string()
-        .min(1)
-        .max(64)
-        .meta({ description: 'A campaign of the account to link the message to' })
-        .nullish(),
-      sendAt: sendAtInput(clock).nullish(),
-      validity: messageValidityInput
-        .meta({
-          description:
-            'Seconds from send_at (or now) until the message fails as expired if no carrier took it; the account’s message_validity when left out',
-        })
-        .nullish(),
-      respectSendWindow: z
-        .boolean()
-        .meta({
-          description: 'Wait for the account’s send window, as campaign messages do; false when left out',
-        })
-        .nullish(),
-    })
-    .meta({ description: 'One SMS to send' });
-}
-
-type SendInput = z.output<ReturnType<typeof sendInput>>;
-
-export const idempotencyKeyInput = z.string().min(1).max(255).meta({
-  description:
-    'Makes a retry safe: the same key and request within 24 hours answer the first message again (Idempotent-Replayed: true) and send nothing new; the same key with another request is a 422 reused',
-});
+import { DEFAULT_MESSAGE_VALIDITY, messageTiming } from './message-timing.js';
+import { IDEMPOTENCY_WINDOW_MS, idempotencyKeyInput, type SendInput, sendInput } from './send-input.js';
 
 /** What a send answers: the message as it was accepted, also on an idempotent replay. */
 export interface MessageAcceptance {
