@@ -9,8 +9,8 @@ import { createSchema } from './graphql/schema.js';
 import { Readiness } from './http/health.js';
 import { createHttpServer } from './http/server.js';
 import { type QueueKey, queueList } from './jobs/queues.js';
-import { startRecovery } from './jobs/recovery.js';
-import { type RunningWorkers, startWorkers, type WorkerFactory } from './jobs/workers.js';
+import { type RecoveryTask, startRecovery } from './jobs/recovery.js';
+import { type RunningWorkers, startWorkers } from './jobs/workers.js';
 import { readQueueDepths } from './metrics/metrics.js';
 import { createCampaignDispatchWorker } from './modules/campaigns/campaign-dispatch.worker.js';
 import { createContactImportWorker } from './modules/imports/contact-import.worker.js';
@@ -19,6 +19,7 @@ import { createRetentionWorker } from './modules/retention/retention.worker.js';
 import { createWebhookDeliveryWorker } from './modules/webhooks/webhook-delivery.worker.js';
 import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher.js';
 import { createServices, type Services } from './services.js';
+import type { WorkerFactory } from './worker-context.js';
 
 /** The service's BullMQ workers, one for each queue; the worker role runs all of them. */
 const WORKERS: Readonly<Record<QueueKey, WorkerFactory>> = {
@@ -128,8 +129,8 @@ class BackgroundWork {
       queueDepths: () => readQueueDepths(queueList(deps.queues)),
       oldestQueuedMessage: () => services.messageDelivery.oldestQueued(),
     });
-    this.workers = startWorkers(Object.values(WORKERS), { deps, services, carriers });
-    this.recovery = startRecovery(deps, services);
+    this.workers = startWorkers(Object.values(WORKERS), { deps, services, carriers }, deps);
+    this.recovery = startRecovery(deps, recoveryTasks(deps, services));
     this.dispatcher.start();
     services.scheduledReleases.start();
     deps.logger.info(
@@ -146,6 +147,36 @@ class BackgroundWork {
       this.services.scheduledReleases.stop(),
     ]);
   }
+}
+
+const RECOVERY_SWEEP_LIMIT = 1_000;
+
+/** What the recovery sweep puts back, in this order: stranded messages, then overdue campaign jobs, webhook attempts and imports. */
+function recoveryTasks({ config }: Dependencies, services: Services): RecoveryTask[] {
+  const after = config.recoveryAfterMs;
+  return [
+    {
+      key: 'messages',
+      found: 'stranded messages',
+      run: () =>
+        services.messageDelivery.recoverStranded({
+          unclaimedForMs: after,
+          leaseMs: config.claimLeaseMs,
+          limit: RECOVERY_SWEEP_LIMIT,
+        }),
+    },
+    {
+      key: 'campaigns',
+      found: 'overdue campaign jobs',
+      run: () => services.campaignDispatch.recoverStalled(after),
+    },
+    {
+      key: 'deliveries',
+      found: 'overdue webhook attempts',
+      run: () => services.webhookDeliveries.recoverStalled(after),
+    },
+    { key: 'imports', found: 'unfinished imports', run: () => services.contactImports.recoverStalled(after) },
+  ];
 }
 
 // How often a worker renews its carrier binds and looks for free ones; a dead holder's bind lapses after three.

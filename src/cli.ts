@@ -6,8 +6,8 @@ import { loadConfig } from './config.js';
 import { migrateDatabase } from './db/migrations.js';
 import { closeDependencies, createDependencies } from './deps.js';
 import { AppError, ValidationError } from './errors.js';
+import { UnreachableError } from './lib/unreachable.js';
 import { createServices } from './services.js';
-import { UnreachableError } from './startup.js';
 
 /**
  * Operator commands: `npm run cli -- <group> <command> [options]`. Each result is one JSON line

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { ConfigError, countryCodesOf, type Environment, environmentSchema } from './config/environment.js';
 import { secretsFrom } from './config/secrets.js';
 import { parseSmppUrl } from './config/smpp-url.js';
+import { redactUrl } from './lib/unreachable.js';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -254,16 +255,4 @@ export function describeRedis(target: RedisTarget): string {
   if (!target.sentinel) return redactUrl(target.url);
   const sentinels = target.sentinel.sentinels.map(({ host, port }) => `${host}:${port}`).join(',');
   return `the master "${target.sentinel.name}" of the sentinels ${sentinels}`;
-}
-
-/** A URL as it may be printed: without its password. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.password = '';
-    parsed.searchParams.delete('password');
-    return parsed.toString();
-  } catch {
-    return url;
-  }
 }

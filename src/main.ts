@@ -7,8 +7,9 @@ import { ConfigError, environmentWithDotEnv } from './config/environment.js';
 import { type Config, loadConfig, type Role } from './config.js';
 import { migrateDatabase } from './db/migrations.js';
 import { createDependencies, createLogger } from './deps.js';
+import { UnreachableError } from './lib/unreachable.js';
 import { type MetricsServer, serveMetrics } from './metrics/metrics-server.js';
-import { checkRedis, UnreachableError } from './startup.js';
+import { checkRedis } from './startup.js';
 
 const ROLES: readonly Role[] = ['all', 'api', 'worker'];
 

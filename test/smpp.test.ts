@@ -9,6 +9,7 @@ import {
   type InboundSms,
   type OutboundSms,
 } from '../src/carriers/carrier.js';
+import { analyzeText } from '../src/carriers/encoding.js';
 import { SmppCarrier, type SmppCarrierOptions } from '../src/carriers/smpp-carrier.js';
 import { submitBodies } from '../src/carriers/smpp-segments.js';
 import { ConfigError } from '../src/config/environment.js';
@@ -16,7 +17,6 @@ import { loadConfig } from '../src/config.js';
 import { createPool, createPrismaClient } from '../src/db/prisma.js';
 import type { PrismaClient } from '../src/generated/prisma/client.js';
 import { systemClock } from '../src/lib/clock.js';
-import { analyzeText } from '../src/modules/messages/encoding.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { LoopbackSmsc, MESSAGE_PAYLOAD_TAG } from './support/smsc.js';
 import { waitFor } from './support/wait.js';

@@ -1,5 +1,7 @@
+import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { Dependencies } from '../deps.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Clock } from '../lib/clock.js';
 import type { Carrier } from './carrier.js';
 import type { CarrierRecord } from './carrier-catalog.js';
 import { endpointOf, numberOption } from './carrier-url.js';
@@ -9,7 +11,13 @@ import { SmppCarrier } from './smpp-carrier.js';
 // A receipt that overtook its submit_sm_resp in another process is looked at again this often.
 const SMPP_RECEIPT_POLL_MS = 500;
 
-export type CarrierDependencies = Pick<Dependencies, 'prisma' | 'clock' | 'logger' | 'config'>;
+/** What a carrier is made with; the process's dependencies have these and more. */
+export interface CarrierDependencies {
+  prisma: PrismaClient;
+  clock: Clock;
+  logger: Logger;
+  config: Config;
+}
 
 /**
  * The address messages are sent from when an account has no default sender (SMPP_SOURCE_ADDR);

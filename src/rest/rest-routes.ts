@@ -22,9 +22,9 @@ import {
   ValidationError,
 } from '../errors.js';
 import type { Context } from '../graphql/context.js';
-import { sendAppError, sendError } from '../http/error-response.js';
-import { type MultipartForm, readMultipartForm } from '../http/multipart.js';
+import { type MultipartForm, readMultipartForm } from '../lib/multipart.js';
 import { unstorableTextPaths } from '../lib/validation.js';
+import { sendAppError, sendError } from './error-response.js';
 import { hintOf, withRestNames } from './field-hints.js';
 import type { Operation, OperationRegistry, VariableProblem } from './operations.js';
 import type { RestRoute } from './route-table.js';

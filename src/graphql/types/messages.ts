@@ -1,9 +1,9 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { z } from 'zod';
+import { encodingOf, type TextAnalysis } from '../../carriers/encoding.js';
 import { InvalidStateError, NotFoundError, ValidationError } from '../../errors.js';
 import { systemClock } from '../../lib/clock.js';
 import { type PageRequest, parsePage } from '../../lib/pagination.js';
-import { encodingOf, type TextAnalysis } from '../../modules/messages/encoding.js';
 import {
   type MessageFilter,
   messageListInput,

@@ -1,7 +1,7 @@
 import { Worker } from 'bullmq';
 import { type CampaignDispatchJob, campaignDispatchQueue } from '../../jobs/campaign-dispatch.job.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
-import type { WorkerContext } from '../../jobs/workers.js';
+import type { WorkerContext } from '../../worker-context.js';
 
 /**
  * Starts scheduled campaigns when their send_at comes and sends running campaigns batch by

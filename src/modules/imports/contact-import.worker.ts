@@ -1,7 +1,7 @@
 import { Worker } from 'bullmq';
 import { type ContactImportJob, contactImportQueue } from '../../jobs/contact-import.job.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
-import type { WorkerContext } from '../../jobs/workers.js';
+import type { WorkerContext } from '../../worker-context.js';
 
 // BullMQ's default for how often it looks for jobs of dead workers; shorter when the lease is.
 const MAX_STALLED_INTERVAL_MS = 30_000;

@@ -1,10 +1,10 @@
+import type { Encoding } from '../../carriers/encoding.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../lib/ids.js';
 import { countryOf } from '../../lib/phone.js';
 import { segmentReservation } from '../quotas/segment-reservation.js';
 import { addToMessageStats, messageStatsDelta, statsBucket } from '../stats/stats-rollups.js';
 import { messageStatusPayload } from '../webhooks/webhook-events.js';
-import type { Encoding } from './encoding.js';
 import { DEFAULT_MESSAGE_VALIDITY } from './message-timing.js';
 
 /** A message as it is accepted: by a single send, a batch of them, or a campaign's batch. */

@@ -3,7 +3,7 @@ import { CarrierUnavailableError } from '../../carriers/carrier.js';
 import type { CarrierPool } from '../../carriers/carrier-pool.js';
 import { type MessageSendJob, messageSendQueue } from '../../jobs/message-send.job.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
-import type { WorkerContext } from '../../jobs/workers.js';
+import type { WorkerContext } from '../../worker-context.js';
 import type { MessageDelivery } from './message-delivery.js';
 
 type Outcome = 'done' | 'retry';

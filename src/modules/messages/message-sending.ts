@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { analyzeText } from '../../carriers/encoding.js';
 import { isUniqueViolation } from '../../db/prisma-errors.js';
 import { ValidationError } from '../../errors.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
@@ -12,7 +13,6 @@ import type { LivePublisher } from '../live/live-events.js';
 import { type OptOuts, optedOutError } from '../opt-outs/opt-outs.js';
 import type { AccountQuotas } from '../quotas/account-quotas.js';
 import { storedWindow } from '../settings/send-window.js';
-import { analyzeText } from './encoding.js';
 import {
   type InsertedMessageRow,
   insertMessageRows,

@@ -1,7 +1,7 @@
 import { Worker } from 'bullmq';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
 import { type RetentionJob, RetentionJobs, retentionQueue } from '../../jobs/retention.job.js';
-import type { WorkerContext } from '../../jobs/workers.js';
+import type { WorkerContext } from '../../worker-context.js';
 
 /** Runs the retention sweep once an hour (and once as a worker starts). */
 export function createRetentionWorker({ deps, services }: WorkerContext): Worker<RetentionJob> {

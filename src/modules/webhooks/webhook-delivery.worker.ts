@@ -1,7 +1,7 @@
 import { Worker } from 'bullmq';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
 import { type WebhookDeliveryJob, webhookDeliveryQueue } from '../../jobs/webhook-delivery.job.js';
-import type { WorkerContext } from '../../jobs/workers.js';
+import type { WorkerContext } from '../../worker-context.js';
 import { DELIVERIES_PER_JOB } from './webhook-deliveries.js';
 
 /**
