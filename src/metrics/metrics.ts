@@ -169,7 +169,8 @@ export class Metrics {
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'tern_' });
     this.addBacklogSeries();
-    this.addCarrierSeries();
+    this.addCarrierStateSeries();
+    this.addCarrierTrafficSeries();
   }
 
   /** Series read at scrape time from what this process observes: queue depths, the oldest queued message. */
@@ -206,8 +207,8 @@ export class Metrics {
     });
   }
 
-  /** The carrier's state, window and error counts, read from it at scrape time. */
-  private addCarrierSeries(): void {
+  /** The carrier's state, binds and circuit, read from it at scrape time. */
+  private addCarrierStateSeries(): void {
     const sources = () => this.sources;
     new Gauge({
       name: 'tern_carrier_up',
@@ -245,7 +246,11 @@ export class Metrics {
           this.set({ carrier: health.carrier }, health.circuit && health.circuit !== 'closed' ? 1 : 0);
       },
     });
+  }
 
+  /** The carrier's window in use and error counts, read from it at scrape time. */
+  private addCarrierTrafficSeries(): void {
+    const sources = () => this.sources;
     new Gauge({
       name: 'tern_carrier_window_in_use',
       help: 'SMPP submit_sm awaiting their response (the window in use)',
