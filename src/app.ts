@@ -22,7 +22,7 @@ import { createServices, type Services } from './services.js';
 import type { WorkerFactory } from './worker-context.js';
 
 /** The service's BullMQ workers, one for each queue; the worker role runs all of them. */
-const WORKERS: Readonly<Record<QueueKey, WorkerFactory>> = {
+const WORKERS: Readonly<Record<QueueKey, WorkerFactory<Services>>> = {
   messageSend: createMessageSendWorker,
   campaignDispatch: createCampaignDispatchWorker,
   webhookDelivery: createWebhookDeliveryWorker,

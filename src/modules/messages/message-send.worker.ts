@@ -15,7 +15,11 @@ type Outcome = 'done' | 'retry';
  * duplicate and retried jobs harmless. A job whose carrier was unreachable for some of its
  * messages is retried, and then finds the others done.
  */
-export function createMessageSendWorker({ deps, services, carriers }: WorkerContext): Worker<MessageSendJob> {
+export function createMessageSendWorker({
+  deps,
+  services,
+  carriers,
+}: WorkerContext<{ messageDelivery: MessageDelivery }>): Worker<MessageSendJob> {
   const { config, logger } = deps;
   const connection = createWorkerConnection(config.redis);
   const sendOne = (messageId: string): Promise<Outcome> =>
