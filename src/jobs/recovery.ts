@@ -15,7 +15,8 @@ export interface RecoveryTask {
  * The safety net under the queues: every few seconds, queued messages that no worker holds
  * (never enqueued because Redis was away, jobs lost with a Redis restart, or claimed by a worker
  * that died) are enqueued again, and so are overdue campaign batches, campaign starts, webhook attempts and imports. It runs on a timer of its own, not as a queued job, so that it
- * keeps running when the queue's own state has been lost.
+ * keeps running when the queue's own state has been lost. The process gives it its tasks
+ * (`recoveryTasks` in src/app.ts), one after another each round.
  */
 export function startRecovery(
   deps: { config: Pick<Config, 'recoveryIntervalMs'>; logger: Logger },
