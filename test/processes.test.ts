@@ -12,6 +12,7 @@ import { withDatabase } from '../src/db/schema-engine.js';
 import { sql } from './support/database.js';
 import { REDIS_URL, SERVER_URL } from './support/server-url.js';
 import { deleteRedisKeys } from './support/tern.js';
+import { TERN_CLI, TERN_MAIN } from './support/tern-processes.js';
 
 // Tern as an operator runs it: real processes, their output, exit codes and signals.
 
@@ -82,8 +83,8 @@ function freePort(): Promise<number> {
 }
 
 function spawnNode(script: string, args: string[], env: Record<string, string>): TernProcess {
-  // Node with the tsx loader, not `npx tsx`: one process to signal, and no npm start-up cost.
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  // Node itself, not npm: one process to signal, and no npm start-up cost.
+  const child = spawn(process.execPath, [script, ...args], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -186,13 +187,13 @@ class Sandbox {
   }
 
   start(role: string, env: Record<string, string>): TernProcess {
-    const tern = spawnNode('src/main.ts', [role], env);
+    const tern = spawnNode(TERN_MAIN, [role], env);
     this.processes.push(tern);
     return tern;
   }
 
   async cli(args: string[], env: Record<string, string>): Promise<Exit & { stdout: string; stderr: string }> {
-    const cli = spawnNode('src/cli.ts', args, env);
+    const cli = spawnNode(TERN_CLI, args, env);
     this.processes.push(cli);
     const exit = await cli.waitForExit(START_TIMEOUT_MS);
     return { ...exit, stdout: cli.stdout(), stderr: cli.stderr() };
