@@ -189,10 +189,10 @@ describe('carriers and routes from the CLI', () => {
 });
 
 describe('what an operator sees', () => {
-  it('lists every carrier with its binds and circuit in /health, and by carrier in the metrics', async () => {
+  it('lists every carrier with its binds and circuit in /health on the metrics listener, and by carrier in the metrics', async () => {
     // Each worker publishes its carriers every second: both processes' binds show.
     const entries = await waitFor(async () => {
-      const health = await t2.request('GET', '/health');
+      const health = await t2.healthDetail();
       const listed = health.body.carriers as { carrier: string; worker: string; binds_open?: number }[];
       const workersOf = (name: string) =>
         new Set(
