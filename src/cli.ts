@@ -3,7 +3,7 @@ import { type Command, type Group, UsageError, type Values } from './cli/command
 import { GROUPS } from './cli/commands.js';
 import { ConfigError, environmentWithDotEnv } from './config/environment.js';
 import { loadConfig } from './config.js';
-import { migrateDatabase } from './db/migrations.js';
+import { checkTernDatabase, NotTernDatabaseError } from './db/tern-database.js';
 import { closeDependencies, createDependencies } from './deps.js';
 import { AppError, ValidationError } from './errors.js';
 import { createServices } from './services.js';
@@ -107,7 +107,7 @@ async function main(argv: string[]): Promise<void> {
   const parsed = parseCommandLine(argv);
   if (!parsed) return;
   const config = loadConfig({ ...environmentWithDotEnv(), LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
-  await migrateDatabase(config.directDatabaseUrl);
+  await checkTernDatabase(config.directDatabaseUrl);
   const deps = createDependencies(config);
   try {
     await parsed.command.run(createServices(deps), parsed.values);
@@ -127,7 +127,8 @@ main(process.argv.slice(2)).catch((error: unknown) => {
       error instanceof UsageError ||
       error instanceof AppError ||
       error instanceof ConfigError ||
-      error instanceof UnreachableError
+      error instanceof UnreachableError ||
+      error instanceof NotTernDatabaseError
     )
   ) {
     message = `unexpected error: ${message}`;
