@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import { CarrierPool } from './carriers/carrier-pool.js';
-import { defaultCarrierUrl } from './carriers/index.js';
+import { defaultCarrierConflict, defaultCarrierUrl } from './carriers/index.js';
+import { ConfigError } from './config/environment.js';
 import type { Role } from './config.js';
 import type { Dependencies } from './deps.js';
 import { closeDependencies } from './deps.js';
@@ -83,6 +84,8 @@ export function createTern(deps: Dependencies, role: Role): Tern {
         defaultCarrierUrl(deps.config),
         deps.config.carrierMaxPerSecond,
       );
+      const conflict = await defaultCarrierConflict(deps.config, services.carrierCatalog);
+      if (conflict) throw new ConfigError(conflict);
       await services.carrierDirectory.ready();
       services.carrierDirectory.start();
       // Listening first: a port another process holds stops this one before it takes workers or bind leases.

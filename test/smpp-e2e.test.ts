@@ -301,6 +301,29 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
   });
 });
 
+describe('a changed SMPP_URL once carrier default exists', () => {
+  it('stops start-up naming the variable and the CLI command, printing neither password', async () => {
+    const rotated = startTern({
+      sharing: t,
+      env: { CARRIER: 'smpp', SMPP_URL: smsc.url({ password: 'rotated' }), ...SMPP_ENV },
+    });
+    const error = await rotated.then(
+      (started) => started.stop().then(() => null),
+      (refused: unknown) => refused as Error,
+    );
+    expect(error?.message).toMatch(/^SMPP_URL .*carriers update default --url .*unset SMPP_URL/);
+    expect(error?.message).not.toMatch(/rotated|secret/);
+    const moved = await startTern({
+      sharing: t,
+      env: { CARRIER: 'smpp', SMPP_URL: smsc.url().replace('127.0.0.1', 'localhost'), ...SMPP_ENV },
+    }).then(
+      (started) => started.stop().then(() => null),
+      (refused: unknown) => refused as Error,
+    );
+    expect(moved?.message).toMatch(/^SMPP_URL /);
+  });
+});
+
 describe('a refused bind', () => {
   it('leaves messages queued, says so in /health, and sends them once the SMSC lets Tern in', async () => {
     const strict = await LoopbackSmsc.start('tern', 'other');

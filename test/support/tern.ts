@@ -85,7 +85,15 @@ export async function startTern(
     createDependencies(config, { clock, logger: options.logger ?? pino({ level: config.logLevel }) }),
     options.role ?? 'all',
   );
-  const url = (await tern.start()) ?? '';
+  let url: string;
+  try {
+    url = (await tern.start()) ?? '';
+  } catch (error) {
+    // A start-up refused (a test of it) leaves no connection open behind it.
+    await tern.stop().catch(() => undefined);
+    if (!options.sharing && !options.database) await database.drop();
+    throw error;
+  }
 
   const request = async (method: string, path: string, opts: RequestOptions = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
