@@ -75,7 +75,7 @@ function parseCommandLine(argv: string[]): { command: Command; values: Values } 
   let values: Values;
   try {
     const parsed = parseArgs({
-      args: rest,
+      args: withNegativeValues(rest, command),
       options: { ...command.options, help: { type: 'boolean', short: 'h' } },
       strict: true,
       allowPositionals: command.positional !== undefined,
@@ -94,6 +94,24 @@ function parseCommandLine(argv: string[]): { command: Command; values: Values } 
     .map((name) => (name === command.positional ? name.toUpperCase() : `--${name}`));
   if (missing.length > 0) throw new UsageError(`missing ${missing.join(', ')} ${commandHint}`);
   return { command, values };
+}
+
+/**
+ * `--daily-segments -3`: node's parser takes `-3` for an option and answers "argument is
+ * ambiguous"; given as the option's value, the command itself says what it takes.
+ */
+function withNegativeValues(args: string[], command: Command): string[] {
+  const joined: string[] = [];
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index]!;
+    const next = args[index + 1];
+    const option = arg.startsWith('--') ? command.options[arg.slice(2)] : undefined;
+    if (option?.type === 'string' && next !== undefined && /^-[0-9.]/.test(next)) {
+      joined.push(`${arg}=${next}`);
+      index += 1;
+    } else joined.push(arg);
+  }
+  return joined;
 }
 
 /** The one positional a command takes (`carriers add NAME`), under its name. */
@@ -121,7 +139,11 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ValidationError) {
     // Named as the options are: --expires-at for the service's expiresAt.
     const option = (field: string) => field.replace(/[A-Z]/g, (capital) => `-${capital.toLowerCase()}`);
-    message = `invalid ${error.details.map((d) => `${option(d.field)} (${d.issue.replaceAll('_', ' ')})`).join(', ')}`;
+    const allowed = (field: string) => {
+      const hint = error.hints.get(field);
+      return hint ? `: ${hint.replace(/^of /, '')}` : '';
+    };
+    message = `invalid ${error.details.map((d) => `${option(d.field)} (${d.issue.replaceAll('_', ' ')}${allowed(d.field)})`).join(', ')}`;
   } else if (
     !(
       error instanceof UsageError ||

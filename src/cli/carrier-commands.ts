@@ -237,11 +237,19 @@ async function printRoutes(services: Services, routes: RouteRecord[]): Promise<v
 }
 
 async function explain(services: Services, values: Values): Promise<void> {
+  if (!/^\+?[1-9][0-9]{0,14}$/.test(String(values.to)))
+    throw new UsageError(
+      '--to takes a phone number in international form: up to 15 digits, optionally after +',
+    );
   const to = String(values.to).replace(/^\+/, '');
   const email = typeof values.account === 'string' ? values.account : null;
   const account = email ? await accountOf(services, { email }) : null;
   const match = new RouteTable((await services.carrierCatalog.settings()).routes).find(to, account);
-  if (!match) throw new AppError('validation_error', `no_route: no route covers ${to}`);
+  if (!match)
+    throw new AppError(
+      'validation_error',
+      `no_route: no route covers ${to}; routes add --prefix … gives it one`,
+    );
   const { route } = match;
   const split = route.split;
   const carriers = split ? [...route.carriers].sort((a, b) => split[b]! - split[a]!) : route.carriers;
