@@ -169,7 +169,12 @@ export const MAX_ISSUE_DETAILS = 100;
 
 export class ValidationError extends AppError {
   readonly details: FieldIssue[];
-  constructor(details: FieldIssue[], message = describeIssues(details)) {
+  constructor(
+    details: FieldIssue[],
+    message = describeIssues(details),
+    /** What each field allows, where that can be told ("at least 8 characters"), by field. */
+    readonly hints: ReadonlyMap<string, string> = new Map(),
+  ) {
     super('validation_error', message);
     this.details = details.slice(0, MAX_ISSUE_DETAILS);
   }
