@@ -81,7 +81,7 @@ export const ERRORS = {
     status: 429,
     level: 'request',
     description:
-      'The send would take the account past its daily or monthly segments; `Retry-After` says how many seconds remain until that day or month ends in the account’s time zone',
+      'The send would take the account past its daily or monthly segments; `Retry-After` says how many seconds remain until that day or month ends in the time zone of the account’s quotas',
   },
   internal_error: {
     status: 500,
