@@ -204,7 +204,7 @@ describe('a daily quota of 10 segments', () => {
 describe('the settings', () => {
   it('shows the limits and the usage through GraphQL too', async () => {
     const account = await accountWith({ dailySegments: 7, allowedCountries: ['GB', 'IE'] });
-    expect((await send(account, '447700900123')).status).toBe(202);
+    expect((await send(account, '447400123456')).status).toBe(202);
     const response = await t.graphql(
       '{ settings { limits { dailySegments monthlySegments allowedCountries } usage { todaySegments monthSegments } } }',
       {},
@@ -278,7 +278,7 @@ describe('destination countries', () => {
       code: 'validation_error',
       details: [{ field: 'to', issue: 'destination_not_allowed' }],
     });
-    expect((await send(account, '+447700900123')).status).toBe(202);
+    expect((await send(account, '+447400123456')).status).toBe(202);
     expect(await storedMessages(account)).toBe(1);
     const settings = await api(account, 'GET', '/v1/settings');
     expect(settings.body.limits.allowed_countries).toEqual(['GB']);
@@ -306,6 +306,25 @@ describe('destination countries', () => {
     } finally {
       await limited.stop();
     }
+  });
+
+  it('refuses +1 numbers in no country’s range to a US-only account, and takes a valid US number', async () => {
+    const account = await accountWith({ allowedCountries: ['US'] });
+    // Area codes no country of +1 has: 000, 123, 911, 976, 999, 880 (each a 10-digit number).
+    for (const to of [
+      '10005550100',
+      '11235550100',
+      '19115550100',
+      '19765550100',
+      '19995550100',
+      '18805550100',
+    ]) {
+      const refused = await send(account, to);
+      expect(refused.status, to).toBe(422);
+      expect(refused.body.error.details).toEqual([{ field: 'to', issue: 'destination_not_allowed' }]);
+    }
+    expect((await send(account, '+12025550123')).status).toBe(202);
+    expect(await storedMessages(account)).toBe(1);
   });
 
   it('refuses a number of a length its country cannot have, with 422 impossible_number on to', async () => {
@@ -390,7 +409,7 @@ describe('campaigns', () => {
 
   it('fails a contact outside the allowed countries with destination_not_allowed and counts it', async () => {
     const account = await accountWith({ allowedCountries: ['GB'] });
-    const campaign = await campaignOf(account, ['447700900123', '12025550123', '447700900124']);
+    const campaign = await campaignOf(account, ['447400123456', '12025550123', '447400123457']);
     expect((await api(account, 'POST', `/v1/campaigns/${campaign}/start`)).status).toBe(200);
     const finished = await campaignIn(account, campaign, 'finished');
     expect(finished.stats.failed).toBe(1);
