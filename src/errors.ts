@@ -79,7 +79,8 @@ export const ERRORS = {
   },
   quota_exceeded: {
     status: 429,
-    level: 'request',
+    level: 'field',
+    type: 'QuotaExceededError',
     description:
       'The send would take the account past its daily or monthly segments; `Retry-After` says how many seconds remain until that day or month ends in the time zone of the account’s quotas',
   },
@@ -292,4 +293,5 @@ export const FIELD_ERROR_CLASSES = {
   invalid_state: InvalidStateError,
   conflict: ConflictError,
   validation_error: ValidationError,
+  quota_exceeded: QuotaExceededError,
 } as const satisfies Record<FieldErrorCode, abstract new (...args: never[]) => AppError>;
