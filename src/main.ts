@@ -156,17 +156,19 @@ async function checkDependencies(config: Config, logger: Logger): Promise<void> 
 
 /**
  * The supervisor's health in detail: what its processes publish, read through connections of its
- * own, made at the first request.
+ * own, opened at once so that the first request does not wait for them.
  */
 function supervisorHealth(config: Config, logger: Logger): HealthDetailSource {
-  let read: HealthDetailSource | null = null;
-  return () => {
-    if (!read) {
-      const deps = createDependencies(config, { logger });
-      const board = new CarrierHealthBoard(deps.redis, config.redisPrefix, logger);
-      read = () => healthDetail(deps, () => board.read(null));
-    }
-    return read();
+  const deps = createDependencies(config, { logger });
+  const board = new CarrierHealthBoard(deps.redis, config.redisPrefix, logger);
+  // A failure here shows in the answers as postgres or redis down.
+  const opened = Promise.allSettled([
+    deps.redis.status === 'wait' ? deps.redis.connect() : null,
+    deps.prisma.$queryRaw`SELECT 1`,
+  ]);
+  return async () => {
+    await opened;
+    return healthDetail(deps, () => board.read(null));
   };
 }
 
