@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import { CarrierPool } from './carriers/carrier-pool.js';
-import { defaultCarrierUrl } from './carriers/index.js';
+import { defaultCarrierConflict, defaultCarrierUrl } from './carriers/index.js';
+import { ConfigError } from './config/environment.js';
 import type { Role } from './config.js';
 import type { Dependencies } from './deps.js';
 import { closeDependencies } from './deps.js';
 import { createSchema } from './graphql/schema.js';
-import { Readiness } from './http/health.js';
+import { healthDetail, Readiness } from './http/health.js';
 import { createHttpServer } from './http/server.js';
 import { type QueueKey, queueList } from './jobs/queues.js';
 import { type RecoveryTask, startRecovery } from './jobs/recovery.js';
@@ -40,6 +41,8 @@ export interface Tern {
   http: FastifyInstance | null;
   /** The carriers of the worker role; null in an API-only process. */
   carriers: CarrierPool | null;
+  /** What GET /health on the metrics listener answers: the status with every worker's carriers in detail. */
+  healthDetail(): ReturnType<typeof healthDetail>;
   /** Listens (API role) and starts the workers (worker role); resolves to the API's address. */
   start(): Promise<string | null>;
   /** Turns readiness off, stops taking requests, drains in-flight requests and jobs, then closes connections. */
@@ -54,6 +57,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
   });
   const carriers = role === 'api' ? null : createCarrierPool(deps, services);
   const localCarriers = carriers ? () => carriers.health() : null;
+  const everyCarrier = () => services.carrierHealth.read(localCarriers);
   let stopping = false;
   const http =
     role === 'worker'
@@ -62,7 +66,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
           deps,
           services,
           schema,
-          carriers: () => services.carrierHealth.read(localCarriers),
+          carriers: everyCarrier,
           readiness: new Readiness(deps, () => stopping),
           shuttingDown: () => stopping,
         });
@@ -74,17 +78,21 @@ export function createTern(deps: Dependencies, role: Role): Tern {
     schema,
     http,
     carriers,
+    healthDetail: () => healthDetail(deps, everyCarrier),
     async start() {
       if (deps.redis.status === 'wait') await deps.redis.connect();
       await services.carrierCatalog.ensureDefault(
         defaultCarrierUrl(deps.config),
         deps.config.carrierMaxPerSecond,
       );
+      const conflict = await defaultCarrierConflict(deps.config, services.carrierCatalog);
+      if (conflict) throw new ConfigError(conflict);
       await services.carrierDirectory.ready();
       services.carrierDirectory.start();
+      // Listening first: a port another process holds stops this one before it takes workers or bind leases.
+      const address = http ? await http.listen({ host: deps.config.host, port: deps.config.port }) : null;
       await background?.start();
-      if (!http) return null;
-      return http.listen({ host: deps.config.host, port: deps.config.port });
+      return address;
     },
     async stop() {
       stopping = true;

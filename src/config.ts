@@ -120,9 +120,13 @@ export interface Config {
 
 /**
  * Reads and validates the whole configuration once, at start-up. Nothing else reads
- * process.env, so a test can build an isolated instance from a plain object.
+ * process.env, so a test can build an isolated instance from a plain object. `terminal` says
+ * whether standard output is a terminal (a person reading): logs are then pretty in development.
  */
-export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+export function loadConfig(
+  source: Record<string, string | undefined> = process.env,
+  { terminal = process.stdout.isTTY === true }: { terminal?: boolean } = {},
+): Config {
   const parsed = environmentSchema.safeParse(
     Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value !== '')),
   );
@@ -141,7 +145,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     ...limitSettings(env),
     ...webhookSettings(env),
     logLevel: env.LOG_LEVEL,
-    logFormat: env.LOG_FORMAT,
+    logFormat: env.LOG_FORMAT ?? (env.NODE_ENV === 'development' && terminal ? 'pretty' : 'json'),
     metrics: env.METRICS_PORT === 'off' ? null : { host: env.METRICS_HOST, port: env.METRICS_PORT },
     retentionDays: env.RETENTION_DAYS,
     recoveryIntervalMs: env.RECOVERY_INTERVAL_MS,

@@ -369,7 +369,10 @@ describe('statuses only move forward', () => {
       { messageIds: [body.message] },
       { jobId: `${body.message}-again` },
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The job has run (finished jobs are removed), and handed nothing over again.
+    await waitFor(async () =>
+      (await t.tern.deps.queues.messageSend.getJob(`${body.message}-again`)) ? null : true,
+    );
     expect(await carrierSubmissions(body.message)).toBe(1);
   });
 });

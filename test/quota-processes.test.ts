@@ -45,6 +45,7 @@ it('admits exactly the daily quota the CLI set, over two API processes sending a
     daily_segments: 10,
     monthly_segments: null,
     allowed_countries: ['BR', 'PT'],
+    timezone: 'UTC',
   });
   const refused = await runCliCommand([...limits, '--monthly-segments', 'lots'], env);
   expect(refused.code).not.toBe(0);
@@ -78,6 +79,7 @@ it('admits exactly the daily quota the CLI set, over two API processes sending a
     daily_segments: 10,
     monthly_segments: null,
     allowed_countries: ['BR', 'PT'],
+    timezone: 'UTC',
   });
-  // Two processes and four CLI runs compile the sources with tsx on two busy cores.
+  // Two processes and four CLI runs, each loading the whole app, on two busy cores.
 }, 180_000);

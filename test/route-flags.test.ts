@@ -3,9 +3,10 @@ import { type RestRoute, routes } from '../src/rest/route-table.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 
 /**
- * The route table's flags `public`, `loginTokenOnly` and `spendsQuota` state what the domain
- * enforces (and give the OpenAPI document its 401, 403 and 429 answers): each is held here
- * against what every route of the table answers.
+ * The route table's flags `public` and `loginTokenOnly` state what the domain enforces (and give
+ * the OpenAPI document its 401 and 403 answers), and the document's 429 `quota_exceeded` comes from
+ * the failures each route's GraphQL field declares: each is held here against what every route of
+ * the table answers.
  */
 
 let t: TestTern;
@@ -69,7 +70,7 @@ describe('the route flags', () => {
     expect(routes.some((route) => route.loginTokenOnly)).toBe(true);
   });
 
-  it('spendsQuota: a flagged route answers quota_exceeded past the quota, no other route ever does', async () => {
+  it('quota_exceeded: a route the document says can spend the quota answers it past the quota, no other route ever does', async () => {
     await t.tern.services.accountQuotas.setLimits(account.account, { dailySegments: 1 });
     const first = await t.request('POST', '/v1/messages/send', {
       token: account.token,
@@ -77,7 +78,15 @@ describe('the route flags', () => {
     });
     expect(first.status, JSON.stringify(first.body)).toBe(202);
 
-    const spending = routes.filter((route) => route.spendsQuota);
+    const document = (await t.request('GET', '/v1/openapi.json')).body as {
+      paths: Record<string, Record<string, { responses: Record<string, { description?: string }> }>>;
+    };
+    const documented = (route: RestRoute) =>
+      document.paths[route.path.replace(/:(\w+)/g, '{$1}')]?.[route.method.toLowerCase()];
+    for (const route of routes) expect(documented(route), named(route)).toBeDefined();
+    const spending = routes.filter((route) =>
+      documented(route)?.responses['429']?.description?.includes('`quota_exceeded`'),
+    );
     expect(spending.length).toBeGreaterThan(0);
     for (const route of spending) {
       const response = await t.request(route.method, pathOf(route), {

@@ -24,7 +24,7 @@ describe('GET /v1/settings', () => {
       two_factor_enabled: false,
       send_window: null,
       message_validity: 86400,
-      limits: { daily_segments: null, monthly_segments: null, allowed_countries: [] },
+      limits: { daily_segments: null, monthly_segments: null, allowed_countries: [], timezone: 'UTC' },
       usage: { today_segments: 0, month_segments: 0 },
       request: response.headers.get('x-request-id'),
     });

@@ -305,7 +305,7 @@ describe('turning two-factor login off', () => {
       two_factor_enabled: false,
       send_window: null,
       message_validity: 86400,
-      limits: { daily_segments: null, monthly_segments: null, allowed_countries: [] },
+      limits: { daily_segments: null, monthly_segments: null, allowed_countries: [], timezone: 'UTC' },
       usage: { today_segments: 0, month_segments: 0 },
       request: expect.any(String),
     });

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Clock } from '../lib/clock.js';
 import type { Carrier } from './carrier.js';
-import type { CarrierRecord } from './carrier-catalog.js';
+import type { CarrierCatalog, CarrierRecord } from './carrier-catalog.js';
 import { endpointOf, numberOption } from './carrier-url.js';
 import { SimulatorCarrier } from './simulator-carrier.js';
 import { SmppCarrier } from './smpp-carrier.js';
@@ -30,6 +30,20 @@ export function carrierDefaultSender(config: Config): string | null {
 /** The URL of carrier `default`, made from CARRIER/SMPP_URL when no carrier is configured. */
 export function defaultCarrierUrl(config: Config): string {
   return config.carrier === 'smpp' && config.smppUrl ? config.smppUrl : 'simulator://';
+}
+
+/**
+ * Once carrier `default` exists, carriers change through the CLI only: an SMPP_URL (with
+ * CARRIER=smpp) that no longer matches it stops start-up, rather than being ignored while the
+ * operator believes a rotated password applied. Null when it matches or is not set.
+ */
+export async function defaultCarrierConflict(
+  config: Config,
+  catalog: Pick<CarrierCatalog, 'defaultDiffersFrom'>,
+): Promise<string | null> {
+  if (config.carrier !== 'smpp' || !config.smppUrl) return null;
+  if (!(await catalog.defaultDiffersFrom(config.smppUrl))) return null;
+  return 'SMPP_URL (CARRIER=smpp) differs from carrier default, which was made from it at the first start and is now changed through the CLI only: apply the new URL with `npm run cli -- carriers update default --url …`, or unset SMPP_URL and CARRIER';
 }
 
 /** A carrier as its record describes it; the only place that knows the kinds. */

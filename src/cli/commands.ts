@@ -84,20 +84,22 @@ export const GROUPS: Record<string, Group> = {
       limits: {
         summary: "set an account's segment quotas and the countries it may send to",
         synopsis:
-          '--email EMAIL [--daily-segments N|none] [--monthly-segments N|none] [--countries GB,IE|all]',
+          '--email EMAIL [--daily-segments N|none] [--monthly-segments N|none] [--countries GB,IE|all] [--timezone ZONE]',
         options: {
           ...EMAIL,
           'daily-segments': { type: 'string' },
           'monthly-segments': { type: 'string' },
           countries: { type: 'string' },
+          timezone: { type: 'string' },
         },
         required: ['email'],
         details: [
-          'N is a whole number of segments a day or a calendar month, in the account’s time zone; none removes',
-          'the limit. --countries takes ISO 3166 alpha-2 codes separated by commas, or all. An option left out',
+          'N is a whole number of segments a day or a calendar month, in the quota’s time zone; none removes',
+          'the limit. --timezone ZONE (an IANA name) sets that zone; left out, it is the account’s own time zone',
+          'when limits are first set, and the account changing its time zone does not move it. --countries takes ISO 3166 alpha-2 codes separated by commas, or all. An option left out',
           'keeps its value; with none, the command shows the limits. A send over a quota is refused with 429',
           'quota_exceeded, a send to another country with 422 destination_not_allowed.',
-          'Prints {"account","email","daily_segments","monthly_segments","allowed_countries"}.',
+          'Prints {"account","email","daily_segments","monthly_segments","allowed_countries","timezone"}.',
         ].join('\n'),
         async run(services, values) {
           const account = await accountOf(services, values);
@@ -108,6 +110,7 @@ export const GROUPS: Record<string, Group> = {
             daily_segments: limits.dailySegments,
             monthly_segments: limits.monthlySegments,
             allowed_countries: limits.allowedCountries,
+            timezone: limits.timezone,
           });
         },
       },
@@ -201,6 +204,24 @@ async function setDisabled(services: Services, values: Values, disabled: boolean
   print({ account, email: values.email, disabled });
 }
 
+// Codes people write for a country that ISO 3166 names otherwise.
+const COUNTRY_CODE_MISTAKES: Readonly<Record<string, string>> = { UK: 'GB', EL: 'GR' };
+
+function countryCodes(text: string): string[] {
+  const codes = text
+    .split(',')
+    .map((code) => code.trim().toUpperCase())
+    .filter(Boolean);
+  for (const code of codes) {
+    const meant = COUNTRY_CODE_MISTAKES[code];
+    if (meant)
+      throw new UsageError(
+        `--countries takes ISO 3166 alpha-2 codes: ${code} is not one; did you mean ${meant}?`,
+      );
+  }
+  return codes;
+}
+
 /** The options of `accounts limits` as the change they ask for; a value that is not one is a usage error. */
 function limitsFrom(values: Values): Record<string, unknown> {
   const segments = (option: string) => {
@@ -215,15 +236,13 @@ function limitsFrom(values: Values): Record<string, unknown> {
   return {
     dailySegments: segments('daily-segments'),
     monthlySegments: segments('monthly-segments'),
+    timezone: values.timezone,
     allowedCountries:
       typeof countries !== 'string'
         ? undefined
         : countries.trim().toLowerCase() === 'all'
           ? []
-          : countries
-              .split(',')
-              .map((code) => code.trim().toUpperCase())
-              .filter(Boolean),
+          : countryCodes(countries),
   };
 }
 

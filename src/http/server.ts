@@ -22,9 +22,8 @@ import { registerRestRoutes } from '../rest/rest-routes.js';
 import { routes } from '../rest/route-table.js';
 import type { Services } from '../services.js';
 import { registerApiDocs } from './api-docs.js';
-import { carrierHealthBody } from './carrier-health-body.js';
 import { registerDashboard } from './dashboard.js';
-import { checkHealth, type Readiness } from './health.js';
+import { checkHealth, publicHealthBody, type Readiness } from './health.js';
 import { acceptStrictJson } from './json-body.js';
 import { registerRateLimit } from './rate-limit.js';
 import { authenticate, authenticatedCaller, createRequestContext, knownAccount } from './request-context.js';
@@ -219,7 +218,7 @@ function registerHealth(
     // The carriers' state informs; it does not make the API unhealthy (sends wait and retry).
     return reply
       .status(report.status === 'ok' ? 200 : 503)
-      .send({ ...report, carriers: workers.map(carrierHealthBody), request: reply.request.id });
+      .send({ ...publicHealthBody(report, workers), request: reply.request.id });
   });
   // For an orchestrator: live while the process answers at all; ready while it should get traffic.
   app.get('/health/live', async (_request, reply) => reply.send({ status: 'ok', request: reply.request.id }));

@@ -33,8 +33,6 @@ export interface RestRoute {
   public?: boolean;
   /** Refused to an API key (403 forbidden): only a login token may (the domain enforces it; test/route-flags.test.ts holds the flag to it). */
   loginTokenOnly?: boolean;
-  /** Reserves segments of the account's quotas, so may answer 429 quota_exceeded (the domain enforces it; test/route-flags.test.ts holds the flag to it). */
-  spendsQuota?: boolean;
   /** Path parameter → variable. */
   params?: Record<string, string>;
   /** Query parameter → variable. */

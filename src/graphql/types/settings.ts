@@ -17,20 +17,24 @@ function addQuotaTypes(builder: Builder) {
     fields: (t) => ({
       dailySegments: t.exposeInt('dailySegments', {
         nullable: true,
-        description: 'Segments a day, in the account’s time zone; null for no limit',
+        description: 'Segments a day, in the quota’s time zone; null for no limit',
       }),
       monthlySegments: t.exposeInt('monthlySegments', {
         nullable: true,
-        description: 'Segments a calendar month, in the account’s time zone; null for no limit',
+        description: 'Segments a calendar month, in the quota’s time zone; null for no limit',
       }),
       allowedCountries: t.exposeStringList('allowedCountries', {
         description: 'ISO 3166 alpha-2 codes of the countries it may send to; empty for every country',
+      }),
+      timezone: t.exposeString('timezone', {
+        description:
+          'The IANA time zone whose days and months the quotas count, fixed with the limits; the account’s own time zone does not move it',
       }),
     }),
   });
   const usage = builder.objectRef<QuotaView['usage']>('QuotaUsage').implement({
     description:
-      'Segments reserved by accepted messages in the current day and month (account’s time zone); those that failed before reaching a carrier are given back',
+      'Segments reserved by accepted messages in the current day and month (the quota’s time zone); those that failed before reaching a carrier are given back',
     fields: (t) => ({
       todaySegments: t.exposeInt('todaySegments', { description: 'Segments used today' }),
       monthSegments: t.exposeInt('monthSegments', { description: 'Segments used this month' }),

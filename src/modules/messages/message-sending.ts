@@ -88,7 +88,10 @@ export class MessageSending {
   private async assertDeliverable(accountId: string, to: string): Promise<void> {
     await this.quotas.assertDestinationAllowed(accountId, to);
     if (!(await this.routes.covers(to, accountId)))
-      throw new ValidationError([{ field: 'to', issue: 'no_route' }]);
+      throw new ValidationError(
+        [{ field: 'to', issue: 'no_route' }],
+        'No route covers this destination: the operator has configured no carrier for it (the number itself may be valid); ask the operator',
+      );
   }
 
   async send(accountId: string, input: unknown, key?: string | null): Promise<MessageAcceptance> {

@@ -4,11 +4,13 @@ import { NotFoundError, QuotaExceededError, ValidationError } from '../../errors
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
-import { isKnownCountry, numberFacts } from '../../lib/phone.js';
+import { claimingCountry, isKnownCountry } from '../../lib/phone.js';
+import { timeZoneInput } from '../../lib/time-zone.js';
 import { issue, parseInput } from '../../lib/validation.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ReservedSegments } from '../messages/message-rows.js';
-import { localPeriods, type QuotaPeriod, secondsToPeriodEnd } from './quota-periods.js';
+import { type QuotaPeriod, secondsToPeriodEnd } from './quota-periods.js';
+import { type QuotaRoomRow, quotaRooms } from './quota-room.js';
 
 const segmentLimit = z.number().int().min(0).max(2_000_000_000).nullable();
 
@@ -20,11 +22,23 @@ export const quotaLimitsInput = z.strictObject({
     .array(z.string().refine(isKnownCountry, issue('invalid_value', 'ISO 3166 alpha-2 codes, e.g. GB,IE')))
     .max(300)
     .optional(),
+  timezone: timeZoneInput
+    .meta({
+      description:
+        'The time zone quota days and months are counted in; the account’s own when first left out',
+    })
+    .optional(),
 });
 
 /** An account's limits and what it used of them, as its settings show them. */
 export interface QuotaView {
-  limits: { dailySegments: number | null; monthlySegments: number | null; allowedCountries: string[] };
+  limits: {
+    dailySegments: number | null;
+    monthlySegments: number | null;
+    allowedCountries: string[];
+    /** The zone of the quota days and months. */
+    timezone: string;
+  };
   usage: { todaySegments: number; monthSegments: number };
 }
 
@@ -41,7 +55,7 @@ export interface AccountQuotasOptions {
 
 /**
  * Spend protection per account: the operator's segment limits and destination countries, the
- * account's usage in its own time zone, the refusals and the 80 % and 100 % notices. The
+ * account's usage in the time zone of its quotas, the refusals and the 80 % and 100 % notices. The
  * reservation itself is part of the statement that inserts messages (segment-reservation.ts).
  */
 export class AccountQuotas {
@@ -59,30 +73,32 @@ export class AccountQuotas {
   /**
    * The operator's change of an account's limits; answers them as they are now. An account
    * without its row (made before quotas existed) has no limits and every country until then.
+   * The quota zone is fixed the first time: the one named, else the account's own time zone then.
    */
   async setLimits(accountId: string, input: unknown): Promise<QuotaView['limits']> {
-    const data = parseInput(quotaLimitsInput, input);
-    const row = await this.prisma.accountQuota.upsert({
+    const { timezone, ...data } = parseInput(quotaLimitsInput, input);
+    const [row] = await quotaRooms(this.prisma, [accountId], this.clock.now());
+    if (!row) throw new NotFoundError('Account');
+    await this.prisma.accountQuota.upsert({
       where: { accountId },
-      create: { accountId, ...data },
-      update: data,
+      create: { accountId, ...data, timezone: timezone ?? row.timezone },
+      update: { ...data, timezone: timezone ?? row.timezone },
     });
-    return limitsOf(row);
+    return (await this.view(accountId)).limits;
   }
 
+  /** The account's limits and its usage of them now, in its quota zone. */
   async view(accountId: string): Promise<QuotaView> {
-    const [row, settings] = await Promise.all([
-      this.prisma.accountQuota.findUnique({ where: { accountId } }),
-      this.prisma.accountSettings.findUnique({ where: { accountId }, select: { timezone: true } }),
-    ]);
-    if (!settings) throw new NotFoundError('Settings');
-    const { day, month } = localPeriods(this.clock.now(), settings.timezone);
+    const [row] = await quotaRooms(this.prisma, [accountId], this.clock.now());
+    if (!row) throw new NotFoundError('Settings');
     return {
-      limits: limitsOf(row),
-      usage: {
-        todaySegments: row && isoDate(row.dayStart) === day ? row.daySegments : 0,
-        monthSegments: row && isoDate(row.monthStart) === month ? row.monthSegments : 0,
+      limits: {
+        dailySegments: row.daily_segments,
+        monthlySegments: row.monthly_segments,
+        allowedCountries: row.allowed_countries ?? [],
+        timezone: row.timezone,
       },
+      usage: { todaySegments: row.day_used, monthSegments: row.month_used },
     };
   }
 
@@ -92,7 +108,7 @@ export class AccountQuotas {
     if (!isAllowedDestination(allowed, to))
       throw new ValidationError(
         [{ field: 'to', issue: 'destination_not_allowed' }],
-        `The account may not send to ${numberFacts(to).country ?? 'this number’s country'}`,
+        `The account may not send to ${claimingCountry(to) ?? 'a number no country’s numbering plan has'}`,
       );
   }
 
@@ -106,15 +122,8 @@ export class AccountQuotas {
    * reservation refused, to tell which might still fit alone and why the others may not.
    */
   async standings(accountIds: readonly string[]): Promise<Map<string, QuotaStanding>> {
-    const rows = await this.prisma.$queryRaw<StandingRow[]>`
-      SELECT a.id AS account_id, COALESCE(s.timezone, 'UTC') AS timezone, q.daily_segments, q.monthly_segments,
-        q.day_start::text AS day_start, q.day_segments, q.month_start::text AS month_start, q.month_segments
-      FROM accounts a
-      LEFT JOIN account_settings s ON s.account_id = a.id
-      LEFT JOIN account_quotas q ON q.account_id = a.id
-      WHERE a.id = ANY(${[...new Set(accountIds)]})`;
-    const now = this.clock.now();
-    return new Map(rows.map((row) => [row.account_id, standingOf(row, now)]));
+    const rows = await quotaRooms(this.prisma, accountIds, this.clock.now());
+    return new Map(rows.map((row) => [row.account_id, standingOf(row)]));
   }
 
   /** Why a send of `segments` found no room: the period it would pass, and the seconds until that period ends. */
@@ -213,45 +222,20 @@ export interface QuotaStanding {
   monthRoom: number;
 }
 
-interface StandingRow {
-  account_id: string;
-  timezone: string;
-  daily_segments: number | null;
-  monthly_segments: number | null;
-  day_start: string | null;
-  day_segments: number | null;
-  month_start: string | null;
-  month_segments: number | null;
-}
-
-function standingOf(row: StandingRow, now: Date): QuotaStanding {
-  const { day, month } = localPeriods(now, row.timezone);
-  const dayUsed = row.day_start === day ? (row.day_segments ?? 0) : 0;
-  const monthUsed = row.month_start === month ? (row.month_segments ?? 0) : 0;
+function standingOf(row: QuotaRoomRow): QuotaStanding {
   return {
     timeZone: row.timezone,
-    dayRoom: row.daily_segments === null ? Number.POSITIVE_INFINITY : row.daily_segments - dayUsed,
-    monthRoom: row.monthly_segments === null ? Number.POSITIVE_INFINITY : row.monthly_segments - monthUsed,
+    dayRoom: row.day_room ?? Number.POSITIVE_INFINITY,
+    monthRoom: row.month_room ?? Number.POSITIVE_INFINITY,
   };
 }
 
-/** Whether a number (E.164 digits) is in one of the allowed countries; an empty list allows all. */
+/**
+ * Whether a number (E.164 digits) is in one of the allowed countries; an empty list allows all.
+ * With a list, a number no country's numbering plan claims is in none of them.
+ */
 export function isAllowedDestination(allowed: readonly string[], to: string): boolean {
   if (allowed.length === 0) return true;
-  const country = numberFacts(to).country;
+  const country = claimingCountry(to);
   return country !== null && allowed.includes(country);
-}
-
-function limitsOf(
-  row: { dailySegments: number | null; monthlySegments: number | null; allowedCountries: string[] } | null,
-): QuotaView['limits'] {
-  return {
-    dailySegments: row?.dailySegments ?? null,
-    monthlySegments: row?.monthlySegments ?? null,
-    allowedCountries: row?.allowedCountries ?? [],
-  };
-}
-
-function isoDate(date: Date | null): string | null {
-  return date ? date.toISOString().slice(0, 10) : null;
 }

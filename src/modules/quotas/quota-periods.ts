@@ -2,14 +2,6 @@ import { Temporal } from 'temporal-polyfill';
 
 export type QuotaPeriod = 'daily' | 'monthly';
 
-/** The account's local day and the first day of its month at `at`, as `YYYY-MM-DD`. */
-export function localPeriods(at: Date, timeZone: string): { day: string; month: string } {
-  const date = Temporal.Instant.fromEpochMilliseconds(at.getTime())
-    .toZonedDateTimeISO(timeZone)
-    .toPlainDate();
-  return { day: date.toString(), month: date.with({ day: 1 }).toString() };
-}
-
 /** Whole seconds from `at` until the local day (or month) of `at` ends in the time zone; at least 1. */
 export function secondsToPeriodEnd(at: Date, timeZone: string, period: QuotaPeriod): number {
   const local = Temporal.Instant.fromEpochMilliseconds(at.getTime()).toZonedDateTimeISO(timeZone);

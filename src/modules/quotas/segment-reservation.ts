@@ -1,37 +1,38 @@
 import { Prisma } from '../../generated/prisma/client.js';
+import { monthOf, quotaCounts, quotaDayOf } from './quota-room.js';
 
-// The account's count of the day (or month) a reservation falls in: a count of an earlier one starts again at 0.
-const dayCount = Prisma.sql`CASE WHEN q.day_start = EXCLUDED.day_start THEN q.day_segments ELSE 0 END`;
-const monthCount = Prisma.sql`CASE WHEN q.month_start = EXCLUDED.month_start THEN q.month_segments ELSE 0 END`;
+// The account's counts and room in the day (and month) a reservation falls in (quota-room.ts).
+const room = quotaCounts('q', Prisma.sql`EXCLUDED.day_start`);
 
 /**
  * Two CTEs for the statement that inserts messages from the rows `v` (account_id, segments,
- * created_at, status): `demand`, the segments each account asks for (failed rows ask none), and
- * `reserved`, the accounts whose demand fits both of their quotas, with their counts after it.
- * The reservation is one INSERT … ON CONFLICT DO UPDATE … WHERE per account row: PostgreSQL
- * checks the condition on the newest version of the locked row, so concurrent statements, in
- * any number of processes, never take an account past a limit. Rows are taken in account order,
- * so two statements reserving for the same accounts cannot deadlock. An account of the batch
- * that is not in `reserved` had no room for all of its rows: none of them is inserted.
+ * created_at, status): `demand`, the segments each account asks for (failed rows ask none) and
+ * the day of its quota zone they count in, and `reserved`, the accounts whose demand fits both
+ * of their quotas, with their counts after it. The reservation is one INSERT … ON CONFLICT DO
+ * UPDATE … WHERE per account row: PostgreSQL checks the condition on the newest version of the
+ * locked row, so concurrent statements, in any number of processes, never take an account past
+ * a limit. Rows are taken in account order, so two statements reserving for the same accounts
+ * cannot deadlock. An account of the batch that is not in `reserved` had no room for all of its
+ * rows: none of them is inserted.
  */
 export const segmentReservation = Prisma.sql`
   demand AS (
-    SELECT v.account_id, sum(v.segments)::int AS segments,
-      (max(v.created_at) AT TIME ZONE COALESCE(s.timezone, 'UTC'))::date AS day
-    FROM v LEFT JOIN account_settings s ON s.account_id = v.account_id
-    WHERE v.status <> 'failed'
-    GROUP BY v.account_id, s.timezone),
+    SELECT asked.account_id, asked.segments,
+      ${quotaDayOf(Prisma.sql`asked.account_id`, Prisma.sql`asked.created_at`)} AS day
+    FROM (
+      SELECT v.account_id, sum(v.segments)::int AS segments, max(v.created_at) AS created_at
+      FROM v WHERE v.status <> 'failed' GROUP BY v.account_id) asked),
   reserved AS (
     INSERT INTO account_quotas AS q (account_id, day_start, day_segments, month_start, month_segments)
-    SELECT account_id, day, segments, date_trunc('month', day::timestamp)::date, segments
+    SELECT account_id, day, segments, ${monthOf(Prisma.sql`day`)}, segments
     FROM demand ORDER BY account_id
     ON CONFLICT (account_id) DO UPDATE SET
-      day_segments = ${dayCount} + EXCLUDED.day_segments,
+      day_segments = ${room.dayUsed} + EXCLUDED.day_segments,
       day_start = EXCLUDED.day_start,
-      month_segments = ${monthCount} + EXCLUDED.month_segments,
+      month_segments = ${room.monthUsed} + EXCLUDED.month_segments,
       month_start = EXCLUDED.month_start
-    WHERE (q.daily_segments IS NULL OR ${dayCount} + EXCLUDED.day_segments <= q.daily_segments)
-      AND (q.monthly_segments IS NULL OR ${monthCount} + EXCLUDED.month_segments <= q.monthly_segments)
+    WHERE COALESCE(${room.dayRoom} >= EXCLUDED.day_segments, true)
+      AND COALESCE(${room.monthRoom} >= EXCLUDED.month_segments, true)
     RETURNING q.account_id, q.day_start, q.day_segments, q.daily_segments, q.month_segments, q.monthly_segments)`;
 
 /**
@@ -54,5 +55,5 @@ export const segmentGiveBack = Prisma.sql`
         WHERE b.account_id = q.account_id AND b.quota_day = q.day_start), 0)),
       month_segments = GREATEST(0, q.month_segments - COALESCE((SELECT sum(b.segments) FROM given_back_rows b
         WHERE b.account_id = q.account_id
-          AND date_trunc('month', b.quota_day::timestamp)::date = q.month_start), 0))
+          AND ${monthOf(Prisma.sql`b.quota_day`)} = q.month_start), 0))
     FROM given_back_accounts l WHERE q.account_id = l.account_id)`;

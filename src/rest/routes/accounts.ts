@@ -17,7 +17,8 @@ export const accountRoutes: readonly RestRoute[] = [
     operation: 'Settings',
     status: 200,
     summary: 'Read the settings',
-    description: 'Read the account settings',
+    description:
+      'Read the account settings, with the limits the operator set (`limits.timezone`: the zone whose days and months the quotas count, which the account’s own `timezone` does not move) and the usage of them',
   },
   {
     method: 'PATCH',
