@@ -100,73 +100,89 @@ function parseForm(
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({
-        headers: request.headers,
-        defParamCharset: 'utf8',
-        limits: { fields: MAX_FORM_FIELDS, fieldSize: MAX_FIELD_BYTES },
-      });
+      parser = openParser(request);
     } catch (error) {
-      reject(
-        new AppError(
-          'bad_request',
-          `The multipart body cannot be read: ${error instanceof Error ? error.message : String(error)}`,
-        ),
-      );
+      reject(error);
       return;
     }
-    const fields = new Map<string, string[]>();
-    const problems: FieldIssue[] = [];
-    let file: MultipartForm['file'] = null;
-    let saving: Promise<unknown> = Promise.resolve();
     const fail = (error: unknown) => {
       request.raw.unpipe(parser);
       reject(error);
     };
-    // busboy hands on a part whose Content-Disposition has no name, or an empty one, as such.
-    const unnamed = () =>
-      new AppError(
-        'bad_request',
-        'Every part of the form needs a name (Content-Disposition: form-data; name="…")',
-      );
-    parser.on('field', (name, value, info) => {
-      if (!name) {
-        fail(unnamed());
-        return;
-      }
-      if (info.valueTruncated) problems.push({ field: name, issue: 'too_long' });
-      // busboy decodes bytes that are not UTF-8 as U+FFFD; these fields (column names, a
-      // delimiter) never hold that character, so it can only be a client sending another encoding.
-      else if (value.includes('\uFFFD')) problems.push({ field: name, issue: 'invalid_value' });
-      fields.set(name, [...(fields.get(name) ?? []), value]);
-    });
-    parser.on('file', (name, stream, info) => {
-      if (!name) {
-        stream.resume();
-        fail(unnamed());
-        return;
-      }
-      if (name !== options.fileField || file) {
-        problems.push({ field: name, issue: name === options.fileField ? 'invalid_value' : 'unknown_field' });
-        stream.resume();
-        return;
-      }
-      file = { filename: info.filename ?? '', mimetype: info.mimeType, path: spoolPath };
-      saving = saveUpload(stream, spoolPath, options.maxFileBytes).catch(fail);
-    });
+    const form = collectParts(parser, options, spoolPath, fail);
     parser.once('fieldsLimit', () =>
       fail(new AppError('payload_too_large', `The form has more than ${MAX_FORM_FIELDS} fields`)),
     );
     parser.once('error', (error) =>
-      fail(
-        new AppError(
-          'bad_request',
-          `The multipart body is malformed: ${error instanceof Error ? error.message : String(error)}`,
-        ),
-      ),
+      fail(new AppError('bad_request', `The multipart body is malformed: ${messageOf(error)}`)),
     );
     parser.once('close', () => {
-      void saving.then(() => resolve({ fields, file, problems }));
+      void form
+        .saving()
+        .then(() => resolve({ fields: form.fields, file: form.file(), problems: form.problems }));
     });
     request.raw.pipe(parser);
   });
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function openParser(request: FastifyRequest): busboy.Busboy {
+  try {
+    return busboy({
+      headers: request.headers,
+      defParamCharset: 'utf8',
+      limits: { fields: MAX_FORM_FIELDS, fieldSize: MAX_FIELD_BYTES },
+    });
+  } catch (error) {
+    throw new AppError('bad_request', `The multipart body cannot be read: ${messageOf(error)}`);
+  }
+}
+
+// busboy hands on a part whose Content-Disposition has no name, or an empty one, as such.
+const unnamedPart = () =>
+  new AppError(
+    'bad_request',
+    'Every part of the form needs a name (Content-Disposition: form-data; name="…")',
+  );
+
+/** Takes the form's text fields and its one file part (spooled to `spoolPath`) as the parser reads them. */
+function collectParts(
+  parser: busboy.Busboy,
+  options: { fileField: string; maxFileBytes: number },
+  spoolPath: string,
+  fail: (error: unknown) => void,
+) {
+  const fields = new Map<string, string[]>();
+  const problems: FieldIssue[] = [];
+  let file: MultipartForm['file'] = null;
+  let saving: Promise<unknown> = Promise.resolve();
+  parser.on('field', (name, value, info) => {
+    if (!name) {
+      fail(unnamedPart());
+      return;
+    }
+    if (info.valueTruncated) problems.push({ field: name, issue: 'too_long' });
+    // busboy decodes bytes that are not UTF-8 as U+FFFD; these fields (column names, a
+    // delimiter) never hold that character, so it can only be a client sending another encoding.
+    else if (value.includes('\uFFFD')) problems.push({ field: name, issue: 'invalid_value' });
+    fields.set(name, [...(fields.get(name) ?? []), value]);
+  });
+  parser.on('file', (name, stream, info) => {
+    if (!name) {
+      stream.resume();
+      fail(unnamedPart());
+      return;
+    }
+    if (name !== options.fileField || file) {
+      problems.push({ field: name, issue: name === options.fileField ? 'invalid_value' : 'unknown_field' });
+      stream.resume();
+      return;
+    }
+    file = { filename: info.filename ?? '', mimetype: info.mimeType, path: spoolPath };
+    saving = saveUpload(stream, spoolPath, options.maxFileBytes).catch(fail);
+  });
+  return { fields, problems, file: () => file, saving: () => saving };
 }

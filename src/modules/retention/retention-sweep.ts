@@ -16,6 +16,10 @@ type Delete = (cutoff: Date, batch: number) => Promise<number>;
  * cascade's), then the carriers' working rows. Messages and replies are never deleted.
  */
 function retentionTables(prisma: PrismaClient): [table: string, remove: Delete][] {
+  return [...deliveryLogTables(prisma), ...carrierWorkingTables(prisma)];
+}
+
+function deliveryLogTables(prisma: PrismaClient): [table: string, remove: Delete][] {
   return [
     [
       'webhook_deliveries',
@@ -36,6 +40,12 @@ function retentionTables(prisma: PrismaClient): [table: string, remove: Delete][
             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.created_at >= ${cutoff})
           LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
     ],
+  ];
+}
+
+/** The carriers' working rows, and the keys that answer replays. */
+function carrierWorkingTables(prisma: PrismaClient): [table: string, remove: Delete][] {
+  return [
     [
       'smpp_parts',
       (cutoff, batch) => prisma.$executeRaw`
