@@ -1137,11 +1137,12 @@ describe('the job', () => {
         await holder.query('BEGIN');
         await holder.query('SELECT 1 FROM campaigns WHERE id = $1 FOR UPDATE', [campaign]);
         const seen = new Set<number>();
+        // A deadline, not a bound: parsing 50,000 rows takes far longer on a busy machine.
         const during = await waitFor(async () => {
           const job = (await getJob(alice, campaign, response.body.job)).body;
           seen.add(job.processed);
           return job.processed === 50_000 ? job : null;
-        });
+        }, 60_000);
         expect(during).toMatchObject({ status: 'processing', imported: 0, finished_at: null });
         expect(during.error).toBeUndefined();
         expect([...seen].some((processed) => processed > 0 && processed < 50_000)).toBe(true);
