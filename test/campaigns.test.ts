@@ -375,7 +375,16 @@ describe('dispatch', () => {
     );
     expect((await api(alice, 'POST', `/v1/campaigns/${campaign}/pause`)).body.status).toBe('paused');
     const atPause = await t.tern.deps.prisma.message.count({ where: { campaignId: campaign } });
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // The batch that was due next runs, finds the campaign paused and schedules none after it.
+    await waitFor(async () => {
+      const pending = await t.tern.deps.queues.campaignDispatch.getJobs(['active', 'waiting', 'delayed']);
+      return pending.some((job) => job.data.campaignId === campaign) ? null : true;
+    });
+    // And a batch run now, as a duplicate or recovered job would, sends nothing either.
+    expect(await t.tern.services.campaignDispatch.dispatchBatch(campaign)).toEqual({
+      messageIds: [],
+      next: null,
+    });
     expect(await t.tern.deps.prisma.message.count({ where: { campaignId: campaign } })).toBe(atPause);
     expect(atPause).toBeLessThan(300);
 
@@ -461,17 +470,25 @@ describe('dispatch', () => {
   });
 
   it('starts a scheduled campaign at send_at, and not after unschedule', async () => {
-    const soon = new Date(Date.now() + 800).toISOString();
+    // Far enough ahead for the set-up below to be done before it on a busy machine.
+    const soon = new Date(Date.now() + 4_000).toISOString();
+    const other = await createCampaign(alice, { send_at: soon, delay: 0 });
+    expect((await api(alice, 'POST', `/v1/campaigns/${other}/unschedule`)).body.status).toBe('draft');
+    await addContacts(alice, other, 2, '55115');
     const campaign = await createCampaign(alice, { send_at: soon, delay: 0 });
     await addContacts(alice, campaign, 2, '55116');
-    const other = await createCampaign(alice, { send_at: soon, delay: 0 });
-    await addContacts(alice, other, 2, '55115');
-    expect((await api(alice, 'POST', `/v1/campaigns/${other}/unschedule`)).body.status).toBe('draft');
 
     const finished = await waitForCampaign(alice, campaign, 'finished');
     expect(finished.send_at).toBe(soon);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The unscheduled one's start, due at the same moment, is gone or has run and found it a draft;
+    // run again now, as a duplicate or recovered job would, it starts nothing either.
+    await waitFor(async () => {
+      const pending = await t.tern.deps.queues.campaignDispatch.getJobs(['active', 'waiting', 'delayed']);
+      return pending.some((job) => job.data.campaignId === other) ? null : true;
+    });
+    await t.tern.services.campaignLifecycle.startScheduled(other, new Date(soon));
     expect((await api(alice, 'GET', `/v1/campaigns/${other}`)).body.status).toBe('draft');
+    expect(await t.tern.deps.prisma.message.count({ where: { campaignId: other } })).toBe(0);
   });
 });
 

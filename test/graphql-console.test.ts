@@ -114,9 +114,13 @@ describe.skipIf(!hasChromium)('the GraphiQL console at /graphql', () => {
           body: { to: '5511999990000', message: 'Seen live in the console' },
         });
         expect(sent.status, JSON.stringify(sent.body)).toBe(202);
-        await sleep(500);
-        const response = await textOf(page, '.graphiql-response');
-        return response.includes(sent.body.message) ? response : undefined;
+        // Looked for as soon as it shows, for a second, before another is sent.
+        for (let look = 0; look < 10; look += 1) {
+          const response = await textOf(page, '.graphiql-response');
+          if (response.includes(sent.body.message)) return response;
+          await sleep(100);
+        }
+        return undefined;
       },
       { timeoutMs: 20_000, describe: () => textOf(page, '.graphiql-response') },
     );

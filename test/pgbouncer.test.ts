@@ -9,8 +9,8 @@ import { waitFor } from './support/wait.js';
 
 // Tern with DATABASE_URL through PgBouncer in transaction pooling, with two server connections
 // for all of it, so that consecutive statements of one process land on different ones.
-// `npm run test:pgbouncer` runs the sends, campaigns, imports, webhooks, retention and CLI tests
-// the same way.
+// The PgBouncer pass (the `pgbouncer` project of vitest.config.ts) runs the sends, campaigns,
+// imports, webhooks, retention and CLI tests the same way.
 
 let bouncer: PgBouncer;
 let database: TestDatabase;

@@ -69,6 +69,27 @@ function callbacks(path: string, count: number, timeoutMs = 10_000): Promise<Rec
   return waitFor(async () => (receiver.at(path).length >= count ? receiver.at(path) : null), timeoutMs);
 }
 
+/**
+ * Waits until nothing more can reach a receiver for `account`: none of its messages still on
+ * their way, every event of it dispatched, no delivery of it pending and no webhook job queued or
+ * running. After that, a callback the test did not expect has had every chance to come: a
+ * positive signal in place of a sleep that hopes the loops ran.
+ */
+async function quiescent(account: TestAccount, tern: TestTern = t): Promise<void> {
+  const { prisma, queues } = tern.tern.deps;
+  const accountId = account.account;
+  await waitFor(async () => {
+    const [travelling, undispatched, pending, jobs] = await Promise.all([
+      prisma.message.count({ where: { accountId, status: { in: ['scheduled', 'queued', 'sent'] } } }),
+      prisma.event.count({ where: { accountId, dispatchedAt: null } }),
+      prisma.pendingWebhookDelivery.count({ where: { accountId } }),
+      queues.webhookDelivery.getJobCounts('active', 'waiting', 'delayed', 'prioritized'),
+    ]);
+    const queued = Object.values(jobs).reduce((sum, count) => sum + count, 0);
+    return travelling + undispatched + pending + queued === 0 ? true : null;
+  }, 30_000);
+}
+
 function events(path: string) {
   return receiver.at(path).map((callback) => JSON.parse(callback.body) as Record<string, any>);
 }
@@ -273,8 +294,8 @@ describe('changing and deleting webhooks', () => {
     });
     await send(alice, '5511990000101');
     await callbacks(path, 2);
-    // Long enough for the second and third attempts, had they still been due.
-    await new Promise((resolve) => setTimeout(resolve, RETRY_BASE_MS * 3 + 500));
+    // The third attempt, had it still been due, would have been made by now.
+    await quiescent(alice);
     expect(receiver.at(path)).toHaveLength(2);
     expect(await t.tern.deps.prisma.pendingWebhookDelivery.count({ where: { webhookId: webhook } })).toBe(0);
     for (const [method, route] of [
@@ -327,7 +348,7 @@ describe('message events', () => {
     const failing = await send(alice, '5511990000001');
     const replying = await send(alice, '5511990000002');
     await callbacks(path, 1 + 3);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await quiescent(alice);
     const received = receiver.at(path).slice(1);
     expect(received).toHaveLength(3);
     for (const callback of received) expectSigned(secret, callback);
@@ -419,7 +440,7 @@ describe('message events', () => {
     await send(alice, '5511990000002');
     await callbacks(deliveredOnly, 1 + 2);
     await callbacks(failedOnly, 1 + 1);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await Promise.all([quiescent(alice), quiescent(bob)]);
     expect(
       events(deliveredOnly)
         .slice(1)
@@ -442,7 +463,7 @@ describe('retries', () => {
     receiver.on(path, (n) => ({ status: n <= 4 ? 500 : 200 }));
     await send(alice, '5511990000301');
     const received = (await callbacks(path, 1 + 5)).slice(1);
-    await new Promise((resolve) => setTimeout(resolve, RETRY_BASE_MS * 16 + 300));
+    await quiescent(alice);
     expect(receiver.at(path)).toHaveLength(1 + 5);
     for (const callback of received) {
       expectSigned(secret, callback);
@@ -490,7 +511,7 @@ describe('retries', () => {
     receiver.on(path, () => ({ status: 500 }));
     await send(alice, '5511990000302');
     await callbacks(path, 1 + 5);
-    await new Promise((resolve) => setTimeout(resolve, RETRY_BASE_MS * 32 + 500));
+    await quiescent(alice);
     expect(receiver.at(path)).toHaveLength(1 + 5);
     const log = await deliveries(alice, webhook);
     expect(log.data.map((entry) => [entry.attempt, entry.status_code, entry.error])).toEqual(
@@ -570,7 +591,7 @@ describe('retries', () => {
       { deliveries: [planned[2]!, planned[2]!], attempt: 1 },
     ]);
     await callbacks(path, 1 + 3);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await quiescent(alice);
     expect(receiver.at(path)).toHaveLength(1 + 3);
     const ids = events(path)
       .slice(1)
@@ -673,7 +694,7 @@ describe('campaign events', () => {
     await api(dave, 'POST', '/v1/messages/send', { to: '5511990000002', message: 'Hi', campaign });
     await callbacks(campaignPath, 3);
     await callbacks(registered, 1 + 1);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await quiescent(dave);
     expect(
       events(campaignPath)
         .map((event) => event.event)
@@ -1012,7 +1033,7 @@ describe('SSRF protection', () => {
       });
       return response.body.total > 0 ? response.body : null;
     });
-    await new Promise((resolve) => setTimeout(resolve, RETRY_BASE_MS * 4 + 300));
+    await quiescent(account, guarded);
     const after = await guarded.request('GET', `/v1/webhooks/${webhook}/deliveries`, {
       token: account.token,
     });

@@ -23,8 +23,13 @@ function runBouncerPort(): number {
   }
 }
 
+/** True in the PgBouncer pass (the `pgbouncer` project), where every test database goes through PgBouncer. */
+export function throughPgBouncer(): boolean {
+  return runBouncerPort() !== 0;
+}
+
 /**
- * The bouncer every test database goes through in this run (`npm run test:pgbouncer`), or null.
+ * The bouncer every test database goes through in this project (the PgBouncer pass), or null.
  * Its port only: the bouncer runs in global-setup's process.
  */
 function runBouncerUrl(name: string): string | null {

@@ -35,17 +35,22 @@ function templateName(): string {
  * copy of it in milliseconds (CREATE DATABASE … TEMPLATE) instead of migrating its own.
  */
 export async function setup(project: TestProject) {
-  // Tern's child processes and the CLI run compiled code, and /dashboard is served from its bundle,
-  // as after `npm start`: dist/ is built here when a source is newer, once for the whole run.
-  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.mjs')], {
-    cwd: ROOT,
-    stdio: 'inherit',
-  });
-  if (build.status !== 0) throw new Error(`scripts/build-if-stale.mjs exited with ${build.status}`);
   const name = templateName();
   const admin = new pg.Client({ connectionString: withDatabase(SERVER_URL, 'postgres') });
   await admin.connect();
   try {
+    // Each integration project (the main one, the PgBouncer pass) runs this setup: one at a time
+    // per checkout, so that one build serves both (the locks end with the connection).
+    await admin.query('SELECT pg_advisory_lock(hashtext($1))', [ROOT]);
+    // Tern's child processes and the CLI run compiled code, and /dashboard is served from its
+    // bundle, as after `npm start`: dist/ is built here when a source is newer, once per run.
+    const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.mjs')], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
+    if (build.status !== 0) throw new Error(`scripts/build-if-stale.mjs exited with ${build.status}`);
+    // The template is the server's, shared by every checkout whose migrations are the same.
+    await admin.query('SELECT pg_advisory_lock(hashtext($1))', [name]);
     const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1 AND datistemplate', [
       name,
     ]);
@@ -58,8 +63,8 @@ export async function setup(project: TestProject) {
     await admin.end();
   }
   project.provide('templateDatabase', name);
-  // `npm run test:pgbouncer`: the same tests, with Tern's DATABASE_URL through PgBouncer.
-  const bouncer = process.env.TEST_THROUGH_PGBOUNCER === 'true' ? await startPgBouncer() : null;
+  // The PgBouncer pass (vitest.config.ts): the same tests, with Tern's DATABASE_URL through PgBouncer.
+  const bouncer = project.name === 'pgbouncer' ? await startPgBouncer() : null;
   project.provide('pgbouncerPort', bouncer?.port ?? 0);
   return async () => {
     if (!bouncer) return;

@@ -101,11 +101,8 @@ export class LoginGuard {
     const pair = await this.countPair(`${email}|${address}`);
     await this.countForEmail(attempt);
     const failures = (pair?.consumedPoints ?? 1) - 1;
-    if (failures >= FAILURES_BEFORE_SLOWDOWN) {
-      await new Promise((resolve) =>
-        setTimeout(resolve, Math.min(MAX_SLOWDOWN_MS, 250 * 2 ** (failures - FAILURES_BEFORE_SLOWDOWN))),
-      );
-    }
+    if (failures >= FAILURES_BEFORE_SLOWDOWN)
+      await this.clock.wait(Math.min(MAX_SLOWDOWN_MS, 250 * 2 ** (failures - FAILURES_BEFORE_SLOWDOWN)));
     return attempt;
   }
 
