@@ -233,6 +233,7 @@ function messageServices(
   { prisma, clock, config, metrics }: Dependencies,
   {
     sendJobs,
+    dispatchJobs,
     live,
     optOuts,
     accountQuotas,
@@ -240,6 +241,7 @@ function messageServices(
     routes,
   }: {
     sendJobs: MessageSendJobs;
+    dispatchJobs: CampaignDispatchJobs;
     live: LivePublisher;
     optOuts: OptOuts;
     accountQuotas: AccountQuotas;
@@ -274,6 +276,7 @@ function messageServices(
       clock,
       statusChanges,
       sendJobs,
+      dispatchJobs,
       logger: logger('messages'),
       pollMs: SCHEDULED_RELEASE_POLL_MS,
     }),
