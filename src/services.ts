@@ -270,7 +270,7 @@ function messageServices(
       carrierSender: carrierDefaultSender(config),
     }),
     carrierReports: new CarrierReports({ prisma, statusChanges, optOuts, live, logger: logger('messages') }),
-    messageCancellation: new MessageCancellation(prisma, clock, statusChanges),
+    messageCancellation: new MessageCancellation({ prisma, clock, statusChanges, dispatchJobs }),
     scheduledReleases: new ScheduledReleases({
       prisma,
       clock,

@@ -341,6 +341,34 @@ describe('campaign messages and send windows', () => {
     expect(events[0].payload.error.code).toBe('expired');
   });
 
+  it('keeps a campaign running while its message waits, and finishes it once a client cancels that message', async () => {
+    const account = await t.login(alice);
+    const opening = new Date(t.clock.now().getTime() + 2 * 60 * 60_000);
+    const hh = (date: Date) => date.toISOString().slice(11, 16);
+    const campaign = await campaignWith(account, {
+      send_window: {
+        days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
+        start: hh(opening),
+        end: hh(new Date(opening.getTime() + 60 * 60_000)),
+      },
+    });
+    await addContact(account, campaign, '5511999998101', 'UTC');
+    await t.request('POST', `/v1/campaigns/${campaign}/start`, { token: account.token });
+    await waitFor(async () => ((await messagesByStatus(campaign)).scheduled?.length === 1 ? true : null));
+    const read = async () =>
+      (await t.request('GET', `/v1/campaigns/${campaign}`, { token: account.token })).body;
+    expect((await read()).status).toBe('running');
+    const [row] = (await sql(t.database.url, 'SELECT id FROM messages WHERE campaign_id = $1', [campaign]))
+      .rows;
+    const cancelled = await t.request('POST', `/v1/messages/${row.id}/cancel`, { token: account.token });
+    expect(cancelled.status).toBe(200);
+    const finished = await waitFor(async () => {
+      const now = await read();
+      return now.status === 'finished' ? now : null;
+    });
+    expect(finished.stats.waiting).toBe(0);
+  });
+
   it('holds waiting messages while the campaign is paused, releases them on resume, cancels them on cancel', async () => {
     const account = await t.login(alice);
     const start = new Date(t.clock.now());

@@ -203,9 +203,9 @@ export class CampaignDispatch {
   /**
    * After a batch: a short batch was the last (every contact the campaign had has its message
    * now) and finishes the campaign, unless messages of it still wait for their time or window:
-   * then it stays running until the last of them goes, expires or is cancelled (the release
-   * dispatches it again when they move; its nextBatchAt, the latest of their expiries, lets the
-   * recovery sweep do it should that job be lost). A full batch schedules the next after the
+   * then it stays running until the last of them goes, expires or is cancelled (the release, or a
+   * client's cancel, dispatches it again when they move: campaign-settling.ts; its nextBatchAt,
+   * the latest of their expiries, lets the recovery sweep do it should that job be lost). A full batch schedules the next after the
    * campaign's delay.
    */
   private async advance(

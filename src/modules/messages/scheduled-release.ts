@@ -4,6 +4,7 @@ import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import { PollingLoop } from '../../jobs/polling-loop.js';
 import type { Clock } from '../../lib/clock.js';
+import { settleWaitingCampaigns } from '../campaigns/campaign-settling.js';
 import { storedWindow, windowOpening } from '../settings/send-window.js';
 import type { MessageStatusChanges, StatusChange } from './message-status-changes.js';
 import { EXPIRED } from './message-timing.js';
@@ -18,7 +19,6 @@ interface DueMessage {
   contact_id: string | null;
   expires_at: Date | null;
   campaign_status: string | null;
-  campaign_batches: number | null;
   campaign_deleted: boolean | null;
   campaign_window: unknown;
   account_window: unknown;
@@ -31,7 +31,7 @@ export interface ScheduledReleasesOptions {
   clock: Clock;
   statusChanges: MessageStatusChanges;
   sendJobs: MessageSendJobs;
-  /** A running campaign whose waiting messages moved gets a dispatch, which finishes it once none waits. */
+  /** A running campaign whose waiting messages moved gets a dispatch, which finishes it once none waits (campaign-settling.ts). */
   dispatchJobs: CampaignDispatchJobs;
   logger: Logger;
   pollMs: number;
@@ -84,7 +84,7 @@ export class ScheduledReleases {
     const now = this.clock.now();
     const due = await this.prisma.$queryRaw<DueMessage[]>`
       SELECT m.id, m."to", m.campaign_id, m.contact_id, m.expires_at,
-        c.status::text AS campaign_status, c.dispatched_batches AS campaign_batches, c.deleted_at IS NOT NULL AS campaign_deleted, c.send_window AS campaign_window, s.send_window AS account_window,
+        c.status::text AS campaign_status, c.deleted_at IS NOT NULL AS campaign_deleted, c.send_window AS campaign_window, s.send_window AS account_window,
         ct.timezone AS contact_timezone, s.timezone AS account_timezone
       FROM messages m
       LEFT JOIN campaigns c ON c.id = m.campaign_id
@@ -111,25 +111,15 @@ export class ScheduledReleases {
     await this.sendJobs.enqueue(
       changes.filter((change, index) => moved[index] && change.status === 'queued').map((c) => c.message.id),
     );
-    await this.settleCampaigns(
-      due,
-      new Set(changes.filter((_, index) => moved[index]).map((c) => c.message.id)),
+    // A running campaign stays running while messages of it wait: those whose waiting messages moved may finish.
+    await settleWaitingCampaigns(
+      this.prisma,
+      this.dispatchJobs,
+      changes.flatMap((change, index) =>
+        moved[index] && change.message.campaignId ? [change.message.campaignId] : [],
+      ),
     );
     return due.length;
-  }
-
-  /**
-   * A running campaign stays running while messages of it wait (campaign-dispatch.ts): each whose
-   * waiting messages just moved gets its next dispatch, which finishes it when no contact is left
-   * and none waits any more. The job id is the campaign's next batch, so one already due is not doubled.
-   */
-  private async settleCampaigns(due: DueMessage[], movedIds: ReadonlySet<string>): Promise<void> {
-    const campaigns = new Map<string, number>();
-    for (const message of due)
-      if (movedIds.has(message.id) && message.campaign_id && message.campaign_status === 'running')
-        campaigns.set(message.campaign_id, message.campaign_batches ?? 0);
-    for (const [campaignId, batches] of campaigns)
-      await this.dispatchJobs.enqueueBatch(campaignId, batches + 1, 0);
   }
 
   /** Messages that stay scheduled get their new due time (null: none until resumed), only while still scheduled. */
