@@ -59,6 +59,8 @@ function longFunctions(path) {
 
 const over = sourceFiles(SOURCE).flatMap(longFunctions);
 if (over.length > 0) {
-  console.error(`Functions over their length, counting comment lines (CONTRIBUTING, Conventions):\n${over.join('\n')}`);
+  console.error(
+    `Functions over their length, counting comment lines (CONTRIBUTING, Conventions):\n${over.join('\n')}`,
+  );
   process.exitCode = 1;
 }

@@ -233,6 +233,7 @@ function messageServices(
   { prisma, clock, config, metrics }: Dependencies,
   {
     sendJobs,
+    dispatchJobs,
     live,
     optOuts,
     accountQuotas,
@@ -240,6 +241,7 @@ function messageServices(
     routes,
   }: {
     sendJobs: MessageSendJobs;
+    dispatchJobs: CampaignDispatchJobs;
     live: LivePublisher;
     optOuts: OptOuts;
     accountQuotas: AccountQuotas;
@@ -268,12 +270,13 @@ function messageServices(
       carrierSender: carrierDefaultSender(config),
     }),
     carrierReports: new CarrierReports({ prisma, statusChanges, optOuts, live, logger: logger('messages') }),
-    messageCancellation: new MessageCancellation(prisma, clock, statusChanges),
+    messageCancellation: new MessageCancellation({ prisma, clock, statusChanges, dispatchJobs }),
     scheduledReleases: new ScheduledReleases({
       prisma,
       clock,
       statusChanges,
       sendJobs,
+      dispatchJobs,
       logger: logger('messages'),
       pollMs: SCHEDULED_RELEASE_POLL_MS,
     }),

@@ -494,6 +494,7 @@ describe('reading messages', () => {
       'delivered_at',
       'failed_at',
       'send_at',
+      'waits_until',
       'expires_at',
       'cancelled_at',
       'error',

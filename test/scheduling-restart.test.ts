@@ -70,7 +70,7 @@ describe('scheduled messages across a restart', () => {
     await call('POST', `/v1/campaigns/${campaign}/start`);
     await waitFor(async () => {
       const read = await call('GET', `/v1/campaigns/${campaign}`);
-      return read.body.status === 'finished' && read.body.stats.waiting === CONTACTS ? true : null;
+      return read.body.status === 'running' && read.body.stats.waiting === CONTACTS ? true : null;
     }, 60_000);
 
     await firstWorker.stop();

@@ -146,10 +146,52 @@ describe('a scheduled single send', () => {
     const held = await send(bob, { to: '5511999993001', message: 'Held', respect_send_window: true });
     expect(held.body.status).toBe('scheduled');
     const stored = await messageOf(bob, held.body.message);
-    // The window is more than ten minutes away, so it expires first and is released then, to fail.
-    expect(new Date(stored.expires_at).getTime() - new Date(stored.created_at).getTime()).toBe(600_000);
+    // It waits for Monday 09:00 in Lisbon, and its ten minutes of validity count from then.
+    expect(held.body.waits_until).toBe(stored.waits_until);
+    expect(new Date(stored.waits_until).getTime()).toBeGreaterThan(t.clock.now().getTime());
+    expect(new Date(stored.expires_at).getTime() - new Date(stored.waits_until).getTime()).toBe(600_000);
     const free = await send(bob, { to: '5511999993002', message: 'Free' });
     expect(free.body.status).toBe('queued');
+    expect(free.body).not.toHaveProperty('waits_until');
+  });
+
+  it('waits from Friday evening for Monday’s window without expiring, and shows when it will go', async () => {
+    // Friday 2026-12-04, 20:00 UTC, with the default validity of a day.
+    setClock(t.clock, '2026-12-04T20:00:00Z');
+    const carol = await t.createAccount();
+    await t.request('PATCH', '/v1/settings', {
+      token: carol.token,
+      body: {
+        timezone: 'UTC',
+        send_window: { days: ['mon', 'tue', 'wed', 'thu', 'fri'], start: '09:00', end: '17:00' },
+      },
+    });
+    const held = await send(carol, { to: '5511999993101', message: 'Weekend', respect_send_window: true });
+    expect(held.status).toBe(202);
+    expect(held.body).toMatchObject({ status: 'scheduled', waits_until: '2026-12-07T09:00:00.000Z' });
+    expect(await messageOf(carol, held.body.message)).toMatchObject({
+      status: 'scheduled',
+      send_at: null,
+      waits_until: '2026-12-07T09:00:00.000Z',
+      expires_at: '2026-12-08T09:00:00.000Z',
+    });
+    const graphql = await t.graphql(
+      `{ message(id: "${held.body.message}") { ... on Message { waitsUntil expiresAt } } }`,
+      {},
+      carol.token,
+    );
+    expect(graphql.body.data.message).toEqual({
+      waitsUntil: '2026-12-07T09:00:00.000Z',
+      expiresAt: '2026-12-08T09:00:00.000Z',
+    });
+
+    // Saturday evening, a day after it was sent: it still waits.
+    setClock(t.clock, '2026-12-05T20:30:00Z');
+    await t.tern.services.scheduledReleases.releaseDue();
+    expect(await statusOf(await t.login(carol), held.body.message)).toBe('scheduled');
+    setClock(t.clock, '2026-12-07T09:00:30Z');
+    const monday = await t.login(carol);
+    await waitFor(async () => ((await statusOf(monday, held.body.message)) === 'delivered' ? true : null));
   });
 });
 
@@ -205,11 +247,19 @@ describe('campaign messages and send windows', () => {
       await addContact(account, campaign, `551199999400${index * 2 + 1}`, zone);
     }
     await t.request('POST', `/v1/campaigns/${campaign}/start`, { token: account.token });
+    // Logged in anew each time: the clock moves by days, past a token's lifetime.
+    const campaignRead = async () =>
+      (await t.request('GET', `/v1/campaigns/${campaign}`, { token: (await t.login(alice)).token })).body;
+    // Every contact has its message, but none went: the campaign is still running, not finished.
     const waiting = await waitFor(async () => {
-      const read = await t.request('GET', `/v1/campaigns/${campaign}`, { token: account.token });
-      return read.body.stats.waiting === 6 && read.body.status === 'finished' ? read.body : null;
+      const read = await campaignRead();
+      return read.stats.waiting === 6 ? read : null;
     });
+    expect(waiting.status).toBe('running');
     expect(waiting.stats).toMatchObject({ queued: 0, delivered: 0 });
+    // Another dispatch of it (the release's, the recovery sweep's) finds messages waiting and leaves it running.
+    await t.tern.services.campaignDispatch.dispatchBatch(campaign);
+    expect((await campaignRead()).status).toBe('running');
     // Monday 09:00 in Tokyo is 00:00 UTC.
     setClock(clock, '2027-01-04T00:00:30Z');
     await waitFor(async () => {
@@ -226,8 +276,15 @@ describe('campaign messages and send windows', () => {
     expect((await messagesByStatus(campaign)).scheduled).toHaveLength(4);
     setClock(clock, '2027-01-04T09:00:30Z');
     await waitFor(async () => ((await messagesByStatus(campaign)).scheduled?.length === 2 ? true : null));
+    expect((await campaignRead()).status).toBe('running');
     setClock(clock, '2027-01-04T14:00:30Z');
     await waitFor(async () => ((await messagesByStatus(campaign)).delivered?.length === 6 ? true : null));
+    // Its last waiting message went: it finishes.
+    const finished = await waitFor(async () => {
+      const read = await campaignRead();
+      return read.status === 'finished' ? read : null;
+    });
+    expect(finished.stats).toMatchObject({ waiting: 0, delivered: 6 });
   });
 
   it('opens at the first minute that exists on the day New York’s clocks go forward', async () => {
@@ -246,7 +303,7 @@ describe('campaign messages and send windows', () => {
     expect(new Date(row.release_at).toISOString()).toBe('2027-03-14T07:00:00.000Z');
   });
 
-  it('fails a message held by a closed window as expired when its validity runs out, with its event', async () => {
+  it('counts a waiting message’s validity from its window’s opening; held past it by a pause, it fails as expired', async () => {
     const account = await t.login(alice);
     const campaign = await campaignWith(account, {
       validity: 3600,
@@ -260,9 +317,23 @@ describe('campaign messages and send windows', () => {
         campaign,
       ])
     ).rows;
-    const opensLater = new Date(row.release_at).getTime() === new Date(row.expires_at).getTime();
-    expect(opensLater, 'a window more than an hour away is not waited for past the expiry').toBe(true);
+    const opening = new Date(row.release_at).getTime();
+    expect(new Date(row.expires_at).getTime() - opening).toBe(3600_000);
+    expect((await messageOf(account, row.id)).waits_until).toBe(new Date(opening).toISOString());
+    // An hour after it was made it still waits: the window is more than an hour away.
     t.clock.advance(3600_000 + 1000);
+    expect(opening).toBeGreaterThan(t.clock.now().getTime());
+    await t.tern.services.scheduledReleases.releaseDue();
+    expect((await messageOf(account, row.id)).status).toBe('scheduled');
+
+    // Paused over its opening, it is held until its validity runs out, then fails with its event.
+    expect(
+      (await t.request('POST', `/v1/campaigns/${campaign}/pause`, { token: account.token })).status,
+    ).toBe(200);
+    setClock(t.clock, new Date(opening + 30_000).toISOString());
+    await t.tern.services.scheduledReleases.releaseDue();
+    expect((await messageOf(await t.login(alice), row.id)).status).toBe('scheduled');
+    setClock(t.clock, new Date(opening + 3600_000 + 1000).toISOString());
     const failed = await waitFor(async () => {
       const message = await messageOf(await t.login(alice), row.id);
       return message.status === 'failed' ? message : null;
@@ -274,6 +345,34 @@ describe('campaign messages and send windows', () => {
       [row.id],
     );
     expect(events[0].payload.error.code).toBe('expired');
+  });
+
+  it('keeps a campaign running while its message waits, and finishes it once a client cancels that message', async () => {
+    const account = await t.login(alice);
+    const opening = new Date(t.clock.now().getTime() + 2 * 60 * 60_000);
+    const hh = (date: Date) => date.toISOString().slice(11, 16);
+    const campaign = await campaignWith(account, {
+      send_window: {
+        days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
+        start: hh(opening),
+        end: hh(new Date(opening.getTime() + 60 * 60_000)),
+      },
+    });
+    await addContact(account, campaign, '5511999998101', 'UTC');
+    await t.request('POST', `/v1/campaigns/${campaign}/start`, { token: account.token });
+    await waitFor(async () => ((await messagesByStatus(campaign)).scheduled?.length === 1 ? true : null));
+    const read = async () =>
+      (await t.request('GET', `/v1/campaigns/${campaign}`, { token: account.token })).body;
+    expect((await read()).status).toBe('running');
+    const [row] = (await sql(t.database.url, 'SELECT id FROM messages WHERE campaign_id = $1', [campaign]))
+      .rows;
+    const cancelled = await t.request('POST', `/v1/messages/${row.id}/cancel`, { token: account.token });
+    expect(cancelled.status).toBe(200);
+    const finished = await waitFor(async () => {
+      const now = await read();
+      return now.status === 'finished' ? now : null;
+    });
+    expect(finished.stats.waiting).toBe(0);
   });
 
   it('holds waiting messages while the campaign is paused, releases them on resume, cancels them on cancel', async () => {

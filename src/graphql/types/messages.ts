@@ -108,10 +108,18 @@ function addMessageObjects(builder: Builder) {
         nullable: true,
         description: 'When it was asked to go (send_at); null: at once',
       }),
+      waitsUntil: t.field({
+        type: 'DateTime',
+        nullable: true,
+        description: WAITS_UNTIL,
+        select: { status: true, releaseAt: true },
+        resolve: (message) => (message.status === 'scheduled' ? message.releaseAt : null),
+      }),
       expiresAt: t.expose('expiresAt', {
         type: 'DateTime',
         nullable: true,
-        description: 'When it fails as `expired` if no carrier has taken it by then',
+        description:
+          'When it fails as `expired` if no carrier has taken it by then: its validity after it may first go out (its send_at, its window’s opening, or its acceptance)',
       }),
       cancelledAt: t.expose('cancelledAt', {
         type: 'DateTime',
@@ -153,6 +161,7 @@ function addMessageObjects(builder: Builder) {
         nullable: true,
         description: 'When it is to go, as asked; null: now',
       }),
+      waitsUntil: t.expose('waitsUntil', { type: 'DateTime', nullable: true, description: WAITS_UNTIL }),
       replayed: t.exposeBoolean('replayed', {
         description: 'True when this answers an earlier request with the same Idempotency-Key',
       }),
@@ -167,6 +176,9 @@ function addMessageObjects(builder: Builder) {
 
   return { messageStatus, message, acceptance };
 }
+
+const WAITS_UNTIL =
+  'While `scheduled`: when it is due to go, its send_at or the opening of its send window; null otherwise (and while its campaign is paused)';
 
 function addMessageFields(
   builder: Builder,

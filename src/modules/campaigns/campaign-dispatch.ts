@@ -13,11 +13,10 @@ import {
   type ReservedSegments,
   reservationsOf,
 } from '../messages/message-rows.js';
-import { DEFAULT_MESSAGE_VALIDITY, messageTiming } from '../messages/message-timing.js';
+import { messageTiming, type TimingRules, timingRulesOf } from '../messages/message-timing.js';
 import { contactOptedOut } from '../opt-outs/opt-outs.js';
 import { type AccountQuotas, isAllowedDestination } from '../quotas/account-quotas.js';
 import { withinQuota } from '../quotas/campaign-quota.js';
-import { type SendWindow, storedWindow } from '../settings/send-window.js';
 import { renderTemplate } from '../templates/render-template.js';
 import { type LockedCampaign, lockCampaign } from './campaign-rows.js';
 import { moveCampaign } from './campaign-transitions.js';
@@ -154,7 +153,10 @@ export class CampaignDispatch {
     now: Date,
   ): Promise<NewMessageRow[]> {
     const [timing, allowed] = await Promise.all([
-      this.timingRules(tx, campaign),
+      timingRulesOf(tx, campaign.account_id, {
+        window: campaign.send_window,
+        validitySeconds: campaign.validity,
+      }),
       this.quotas.allowedCountries(campaign.account_id),
     ]);
     return campaignMessages(campaign, template, contacts, timing, now).map((message) =>
@@ -183,19 +185,6 @@ export class CampaignDispatch {
     return null;
   }
 
-  /** The window and validity the campaign's messages are made with: its own, else the account's. */
-  private async timingRules(tx: Tx, campaign: LockedCampaign): Promise<TimingRules> {
-    const settings = await tx.accountSettings.findUnique({
-      where: { accountId: campaign.account_id },
-      select: { timezone: true, sendWindow: true, messageValidity: true },
-    });
-    return {
-      window: storedWindow(campaign.send_window) ?? storedWindow(settings?.sendWindow),
-      validitySeconds: campaign.validity ?? settings?.messageValidity ?? DEFAULT_MESSAGE_VALIDITY,
-      timeZone: settings?.timezone ?? 'UTC',
-    };
-  }
-
   /**
    * The batch's contacts, read on from the last batch. A short read means the end, where a read
    * from the start also finds contacts that committed late with an earlier created_at (an
@@ -213,7 +202,11 @@ export class CampaignDispatch {
 
   /**
    * After a batch: a short batch was the last (every contact the campaign had has its message
-   * now) and finishes the campaign; a full one schedules the next after the campaign's delay.
+   * now) and finishes the campaign, unless messages of it still wait for their time or window:
+   * then it stays running until the last of them goes, expires or is cancelled (the release, or a
+   * client's cancel, dispatches it again when they move: campaign-settling.ts; its nextBatchAt,
+   * the latest of their expiries, lets the recovery sweep do it should that job be lost). A full batch schedules the next after the
+   * campaign's delay.
    */
   private async advance(
     tx: Tx,
@@ -223,6 +216,15 @@ export class CampaignDispatch {
     now: Date,
   ): Promise<DispatchOutcome['next']> {
     if (contacts.length < campaign.batch_size) {
+      const [waiting] = await tx.$queryRaw<{ until: Date | null }[]>`
+        SELECT max(expires_at) AS until FROM messages WHERE campaign_id = ${campaign.id} AND status = 'scheduled'`;
+      if (waiting?.until) {
+        await tx.campaign.update({
+          where: { id: campaign.id },
+          data: { nextBatchAt: waiting.until, dispatchedBatches: { increment: createdAny ? 1 : 0 } },
+        });
+        return null;
+      }
       await moveCampaign(tx, campaign, 'finish', now, {
         finishedAt: now,
         nextBatchAt: null,
@@ -306,17 +308,10 @@ export function pendingContactsQuery(
     LIMIT ${limit}`;
 }
 
-interface TimingRules {
-  window: SendWindow | null;
-  validitySeconds: number;
-  /** The account's: a contact without a time zone of its own is read in it. */
-  timeZone: string;
-}
-
 /**
  * A batch's messages: the template rendered for each contact, each going at once when the
  * contact's window is open and otherwise scheduled for its next opening in the contact's time
- * zone; each expires its validity after now, waiting or not.
+ * zone; each expires its validity after it may first go out.
  */
 function campaignMessages(
   campaign: LockedCampaign,
@@ -328,13 +323,7 @@ function campaignMessages(
   return contacts.map((contact) => {
     const text = renderTemplate(template, contact);
     const { encoding, segments } = analyzeText(text);
-    const timing = messageTiming({
-      now,
-      sendAt: null,
-      validitySeconds: rules.validitySeconds,
-      window: rules.window,
-      timeZone: contact.timezone ?? rules.timeZone,
-    });
+    const timing = messageTiming({ now, sendAt: null, rules, timeZone: contact.timezone });
     return {
       id: newId('msg'),
       accountId: campaign.account_id,

@@ -17,7 +17,8 @@ interface Transition {
 /**
  * Every way a campaign's status can change: where each move may start from, where it goes and
  * what it tells. The client's actions are mutations and /v1 routes; the service's own moves
- * start a scheduled campaign at its send_at, finish a running one when no contact is left, and
+ * start a scheduled campaign at its send_at, finish a running one when no contact is left and no
+ * message of it waits, and
  * pause one whose account reached a segment quota (`pausedReason: quota_exceeded`).
  */
 export const CAMPAIGN_TRANSITIONS = {
@@ -43,10 +44,11 @@ export type CampaignMove = keyof typeof CAMPAIGN_TRANSITIONS;
 export const CAMPAIGN_STATUS_MEANINGS = {
   draft: 'Being prepared; sends nothing',
   scheduled: 'Starts by itself at `sendAt`',
-  running: 'Sending its contacts in batches',
+  running: 'Sending its contacts in batches, or waiting for the send window of messages made already',
   paused:
     'Stopped between batches until resumed; its messages waiting for their window are held. `pausedReason` says why when the service paused it',
-  finished: 'Every contact has its message (some may still wait for their window)',
+  finished:
+    'Every contact has its message, and none waits for its window any more: each went to the send queue or a carrier, or ended (failed, expired, cancelled)',
   cancelled: 'Stopped for good; what was sent stays sent, what waited is cancelled',
 } as const satisfies Record<CampaignStatus, string>;
 

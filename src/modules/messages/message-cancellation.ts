@@ -1,6 +1,8 @@
 import { InvalidStateError, NotFoundError } from '../../errors.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
+import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
 import type { Clock } from '../../lib/clock.js';
+import { settleWaitingCampaigns } from '../campaigns/campaign-settling.js';
 import type { MessageStatusChanges } from './message-status-changes.js';
 
 /** Waiting messages of a cancelled campaign taken per statement. */
@@ -11,12 +13,28 @@ const CAMPAIGN_CHUNK = 1_000;
  * that was cancelled or deleted. The status change decides a cancellation racing the release by
  * the message's row lock: the message ends cancelled or on its way, never both.
  */
+export interface MessageCancellationOptions {
+  prisma: PrismaClient;
+  clock: Clock;
+  statusChanges: MessageStatusChanges;
+  /** A running campaign whose waiting message a client cancelled may finish (campaign-settling.ts). */
+  dispatchJobs: CampaignDispatchJobs;
+}
+
 export class MessageCancellation {
-  constructor(
-    private readonly prisma: PrismaClient,
-    private readonly clock: Clock,
-    private readonly statusChanges: MessageStatusChanges,
-  ) {}
+  private readonly prisma: PrismaClient;
+  private readonly clock: Clock;
+  private readonly statusChanges: MessageStatusChanges;
+  private readonly dispatchJobs: CampaignDispatchJobs;
+
+  constructor(options: MessageCancellationOptions) {
+    ({
+      prisma: this.prisma,
+      clock: this.clock,
+      statusChanges: this.statusChanges,
+      dispatchJobs: this.dispatchJobs,
+    } = options);
+  }
 
   /** 409 invalid_state once the message is on its way (or cancelled already). */
   async cancel(accountId: string, id: string): Promise<void> {
@@ -28,7 +46,11 @@ export class MessageCancellation {
     const moved =
       message.status === 'scheduled' &&
       (await this.statusChanges.apply({ message, status: 'cancelled', at: this.clock.now() }));
-    if (moved) return;
+    if (moved) {
+      if (message.campaignId)
+        await settleWaitingCampaigns(this.prisma, this.dispatchJobs, [message.campaignId]);
+      return;
+    }
     const now = await this.prisma.message.findUniqueOrThrow({ where: { id }, select: { status: true } });
     throw new InvalidStateError(
       `A ${now.status} message cannot be cancelled: only a scheduled one can, before it is released`,

@@ -27,8 +27,9 @@ export interface NewMessageRow {
   error?: { code: string; message: string };
   /** The time the client asked for, if any. */
   sendAt: Date | null;
+  /** While scheduled: when it may first go out (messageTiming); its validity counts from it, else from acceptance. */
   releaseAt: Date | null;
-  /** Seconds from its send_at (or acceptance) until it expires; null: the account's message_validity. */
+  /** Seconds from its release (or acceptance) until it expires; null: the account's message_validity. */
   validitySeconds: number | null;
 }
 
@@ -85,7 +86,7 @@ export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]
         status, send_at, release_at, expires_at, failed_at, error_code, error_message, quota_day)
       SELECT v.id, v.account_id, v.campaign_id, v.contact_id, v."to", v.country, v.text, v.encoding, v.segments, v.created_at,
         v.status, v.send_at, v.release_at,
-        COALESCE(v.send_at, v.created_at)
+        COALESCE(v.release_at, v.created_at)
           + make_interval(secs => COALESCE(v.validity, s.message_validity, ${DEFAULT_MESSAGE_VALIDITY})),
         CASE WHEN v.status = 'failed' THEN v.created_at END, v.error_code, v.error_message,
         CASE WHEN v.status <> 'failed' THEN r.day_start END

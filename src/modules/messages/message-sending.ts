@@ -12,14 +12,13 @@ import { findCampaign } from '../campaigns/campaign-lookup.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { type OptOuts, optedOutError } from '../opt-outs/opt-outs.js';
 import type { AccountQuotas } from '../quotas/account-quotas.js';
-import { storedWindow } from '../settings/send-window.js';
 import {
   type InsertedMessageRow,
   insertMessageRows,
   type NewMessageRow,
   reservationsOf,
 } from './message-rows.js';
-import { DEFAULT_MESSAGE_VALIDITY, messageTiming } from './message-timing.js';
+import { messageTiming, timingRulesOf } from './message-timing.js';
 import { IDEMPOTENCY_WINDOW_MS, idempotencyKeyInput, type SendInput, sendInput } from './send-input.js';
 
 /** What a send answers: the message as it was accepted, also on an idempotent replay. */
@@ -30,6 +29,8 @@ export interface MessageAcceptance {
   to: string;
   campaignId: string | null;
   sendAt: Date | null;
+  /** While scheduled: when it is due to go (its send_at, or its window's opening). */
+  waitsUntil: Date | null;
   replayed: boolean;
 }
 
@@ -129,7 +130,8 @@ export class MessageSending {
   /**
    * When the message goes: at once, at its send_at, or, if it asks to respect the account's send
    * window, at the window's next opening in the account's time zone (then, and only then, are the
-   * settings read here; otherwise the INSERT takes the account's validity itself).
+   * settings read here; otherwise the INSERT takes the account's validity itself). Its validity
+   * counts from when it may first go out, its release time (message-rows.ts).
    */
   private async timing(
     accountId: string,
@@ -141,17 +143,8 @@ export class MessageSending {
     if (!data.respectSendWindow) {
       return { status: sendAt ? 'scheduled' : 'queued', sendAt, releaseAt: sendAt, validitySeconds };
     }
-    const settings = await this.prisma.accountSettings.findUnique({
-      where: { accountId },
-      select: { timezone: true, sendWindow: true, messageValidity: true },
-    });
-    const timing = messageTiming({
-      now,
-      sendAt,
-      validitySeconds: validitySeconds ?? settings?.messageValidity ?? DEFAULT_MESSAGE_VALIDITY,
-      window: storedWindow(settings?.sendWindow),
-      timeZone: settings?.timezone ?? 'UTC',
-    });
+    const rules = await timingRulesOf(this.prisma, accountId, { validitySeconds });
+    const timing = messageTiming({ now, sendAt, rules });
     return { status: timing.status, sendAt, releaseAt: timing.releaseAt, validitySeconds };
   }
 
@@ -213,19 +206,23 @@ export class MessageSending {
       select: {
         requestHash: true,
         createdAt: true,
-        message: { select: { id: true, to: true, campaignId: true, sendAt: true, status: true } },
+        message: {
+          select: { id: true, to: true, campaignId: true, sendAt: true, status: true, releaseAt: true },
+        },
       },
     });
     if (!existing || existing.createdAt.getTime() <= now.getTime() - IDEMPOTENCY_WINDOW_MS) return null;
     if (existing.requestHash !== requestHash)
       throw new ValidationError([{ field: 'Idempotency-Key', issue: 'reused' }]);
     const { message } = existing;
+    const scheduled = message.sendAt !== null || message.status === 'scheduled';
     return {
       id: message.id,
-      status: message.sendAt || message.status === 'scheduled' ? 'scheduled' : 'queued',
+      status: scheduled ? 'scheduled' : 'queued',
       to: message.to,
       campaignId: message.campaignId,
       sendAt: message.sendAt,
+      waitsUntil: scheduled ? (message.releaseAt ?? message.sendAt) : null,
       replayed: true,
     };
   }
@@ -340,6 +337,7 @@ function acceptanceOf(message: AcceptedRow, replayed: boolean): MessageAcceptanc
     to: message.to,
     campaignId: message.campaignId,
     sendAt: message.sendAt,
+    waitsUntil: message.status === 'scheduled' ? message.releaseAt : null,
     replayed,
   };
 }

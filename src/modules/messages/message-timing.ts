@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { Clock } from '../../lib/clock.js';
 import { issue } from '../../lib/validation.js';
-import { type SendWindow, windowOpening } from '../settings/send-window.js';
+import { type SendWindow, storedWindow, windowOpening } from '../settings/send-window.js';
 
 /** A message's validity, in seconds: from a minute to three days. */
 export const MIN_VALIDITY_SECONDS = 60;
@@ -45,32 +46,56 @@ export interface MessageTiming {
   status: 'queued' | 'scheduled';
   /** The time the client asked for, if any. */
   sendAt: Date | null;
-  /** While scheduled: when it is due (never after it expires). */
+  /** While scheduled: when it may first go out (its send_at, or its window's opening). */
   releaseAt: Date | null;
   expiresAt: Date;
 }
 
+/** What a message's timing is read from: its window (null: any time), its validity, and the zone its window is read in. */
+export interface TimingRules {
+  window: SendWindow | null;
+  validitySeconds: number;
+  /** The account's: a contact without a time zone of its own is read in it. */
+  timeZone: string;
+}
+
 /**
- * A message goes at its send_at (or now), or if a send window applies, at the window's next
- * opening in `timeZone`; it expires `validitySeconds` after its send_at (or now), whether it
- * waited for a window or not. One due after it expires is released when it expires, and fails.
+ * The timing rules of an account's messages, with a campaign's or a send's own window and
+ * validity before the account's settings, and the defaults after them: the one place both
+ * single sends and campaigns read them.
+ */
+export async function timingRulesOf(
+  db: Pick<PrismaClient, 'accountSettings'>,
+  accountId: string,
+  own: { window?: unknown; validitySeconds?: number | null } = {},
+): Promise<TimingRules> {
+  const settings = await db.accountSettings.findUnique({
+    where: { accountId },
+    select: { timezone: true, sendWindow: true, messageValidity: true },
+  });
+  return {
+    window: storedWindow(own.window) ?? storedWindow(settings?.sendWindow),
+    validitySeconds: own.validitySeconds ?? settings?.messageValidity ?? DEFAULT_MESSAGE_VALIDITY,
+    timeZone: settings?.timezone ?? 'UTC',
+  };
+}
+
+/**
+ * A message may first go out at its send_at (or now), or if a send window applies, at the
+ * window's next opening from then in `timeZone`; its validity counts from that moment, so a
+ * message waiting for its window never expires before the window opens. It goes at once when
+ * that moment is now, and is scheduled for it otherwise.
  */
 export function messageTiming(options: {
   now: Date;
   sendAt: Date | null;
-  validitySeconds: number;
-  window: SendWindow | null;
-  timeZone: string;
+  rules: TimingRules;
+  /** The recipient's own time zone, when it has one: the window is read in it. */
+  timeZone?: string | null;
 }): MessageTiming {
-  const { now, sendAt } = options;
-  const start = sendAt ?? now;
-  const expiresAt = new Date(start.getTime() + options.validitySeconds * 1000);
-  const due = windowOpening(start, options.window, options.timeZone);
+  const { now, sendAt, rules } = options;
+  const due = windowOpening(sendAt ?? now, rules.window, options.timeZone ?? rules.timeZone);
+  const expiresAt = new Date(due.getTime() + rules.validitySeconds * 1000);
   if (due.getTime() <= now.getTime()) return { status: 'queued', sendAt, releaseAt: null, expiresAt };
-  return {
-    status: 'scheduled',
-    sendAt,
-    releaseAt: new Date(Math.min(due.getTime(), expiresAt.getTime())),
-    expiresAt,
-  };
+  return { status: 'scheduled', sendAt, releaseAt: due, expiresAt };
 }

@@ -1,8 +1,10 @@
 import type { Logger } from 'pino';
 import type { PrismaClient } from '../../generated/prisma/client.js';
+import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import { PollingLoop } from '../../jobs/polling-loop.js';
 import type { Clock } from '../../lib/clock.js';
+import { settleWaitingCampaigns } from '../campaigns/campaign-settling.js';
 import { storedWindow, windowOpening } from '../settings/send-window.js';
 import type { MessageStatusChanges, StatusChange } from './message-status-changes.js';
 import { EXPIRED } from './message-timing.js';
@@ -29,6 +31,8 @@ export interface ScheduledReleasesOptions {
   clock: Clock;
   statusChanges: MessageStatusChanges;
   sendJobs: MessageSendJobs;
+  /** A running campaign whose waiting messages moved gets a dispatch, which finishes it once none waits (campaign-settling.ts). */
+  dispatchJobs: CampaignDispatchJobs;
   logger: Logger;
   pollMs: number;
 }
@@ -47,6 +51,7 @@ export class ScheduledReleases {
   private readonly clock: Clock;
   private readonly statusChanges: MessageStatusChanges;
   private readonly sendJobs: MessageSendJobs;
+  private readonly dispatchJobs: CampaignDispatchJobs;
   private readonly loop: PollingLoop;
 
   constructor(options: ScheduledReleasesOptions) {
@@ -55,6 +60,7 @@ export class ScheduledReleases {
       clock: this.clock,
       statusChanges: this.statusChanges,
       sendJobs: this.sendJobs,
+      dispatchJobs: this.dispatchJobs,
     } = options);
     this.loop = new PollingLoop({
       step: () => this.releaseDue(),
@@ -104,6 +110,14 @@ export class ScheduledReleases {
     const moved = await Promise.all(changes.map((change) => this.statusChanges.apply(change)));
     await this.sendJobs.enqueue(
       changes.filter((change, index) => moved[index] && change.status === 'queued').map((c) => c.message.id),
+    );
+    // A running campaign stays running while messages of it wait: those whose waiting messages moved may finish.
+    await settleWaitingCampaigns(
+      this.prisma,
+      this.dispatchJobs,
+      changes.flatMap((change, index) =>
+        moved[index] && change.message.campaignId ? [change.message.campaignId] : [],
+      ),
     );
     return due.length;
   }

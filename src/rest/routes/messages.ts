@@ -6,7 +6,7 @@ const sendMessage = {
   body: 'input',
   headers: { 'Idempotency-Key': 'idempotencyKey' },
   status: 202,
-  omitNull: ['campaign', 'send_at'],
+  omitNull: ['campaign', 'send_at', 'waits_until'],
   responseHeaders: { replayed: 'Idempotent-Replayed' },
 } as const;
 
