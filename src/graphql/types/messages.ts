@@ -25,6 +25,7 @@ interface MessagePageShape {
 }
 
 export type MessageTypeRefs = ReturnType<typeof addMessageTypes>;
+type MessageStatusRef = ReturnType<typeof addMessageStatus>;
 
 export function addMessageTypes(builder: Builder) {
   const refs = addMessageObjects(builder);
@@ -32,12 +33,16 @@ export function addMessageTypes(builder: Builder) {
   return { messageStatus: refs.messageStatus, message: refs.message };
 }
 
-function addMessageObjects(builder: Builder) {
-  const messageStatus = builder.enumType('MessageStatus', {
+function addMessageStatus(builder: Builder) {
+  return builder.enumType('MessageStatus', {
     description:
       'scheduled (waiting for its time or window) → queued → sent (taken by the carrier) → delivered or failed; a scheduled message may be cancelled',
     values: meaningsAsValues(MESSAGE_STATUS_MEANINGS),
   });
+}
+
+function addMessageObjects(builder: Builder) {
+  const messageStatus = addMessageStatus(builder);
 
   const messageError = builder.objectRef<{ code: string; message: string }>('MessageError').implement({
     description: 'Why a message failed',
@@ -144,7 +149,11 @@ function addMessageObjects(builder: Builder) {
     }),
   });
 
-  const acceptance = builder.objectRef<MessageAcceptance>('MessageAcceptance').implement({
+  return { messageStatus, message, acceptance: addMessageAcceptance(builder, messageStatus) };
+}
+
+function addMessageAcceptance(builder: Builder, messageStatus: MessageStatusRef) {
+  return builder.objectRef<MessageAcceptance>('MessageAcceptance').implement({
     description:
       'A message as accepted for sending; an idempotent replay answers the first acceptance again.',
     fields: (t) => ({
@@ -173,8 +182,6 @@ function addMessageObjects(builder: Builder) {
       }),
     }),
   });
-
-  return { messageStatus, message, acceptance };
 }
 
 const WAITS_UNTIL =
