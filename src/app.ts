@@ -3,6 +3,7 @@ import type { GraphQLSchema } from 'graphql';
 import { CarrierPool } from './carriers/carrier-pool.js';
 import { defaultCarrierUrl } from './carriers/index.js';
 import type { Role } from './config.js';
+import { readDatabaseTimeZones } from './db/time-zones.js';
 import type { Dependencies } from './deps.js';
 import { closeDependencies } from './deps.js';
 import { createSchema } from './graphql/schema.js';
@@ -75,6 +76,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
     carriers,
     async start() {
       if (deps.redis.status === 'wait') await deps.redis.connect();
+      await readDatabaseTimeZones(deps.pool);
       await services.carrierCatalog.ensureDefault(
         defaultCarrierUrl(deps.config),
         deps.config.carrierMaxPerSecond,
