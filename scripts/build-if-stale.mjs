@@ -1,5 +1,6 @@
-// Run before `npm start` (and start:api, start:worker): compiles src/ to dist/ only when a source
-// is newer than the last build, so that a restart does not pay for a compile it does not need.
+// Run before `npm start` (start:api, start:worker), `npm run cli` and the tests: compiles src/ to dist/
+// only when a source is newer than the last build, so that a restart does not pay for a compile it does
+// not need.
 // Plain JavaScript, so that it needs neither tsx nor a compile of its own.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';

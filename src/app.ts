@@ -1,17 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import { CarrierPool } from './carriers/carrier-pool.js';
-import { defaultCarrierUrl } from './carriers/index.js';
+import { defaultCarrierConflict, defaultCarrierUrl } from './carriers/index.js';
+import { ConfigError } from './config/environment.js';
 import type { Role } from './config.js';
 import { readDatabaseTimeZones } from './db/time-zones.js';
 import type { Dependencies } from './deps.js';
 import { closeDependencies } from './deps.js';
 import { createSchema } from './graphql/schema.js';
-import { Readiness } from './http/health.js';
+import { healthDetail, Readiness } from './http/health.js';
 import { createHttpServer } from './http/server.js';
 import { type QueueKey, queueList } from './jobs/queues.js';
-import { startRecovery } from './jobs/recovery.js';
-import { type RunningWorkers, startWorkers, type WorkerFactory } from './jobs/workers.js';
+import { type RecoveryTask, startRecovery } from './jobs/recovery.js';
+import { type RunningWorkers, startWorkers } from './jobs/workers.js';
 import { readQueueDepths } from './metrics/metrics.js';
 import { createCampaignDispatchWorker } from './modules/campaigns/campaign-dispatch.worker.js';
 import { createContactImportWorker } from './modules/imports/contact-import.worker.js';
@@ -20,9 +21,10 @@ import { createRetentionWorker } from './modules/retention/retention.worker.js';
 import { createWebhookDeliveryWorker } from './modules/webhooks/webhook-delivery.worker.js';
 import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher.js';
 import { createServices, type Services } from './services.js';
+import type { WorkerFactory } from './worker-context.js';
 
 /** The service's BullMQ workers, one for each queue; the worker role runs all of them. */
-const WORKERS: Readonly<Record<QueueKey, WorkerFactory>> = {
+const WORKERS: Readonly<Record<QueueKey, WorkerFactory<Services>>> = {
   messageSend: createMessageSendWorker,
   campaignDispatch: createCampaignDispatchWorker,
   webhookDelivery: createWebhookDeliveryWorker,
@@ -40,6 +42,8 @@ export interface Tern {
   http: FastifyInstance | null;
   /** The carriers of the worker role; null in an API-only process. */
   carriers: CarrierPool | null;
+  /** What GET /health on the metrics listener answers: the status with every worker's carriers in detail. */
+  healthDetail(): ReturnType<typeof healthDetail>;
   /** Listens (API role) and starts the workers (worker role); resolves to the API's address. */
   start(): Promise<string | null>;
   /** Turns readiness off, stops taking requests, drains in-flight requests and jobs, then closes connections. */
@@ -54,6 +58,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
   });
   const carriers = role === 'api' ? null : createCarrierPool(deps, services);
   const localCarriers = carriers ? () => carriers.health() : null;
+  const everyCarrier = () => services.carrierHealth.read(localCarriers);
   let stopping = false;
   const http =
     role === 'worker'
@@ -62,7 +67,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
           deps,
           services,
           schema,
-          carriers: () => services.carrierHealth.read(localCarriers),
+          carriers: everyCarrier,
           readiness: new Readiness(deps, () => stopping),
           shuttingDown: () => stopping,
         });
@@ -74,6 +79,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
     schema,
     http,
     carriers,
+    healthDetail: () => healthDetail(deps, everyCarrier),
     async start() {
       if (deps.redis.status === 'wait') await deps.redis.connect();
       await readDatabaseTimeZones(deps.pool);
@@ -81,11 +87,14 @@ export function createTern(deps: Dependencies, role: Role): Tern {
         defaultCarrierUrl(deps.config),
         deps.config.carrierMaxPerSecond,
       );
+      const conflict = await defaultCarrierConflict(deps.config, services.carrierCatalog);
+      if (conflict) throw new ConfigError(conflict);
       await services.carrierDirectory.ready();
       services.carrierDirectory.start();
+      // Listening first: a port another process holds stops this one before it takes workers or bind leases.
+      const address = http ? await http.listen({ host: deps.config.host, port: deps.config.port }) : null;
       await background?.start();
-      if (!http) return null;
-      return http.listen({ host: deps.config.host, port: deps.config.port });
+      return address;
     },
     async stop() {
       stopping = true;
@@ -130,8 +139,8 @@ class BackgroundWork {
       queueDepths: () => readQueueDepths(queueList(deps.queues)),
       oldestQueuedMessage: () => services.messageDelivery.oldestQueued(),
     });
-    this.workers = startWorkers(Object.values(WORKERS), { deps, services, carriers });
-    this.recovery = startRecovery(deps, services);
+    this.workers = startWorkers(Object.values(WORKERS), { deps, services, carriers }, deps);
+    this.recovery = startRecovery(deps, recoveryTasks(deps, services));
     this.dispatcher.start();
     services.scheduledReleases.start();
     deps.logger.info(
@@ -148,6 +157,36 @@ class BackgroundWork {
       this.services.scheduledReleases.stop(),
     ]);
   }
+}
+
+const RECOVERY_SWEEP_LIMIT = 1_000;
+
+/** What the recovery sweep puts back, in this order: stranded messages, then overdue campaign jobs, webhook attempts and imports. */
+function recoveryTasks({ config }: Dependencies, services: Services): RecoveryTask[] {
+  const after = config.recoveryAfterMs;
+  return [
+    {
+      key: 'messages',
+      found: 'stranded messages',
+      run: () =>
+        services.messageDelivery.recoverStranded({
+          unclaimedForMs: after,
+          leaseMs: config.claimLeaseMs,
+          limit: RECOVERY_SWEEP_LIMIT,
+        }),
+    },
+    {
+      key: 'campaigns',
+      found: 'overdue campaign jobs',
+      run: () => services.campaignDispatch.recoverStalled(after),
+    },
+    {
+      key: 'deliveries',
+      found: 'overdue webhook attempts',
+      run: () => services.webhookDeliveries.recoverStalled(after),
+    },
+    { key: 'imports', found: 'unfinished imports', run: () => services.contactImports.recoverStalled(after) },
+  ];
 }
 
 // How often a worker renews its carrier binds and looks for free ones; a dead holder's bind lapses after three.

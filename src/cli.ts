@@ -3,12 +3,12 @@ import { type Command, type Group, UsageError, type Values } from './cli/command
 import { GROUPS } from './cli/commands.js';
 import { ConfigError, environmentWithDotEnv } from './config/environment.js';
 import { loadConfig } from './config.js';
-import { migrateDatabase } from './db/migrations.js';
+import { checkTernDatabase, NotTernDatabaseError } from './db/tern-database.js';
 import { readDatabaseTimeZones } from './db/time-zones.js';
 import { closeDependencies, createDependencies } from './deps.js';
 import { AppError, ValidationError } from './errors.js';
+import { UnreachableError } from './lib/unreachable.js';
 import { createServices } from './services.js';
-import { UnreachableError } from './startup.js';
 
 /**
  * Operator commands: `npm run cli -- <group> <command> [options]`. Each result is one JSON line
@@ -76,7 +76,7 @@ function parseCommandLine(argv: string[]): { command: Command; values: Values } 
   let values: Values;
   try {
     const parsed = parseArgs({
-      args: rest,
+      args: withNegativeValues(rest, command),
       options: { ...command.options, help: { type: 'boolean', short: 'h' } },
       strict: true,
       allowPositionals: command.positional !== undefined,
@@ -97,6 +97,24 @@ function parseCommandLine(argv: string[]): { command: Command; values: Values } 
   return { command, values };
 }
 
+/**
+ * `--daily-segments -3`: node's parser takes `-3` for an option and answers "argument is
+ * ambiguous"; given as the option's value, the command itself says what it takes.
+ */
+function withNegativeValues(args: string[], command: Command): string[] {
+  const joined: string[] = [];
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index]!;
+    const next = args[index + 1];
+    const option = arg.startsWith('--') ? command.options[arg.slice(2)] : undefined;
+    if (option?.type === 'string' && next !== undefined && /^-[0-9.]/.test(next)) {
+      joined.push(`${arg}=${next}`);
+      index += 1;
+    } else joined.push(arg);
+  }
+  return joined;
+}
+
 /** The one positional a command takes (`carriers add NAME`), under its name. */
 function positionalValue(command: Command, positionals: string[]): Values {
   if (command.positional === undefined || positionals.length === 0) return {};
@@ -108,7 +126,7 @@ async function main(argv: string[]): Promise<void> {
   const parsed = parseCommandLine(argv);
   if (!parsed) return;
   const config = loadConfig({ ...environmentWithDotEnv(), LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
-  await migrateDatabase(config.directDatabaseUrl);
+  await checkTernDatabase(config.directDatabaseUrl);
   const deps = createDependencies(config);
   try {
     await readDatabaseTimeZones(deps.pool);
@@ -123,13 +141,18 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ValidationError) {
     // Named as the options are: --expires-at for the service's expiresAt.
     const option = (field: string) => field.replace(/[A-Z]/g, (capital) => `-${capital.toLowerCase()}`);
-    message = `invalid ${error.details.map((d) => `${option(d.field)} (${d.issue.replaceAll('_', ' ')})`).join(', ')}`;
+    const allowed = (field: string) => {
+      const hint = error.hints.get(field);
+      return hint ? `: ${hint.replace(/^of /, '')}` : '';
+    };
+    message = `invalid ${error.details.map((d) => `${option(d.field)} (${d.issue.replaceAll('_', ' ')}${allowed(d.field)})`).join(', ')}`;
   } else if (
     !(
       error instanceof UsageError ||
       error instanceof AppError ||
       error instanceof ConfigError ||
-      error instanceof UnreachableError
+      error instanceof UnreachableError ||
+      error instanceof NotTernDatabaseError
     )
   ) {
     message = `unexpected error: ${message}`;

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { ConfigError, countryCodesOf, type Environment, environmentSchema } from './config/environment.js';
 import { secretsFrom } from './config/secrets.js';
 import { parseSmppUrl } from './config/smpp-url.js';
+import { redactUrl } from './lib/unreachable.js';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -119,9 +120,13 @@ export interface Config {
 
 /**
  * Reads and validates the whole configuration once, at start-up. Nothing else reads
- * process.env, so a test can build an isolated instance from a plain object.
+ * process.env, so a test can build an isolated instance from a plain object. `terminal` says
+ * whether standard output is a terminal (a person reading): logs are then pretty in development.
  */
-export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+export function loadConfig(
+  source: Record<string, string | undefined> = process.env,
+  { terminal = process.stdout.isTTY === true }: { terminal?: boolean } = {},
+): Config {
   const parsed = environmentSchema.safeParse(
     Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value !== '')),
   );
@@ -140,7 +145,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     ...limitSettings(env),
     ...webhookSettings(env),
     logLevel: env.LOG_LEVEL,
-    logFormat: env.LOG_FORMAT,
+    logFormat: env.LOG_FORMAT ?? (env.NODE_ENV === 'development' && terminal ? 'pretty' : 'json'),
     metrics: env.METRICS_PORT === 'off' ? null : { host: env.METRICS_HOST, port: env.METRICS_PORT },
     retentionDays: env.RETENTION_DAYS,
     recoveryIntervalMs: env.RECOVERY_INTERVAL_MS,
@@ -254,16 +259,4 @@ export function describeRedis(target: RedisTarget): string {
   if (!target.sentinel) return redactUrl(target.url);
   const sentinels = target.sentinel.sentinels.map(({ host, port }) => `${host}:${port}`).join(',');
   return `the master "${target.sentinel.name}" of the sentinels ${sentinels}`;
-}
-
-/** A URL as it may be printed: without its password. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.password = '';
-    parsed.searchParams.delete('password');
-    return parsed.toString();
-  } catch {
-    return url;
-  }
 }

@@ -36,8 +36,8 @@ export interface Dependencies {
 }
 
 /**
- * JSON lines, one per event; `LOG_FORMAT=pretty` writes them for people instead, synchronously
- * so that the last lines before an exit are not lost.
+ * JSON lines, one per event; `LOG_FORMAT=pretty` (the default in development on a terminal) writes
+ * them for people instead, synchronously so that the last lines before an exit are not lost.
  */
 export function createLogger(config: Pick<Config, 'logLevel' | 'logFormat'>): Logger {
   const options = { level: config.logLevel, base: { service: 'tern' } };

@@ -79,7 +79,8 @@ export const ERRORS = {
   },
   quota_exceeded: {
     status: 429,
-    level: 'request',
+    level: 'field',
+    type: 'QuotaExceededError',
     description:
       'The send would take the account past its daily or monthly segments; `Retry-After` says how many seconds remain until that day or month ends in the time zone of the account’s quotas',
   },
@@ -169,7 +170,12 @@ export const MAX_ISSUE_DETAILS = 100;
 
 export class ValidationError extends AppError {
   readonly details: FieldIssue[];
-  constructor(details: FieldIssue[], message = describeIssues(details)) {
+  constructor(
+    details: FieldIssue[],
+    message = describeIssues(details),
+    /** What each field allows, where that can be told ("at least 8 characters"), by field. */
+    readonly hints: ReadonlyMap<string, string> = new Map(),
+  ) {
     super('validation_error', message);
     this.details = details.slice(0, MAX_ISSUE_DETAILS);
   }
@@ -287,4 +293,5 @@ export const FIELD_ERROR_CLASSES = {
   invalid_state: InvalidStateError,
   conflict: ConflictError,
   validation_error: ValidationError,
+  quota_exceeded: QuotaExceededError,
 } as const satisfies Record<FieldErrorCode, abstract new (...args: never[]) => AppError>;

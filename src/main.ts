@@ -2,13 +2,16 @@ import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
 import { createTern, type Tern } from './app.js';
+import { CarrierHealthBoard } from './carriers/carrier-health.js';
 import { CLUSTER_ROLE_VARIABLE, type ClusterPlan, clusterPlan, superviseCluster } from './cluster.js';
 import { ConfigError, environmentWithDotEnv } from './config/environment.js';
 import { type Config, loadConfig, type Role } from './config.js';
 import { migrateDatabase } from './db/migrations.js';
 import { createDependencies, createLogger } from './deps.js';
-import { type MetricsServer, serveMetrics } from './metrics/metrics-server.js';
-import { checkRedis, UnreachableError } from './startup.js';
+import { healthDetail } from './http/health.js';
+import { UnreachableError } from './lib/unreachable.js';
+import { type HealthDetailSource, type MetricsServer, serveMetrics } from './metrics/metrics-server.js';
+import { checkRedis } from './startup.js';
 
 const ROLES: readonly Role[] = ['all', 'api', 'worker'];
 
@@ -43,24 +46,31 @@ function readConfig(): Config {
 /** The supervisor serves the metrics of every process it forked, summed (see Metrics). */
 async function superviseProcesses(plan: ClusterPlan, config: Config, logger: Logger): Promise<void> {
   const aggregator = new AggregatorRegistry();
-  const metrics = await listenForMetrics(config, aggregator.contentType, () => aggregator.clusterMetrics());
+  const metrics = await listenForMetrics(
+    config,
+    { contentType: aggregator.contentType, render: () => aggregator.clusterMetrics() },
+    supervisorHealth(config, logger),
+  );
   superviseCluster(plan, logger, config.shutdownTimeoutMs);
   if (metrics) logger.info({ metrics: metrics.address }, 'metrics listening');
 }
 
 async function runProcess(role: Role, config: Config, logger: Logger): Promise<void> {
   const deps = createDependencies(config, { logger });
+  const tern = createTern(deps, role);
   let metrics: MetricsServer | null = null;
   if (cluster.isWorker) {
     // Answers the supervisor's requests for this process's series.
     new AggregatorRegistry();
     AggregatorRegistry.setRegistries([deps.metrics.registry]);
   } else {
-    metrics = await listenForMetrics(config, deps.metrics.registry.contentType, () =>
-      deps.metrics.registry.metrics(),
+    const registry = deps.metrics.registry;
+    metrics = await listenForMetrics(
+      config,
+      { contentType: registry.contentType, render: () => registry.metrics() },
+      () => tern.healthDetail(),
     );
   }
-  const tern = createTern(deps, role);
   // Handlers go in before start: a SIGTERM while starting must still drain, not kill.
   const started = tern.start();
   const draining = drainOnSignals(tern, started, config, logger);
@@ -144,15 +154,33 @@ async function checkDependencies(config: Config, logger: Logger): Promise<void> 
   }
 }
 
+/**
+ * The supervisor's health in detail: what its processes publish, read through connections of its
+ * own, opened at once so that the first request does not wait for them.
+ */
+function supervisorHealth(config: Config, logger: Logger): HealthDetailSource {
+  const deps = createDependencies(config, { logger });
+  const board = new CarrierHealthBoard(deps.redis, config.redisPrefix, logger);
+  // A failure here shows in the answers as postgres or redis down.
+  const opened = Promise.allSettled([
+    deps.redis.status === 'wait' ? deps.redis.connect() : null,
+    deps.prisma.$queryRaw`SELECT 1`,
+  ]);
+  return async () => {
+    await opened;
+    return healthDetail(deps, () => board.read(null));
+  };
+}
+
 /** The metrics listener, unless METRICS_PORT is off; a port that cannot be bound stops start-up. */
 async function listenForMetrics(
   config: Config,
-  contentType: string,
-  render: () => Promise<string>,
+  registry: { contentType: string; render: () => Promise<string> },
+  health: HealthDetailSource,
 ): Promise<MetricsServer | null> {
   if (!config.metrics) return null;
   try {
-    return await serveMetrics({ ...config.metrics, contentType, render });
+    return await serveMetrics({ ...config.metrics, ...registry, health });
   } catch (error) {
     fail(
       `cannot serve metrics on ${config.metrics.host}:${config.metrics.port} (METRICS_HOST, METRICS_PORT; METRICS_PORT=off turns them off): ${(error as Error).message}`,

@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../src/rest/route-table.js';
@@ -92,8 +94,22 @@ describe('GET /docs', () => {
       expect(entries.filter((entry) => entry.includes('/v1/')).map((entry) => entry.trim())).toEqual(
         expect.arrayContaining(expected),
       );
-      for (const heading of ['Authentication', 'Errors', 'Paging', 'Idempotency', 'Rate limits'])
+      for (const heading of [
+        'First request',
+        'Test numbers',
+        'Authentication',
+        'Errors',
+        'Paging',
+        'Idempotency',
+        'Rate limits',
+      ])
         expect(entries).toContain(heading);
+      const first = await page.locator('[id="section/First-request"]').locator('xpath=..').innerText();
+      expect(first).toContain('curl -s http://localhost:3000/v1/auth/login');
+      expect(first).toContain('/v1/messages/send');
+      const numbers = await page.locator('[id="section/Test-numbers"]').locator('xpath=..').innerText();
+      expect(numbers).toMatch(/0001\s+failed, with error\.code unreachable/);
+      expect(numbers).toMatch(/0002\s+delivered, then a reply/);
       const overview = await page.locator('[id="section/Errors"]').locator('xpath=..').innerText();
       for (const code of ['validation_error', 'rate_limited', 'invalid_e164', 'unknown_field', 'opted_out'])
         expect(overview).toContain(code);
@@ -134,6 +150,28 @@ describe('GET /docs', () => {
         token_type: 'Bearer',
         expires_in: 86_400,
       });
+    });
+  });
+});
+
+describe("the reference's first request", () => {
+  it('runs as written in bash against a live Tern: login, a send to a test number, the message read back', {
+    timeout: 60_000,
+  }, async () => {
+    const document = await (await fetch(`${t.url}/v1/openapi.json`)).json();
+    const sample = /## First request[\s\S]*?```sh\n([\s\S]*?)```/.exec(document.info.description)?.[1];
+    expect(sample).toBeDefined();
+    await t.createAccount('ops@example.com', 'a long password');
+    const { stdout } = await promisify(execFile)(
+      'bash',
+      ['-c', `set -euo pipefail\n${sample!.replaceAll('http://localhost:3000', t.url)}`],
+      { timeout: 30_000 },
+    );
+    const message = JSON.parse(stdout);
+    expect(message).toMatchObject({
+      message: expect.stringMatching(/^msg_/),
+      to: expect.stringMatching(/0002$/),
+      text: 'Hello from curl',
     });
   });
 });

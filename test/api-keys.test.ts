@@ -134,10 +134,10 @@ describe('a key as the bearer credential', () => {
 
     const client = new TernClient({ url: `${t.url}/graphql`, token: key });
     expect((await client.request(SettingsDocument, {})).settings.account).toBe(alice.account);
-    const { sendMessage } = await client.request(SendMessageDocument, {
+    const { send_message: sent } = await client.request(SendMessageDocument, {
       input: { to: '5511999990124', message: 'Hi' },
     });
-    expect(sendMessage).toMatchObject({ status: 'queued', to: '5511999990124' });
+    expect(sent).toMatchObject({ status: 'queued', to: '5511999990124' });
   });
 
   it('cannot create or delete keys (403 forbidden), but can list them', async () => {
@@ -257,7 +257,7 @@ describe('GET /v1/api-keys', () => {
 
     const client = new TernClient({ url: `${t.url}/graphql`, token: carol.token });
     const listed = await client.request(ApiKeysDocument, { page: 1, perPage: 10 });
-    expect(listed.apiKeys).toMatchObject({
+    expect(listed.api_keys).toMatchObject({
       total: 2,
       data: [{ api_key: second.api_key }, { api_key: first.api_key }],
     });

@@ -169,7 +169,7 @@ describe('failover', () => {
       const ids = await Promise.all(Array.from({ length: 8 }, (_, index) => send(`44760090000${index}`)));
       for (const id of ids) expect(await settled(id)).toMatchObject({ status: 'delivered', carrier: 'b' });
       expect(circuitOf()).not.toBe('closed');
-      const health = await t.request('GET', '/health');
+      const health = await t.healthDetail();
       expect(
         health.body.carriers.find((entry: { carrier: string }) => entry.carrier === 'a').circuit,
       ).not.toBe('closed');

@@ -125,6 +125,7 @@ describe('carriers and routes from the CLI', () => {
       binds_open: 0,
       state: expect.any(String),
       circuit: 'closed',
+      last_error: null,
     });
     expect(JSON.stringify(added)).not.toContain('secret');
     await waitFor(async () => (c.boundSessions.length === 2 ? true : null), 30_000);
@@ -189,10 +190,31 @@ describe('carriers and routes from the CLI', () => {
 });
 
 describe('what an operator sees', () => {
-  it('lists every carrier with its binds and circuit in /health, and by carrier in the metrics', async () => {
+  it('lists why a carrier is down: the SMSC refused the password', async () => {
+    const strict = await LoopbackSmsc.start('tern', 'right-password');
+    try {
+      await t.tern.services.carrierCatalog.addCarrier('refusing', { url: strict.url({ password: 'wrong' }) });
+      await Promise.all([t, t2].map((tern) => tern.tern.services.carrierDirectory.refresh()));
+      const listed = await waitFor(async () => {
+        const lines = await cli('carriers', 'list');
+        const line = lines.find((entry) => entry.carrier === 'refusing');
+        return line?.state === 'bind_failed' ? line : null;
+      }, 30_000);
+      expect(listed).toMatchObject({
+        binds_open: 0,
+        last_error: expect.stringContaining('ESME_RINVPASWD'),
+      });
+      expect(JSON.stringify(listed)).not.toContain('wrong');
+    } finally {
+      await t.tern.services.carrierCatalog.removeCarrier('refusing');
+      await strict.close();
+    }
+  }, 90_000);
+
+  it('lists every carrier with its binds and circuit in /health on the metrics listener, and by carrier in the metrics', async () => {
     // Each worker publishes its carriers every second: both processes' binds show.
     const entries = await waitFor(async () => {
-      const health = await t2.request('GET', '/health');
+      const health = await t2.healthDetail();
       const listed = health.body.carriers as { carrier: string; worker: string; binds_open?: number }[];
       const workersOf = (name: string) =>
         new Set(

@@ -35,10 +35,10 @@ function isLocal(url: string): boolean {
   return ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname);
 }
 
-async function send(to: string): Promise<string> {
+async function send(to: string, body: Record<string, unknown> = {}, from = account): Promise<string> {
   const sent = await t.request('POST', '/v1/messages/send', {
-    token: account.token,
-    body: { to, message: 'Hi' },
+    token: from.token,
+    body: { to, message: 'Hi', ...body },
   });
   expect(sent.status).toBe(202);
   return sent.body.message;
@@ -55,10 +55,10 @@ async function deliveredAll(ids: string[]) {
 
 const total = (page: Page, term: string) => page.locator(`[data-total="${term}"] dd`).textContent();
 
-async function signIn(page: Page) {
+async function signIn(page: Page, as = account) {
   await page.goto(`${t.url}/dashboard`);
-  await page.getByRole('textbox', { name: 'E-mail' }).fill(account.email);
-  await page.getByLabel('Password', { exact: true }).fill(account.password);
+  await page.getByRole('textbox', { name: 'E-mail' }).fill(as.email);
+  await page.getByLabel('Password', { exact: true }).fill(as.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await shown(page);
 }
@@ -76,7 +76,7 @@ describe.skipIf(!hasChromium)('the dashboard at /dashboard', () => {
   it('signs in, shows the totals and the chart, and a message sent meanwhile turns delivered without a reload', {
     timeout: 90_000,
   }, async () => {
-    const ids = await Promise.all(['351912340001', '351912340011', '447700900123'].map(send));
+    const ids = await Promise.all(['351912340001', '351912340011', '447700900123'].map((to) => send(to)));
     await deliveredAll(ids);
     const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
     const requested: string[] = [];
@@ -143,6 +143,8 @@ describe.skipIf(!hasChromium)('the dashboard at /dashboard', () => {
       body: { name: 'Dashboard' },
     });
     expect(created.status).toBe(201);
+    // Rows in both rate tables, whichever tests ran before.
+    await deliveredAll([await send('351912340006')]);
     const page = await browser.newPage({ viewport: { width: 390, height: 800 } });
     await page.goto(`${t.url}/dashboard`);
     await page.getByRole('textbox', { name: 'API key' }).fill(created.body.key);
@@ -150,6 +152,112 @@ describe.skipIf(!hasChromium)('the dashboard at /dashboard', () => {
     await shown(page);
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     expect(width).toBeLessThanOrEqual(390);
+    // Every column of the rate tables is in sight, the Rate column included, without scrolling.
+    for (const name of ['Delivery rate by country', 'Delivery rate by carrier']) {
+      const table = page.getByRole('table', { name });
+      await expect.poll(() => table.locator('tbody tr').count()).toBeGreaterThan(0);
+      const rate = await table.getByRole('columnheader', { name: 'Rate' }).boundingBox();
+      const card = await page.getByRole('region', { name }).boundingBox();
+      expect(rate).not.toBeNull();
+      expect(rate!.x + rate!.width).toBeLessThanOrEqual(card!.x + card!.width);
+      expect(rate!.x + rate!.width).toBeLessThanOrEqual(390);
+    }
+    // The latest messages' wider table scrolls inside its card instead.
+    const latest = page.locator('.panel:has(#latest-title) .table-scroll');
+    const scroller = await latest.evaluate((element) => ({
+      overflow: getComputedStyle(element).overflowX,
+      right: element.getBoundingClientRect().right,
+    }));
+    expect(scroller.overflow).toBe('auto');
+    expect(scroller.right).toBeLessThanOrEqual(390);
+    await page.close();
+  });
+
+  it('shows each of the latest messages with its time, recipient, text, status, carrier and error code', {
+    timeout: 60_000,
+  }, async () => {
+    const own = await t.createAccount();
+    const failed = await send(
+      '351912340001',
+      { message: 'Your parcel is waiting at the depot on Rua Augusta' },
+      own,
+    );
+    await deliveredAll([failed]);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    await signIn(page, own);
+    const row = page.locator(`tr[data-message="${failed}"]`);
+    await row.waitFor({ timeout: 15_000 });
+    const headers = await page.locator('.panel:has(#latest-title) thead th').allInnerTexts();
+    expect(headers).toEqual(['Time', 'To', 'Text', 'Status', 'Carrier', 'Error']);
+    const [time, to, text, status, carrier, error] = await row.locator('td').allInnerTexts();
+    const created = await t.request('GET', `/v1/messages/${failed}`, { token: own.token });
+    expect(await row.locator('time').getAttribute('datetime')).toBe(created.body.created_at);
+    expect(time).toMatch(/\d/);
+    expect(to).toBe('+351912340001');
+    // A short text: the start of the message, cut with an ellipsis.
+    expect(text).toMatch(/^Your parcel is waiting at the depot.*…$/);
+    expect(text!.length).toBeLessThanOrEqual(40);
+    expect(status).toBe('failed');
+    expect(carrier).toBe('default');
+    expect(error).toBe('unreachable');
+    // No 36-character ids on show.
+    expect(await row.innerText()).not.toContain(failed);
+    await page.close();
+  });
+
+  it('draws 7 days by day as joined lines with a tick for each day, not lone dots at 12am and 12pm', {
+    timeout: 60_000,
+  }, async () => {
+    const own = await t.createAccount();
+    await deliveredAll([await send('351912340003', {}, own)]);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    await signIn(page, own);
+    const chart = page.locator('.chart');
+    await expect.poll(() => chart.getAttribute('data-ticks')).toBeTruthy();
+    // One day has numbers; the API leaves the other days out, and the chart draws them as zeros.
+    expect(await page.locator('details table tbody tr').count()).toBe(1);
+    expect(Number(await chart.getAttribute('data-buckets'))).toBe(8);
+    const ticks = (await chart.getAttribute('data-ticks'))!.split('|');
+    expect(ticks).toHaveLength(8);
+    expect(new Set(ticks).size).toBe(8);
+    for (const tick of ticks) expect(tick).not.toMatch(/am|pm|:/i);
+    await page.close();
+  });
+
+  it('counts no cancelled message among those not handed over yet', { timeout: 60_000 }, async () => {
+    const own = await t.createAccount();
+    const later = new Date(t.clock.now().getTime() + 3_600_000).toISOString();
+    const [waiting, cancelled] = await Promise.all([
+      send('351912340004', { send_at: later }, own),
+      send('351912340005', { send_at: later }, own),
+    ]);
+    expect(waiting).toMatch(/^msg_/);
+    const cancel = await t.request('POST', `/v1/messages/${cancelled}/cancel`, { token: own.token });
+    expect(cancel.status).toBe(200);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    await signIn(page, own);
+    const row = page.getByRole('table', { name: 'Delivery rate by carrier' }).getByRole('row', {
+      name: /not handed over yet/,
+    });
+    await expect.poll(() => row.locator('td').first().innerText(), { timeout: 15_000 }).toBe('1');
+    await page.close();
+  });
+
+  it('shows a refused sign-in under the form that was used', { timeout: 60_000 }, async () => {
+    const page = await browser.newPage();
+    await page.goto(`${t.url}/dashboard`);
+    const withPassword = page.locator('form[aria-labelledby="with-password"]');
+    const withKey = page.locator('form[aria-labelledby="with-key"]');
+    await page.getByRole('textbox', { name: 'E-mail' }).fill(account.email);
+    await page.getByLabel('Password', { exact: true }).fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await withPassword.getByRole('alert').waitFor({ timeout: 15_000 });
+    expect(await withKey.getByRole('alert').count()).toBe(0);
+
+    await page.getByRole('textbox', { name: 'API key' }).fill('tern_live_not_a_key');
+    await page.getByRole('button', { name: 'Use this key' }).click();
+    await page.locator('form[aria-labelledby="with-key"] [role="alert"]').waitFor({ timeout: 15_000 });
+    expect(await page.locator('form[aria-labelledby="with-password"] [role="alert"]').count()).toBe(0);
     await page.close();
   });
 

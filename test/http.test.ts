@@ -199,6 +199,24 @@ describe('GET /health', () => {
     expect(response.body).toMatchObject({ status: 'ok', postgres: 'up', redis: 'up' });
   });
 
+  it('tells a stranger each component by its status only; the metrics listener tells the detail', async () => {
+    const response = await t.request('GET', '/health');
+    expect(response.body).toEqual({
+      status: 'ok',
+      postgres: 'up',
+      redis: 'up',
+      carriers: 'ok',
+      request: expect.any(String),
+    });
+    const detail = await t.healthDetail();
+    expect(detail.status).toBe(200);
+    expect(detail.body).toMatchObject({
+      status: 'ok',
+      carriers_status: 'ok',
+      carriers: [{ carrier: 'default', state: 'ready', worker: expect.any(String) }],
+    });
+  });
+
   it('answers 503 naming what is down', async () => {
     const other = await startTern();
     try {

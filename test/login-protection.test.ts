@@ -131,4 +131,27 @@ describe('failures for one e-mail from many addresses', () => {
     // The hour now holds the 50 of a while ago only: the right password gets its token.
     expect((await login(target.email, target.password, '198.18.9.4')).status).toBe(200);
   }, 120_000);
+
+  it('never refuse the address the owner logged in from in the last 30 days; a new address stays locked', async () => {
+    const owner = await t.createAccount('owner@example.com', 'the right password');
+    const home = '192.0.2.44';
+    const away = '192.0.2.45';
+    expect((await login(owner.email, owner.password, home)).status).toBe(200);
+    t.clock.advance(20 * 24 * 60 * 60_000);
+    expect((await login(owner.email, owner.password, away)).status).toBe(200);
+    t.clock.advance(15 * 24 * 60 * 60_000);
+
+    // A stranger locks the e-mail from 105 addresses of its own.
+    const burst = await answersOf(owner.email, addresses(4, 105));
+    expect([count(burst, 401), count(burst, 429)]).toEqual([100, 5]);
+
+    // The address of 15 days ago still logs in, with the right password only; a new one and
+    // the address of 35 days ago are refused until the stranger's attempts leave the hour.
+    expect((await login(owner.email, 'a typo', away)).status).toBe(401);
+    expect((await login(owner.email, owner.password, away)).status).toBe(200);
+    const stranger = await login(owner.email, owner.password, '192.0.2.46');
+    expect(stranger.status).toBe(429);
+    expect(stranger.body.error.code).toBe('rate_limited');
+    expect((await login(owner.email, owner.password, home)).status).toBe(429);
+  }, 120_000);
 });

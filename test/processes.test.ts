@@ -7,11 +7,12 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, describe, expect, it, type TestContext } from 'vitest';
-import { DEFAULT_MIGRATIONS_DIR } from '../src/db/migrations.js';
+import { DEFAULT_MIGRATIONS_DIR, migrateDatabase } from '../src/db/migrations.js';
 import { withDatabase } from '../src/db/schema-engine.js';
 import { sql } from './support/database.js';
 import { REDIS_URL, SERVER_URL } from './support/server-url.js';
 import { deleteRedisKeys } from './support/tern.js';
+import { TERN_CLI, TERN_MAIN } from './support/tern-processes.js';
 
 // Tern as an operator runs it: real processes, their output, exit codes and signals.
 
@@ -82,8 +83,8 @@ function freePort(): Promise<number> {
 }
 
 function spawnNode(script: string, args: string[], env: Record<string, string>): TernProcess {
-  // Node with the tsx loader, not `npx tsx`: one process to signal, and no npm start-up cost.
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  // Node itself, not npm: one process to signal, and no npm start-up cost.
+  const child = spawn(process.execPath, [script, ...args], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -186,13 +187,13 @@ class Sandbox {
   }
 
   start(role: string, env: Record<string, string>): TernProcess {
-    const tern = spawnNode('src/main.ts', [role], env);
+    const tern = spawnNode(TERN_MAIN, [role], env);
     this.processes.push(tern);
     return tern;
   }
 
   async cli(args: string[], env: Record<string, string>): Promise<Exit & { stdout: string; stderr: string }> {
-    const cli = spawnNode('src/cli.ts', args, env);
+    const cli = spawnNode(TERN_CLI, args, env);
     this.processes.push(cli);
     const exit = await cli.waitForExit(START_TIMEOUT_MS);
     return { ...exit, stdout: cli.stdout(), stderr: cli.stderr() };
@@ -279,6 +280,16 @@ describe('tern as processes', { timeout: 120_000 }, () => {
       status: 'ok',
       postgres: 'up',
       redis: 'up',
+      carriers: 'ok',
+      request: expect.any(String),
+    });
+    // The detail is on the metrics listener, which only the machine reaches by default.
+    const metricsUrl = (await first.waitForOutput(/"metrics":"(http:[^"]+)"/))[1];
+    expect(await (await fetch(`${metricsUrl}/health`)).json()).toEqual({
+      status: 'ok',
+      postgres: 'up',
+      redis: 'up',
+      carriers_status: 'ok',
       carriers: [
         {
           carrier: 'default',
@@ -292,7 +303,6 @@ describe('tern as processes', { timeout: 120_000 }, () => {
           updated_at: expect.any(String),
         },
       ],
-      request: expect.any(String),
     });
     expect(first.logs()).toContain(`created database ${database.name}`);
 
@@ -414,7 +424,34 @@ describe('tern as processes', { timeout: 120_000 }, () => {
     const password = 'operator-chosen-password';
     const create = (...args: string[]) => sandbox.cli(['accounts', 'create', ...args], env);
 
-    // On a database that does not exist yet, like the server the CLI creates and migrates it.
+    // The CLI never creates or migrates a database: a wrong URL must not succeed into one the
+    // service never reads. It names the URL, without its password.
+    const withPassword = new URL(database.url);
+    withPassword.password = 'pg-secret-password';
+    const shown = new URL(database.url).toString();
+    const missing = await sandbox.cli(['carriers', 'list'], {
+      ...env,
+      DATABASE_URL: withPassword.toString(),
+    });
+    expect(missing).toMatchObject({ code: 1, stdout: '' });
+    expect(missing.stderr).toMatch(/^tern: [^\n]+\n$/);
+    expect(missing.stderr).toContain(`${shown} does not exist`);
+    expect(missing.stderr).not.toContain('pg-secret-password');
+    expect(
+      await sql(SERVER_URL, 'SELECT 1 FROM pg_database WHERE datname = $1', [database.name]),
+    ).toMatchObject({
+      rows: [],
+    });
+    await sql(withDatabase(SERVER_URL, 'postgres'), `CREATE DATABASE ${pg.escapeIdentifier(database.name)}`);
+    const empty = await create('--email', 'carol@example.com', '--password', password);
+    expect(empty).toMatchObject({ code: 1, stdout: '' });
+    expect(empty.stderr).toContain(`${shown} holds no Tern schema`);
+    expect(await sql(database.url, "SELECT to_regclass('_prisma_migrations') AS migrations")).toMatchObject({
+      rows: [{ migrations: null }],
+    });
+
+    // Migrated (as `npm start` does), the CLI works on it.
+    await migrateDatabase(database.url);
     const created = await create('--email', 'Carol@Example.COM', '--password', password);
     expect(created).toMatchObject({ code: 0, stderr: '' });
     expect(created.stdout).toMatch(/^\{[^\n]*\}\n$/);
@@ -494,6 +531,9 @@ describe('tern as processes', { timeout: 120_000 }, () => {
       /^tern_http_requests_total\{method="POST",route="\/v1\/messages\/send",status_class="2xx"\} 6$/m,
     );
     expect(metrics).toMatch(/^tern_message_transitions_total\{status="delivered"\} 6$/m);
+    // And the health in detail: the worker process's carriers, read from what it publishes.
+    const health = await (await fetch(`${metricsUrl}/health`)).json();
+    expect(health).toMatchObject({ status: 'ok', carriers: [{ carrier: 'default', state: 'ready' }] });
 
     expect(await tern.terminate()).toEqual({ code: 0, signal: null });
     expect(tern.logs().filter((line) => line === 'stopped')).toHaveLength(3);

@@ -81,5 +81,5 @@ it('admits exactly the daily quota the CLI set, over two API processes sending a
     allowed_countries: ['BR', 'PT'],
     timezone: 'UTC',
   });
-  // Two processes and four CLI runs compile the sources with tsx on two busy cores.
+  // Two processes and four CLI runs, each loading the whole app, on two busy cores.
 }, 180_000);

@@ -77,7 +77,8 @@ describe('scheduled messages across a restart', () => {
     const secondWorker = await startTern({ role: 'worker', sharing: api, env: { SIMULATOR_DELAY_MS: '0' } });
     running.push(secondWorker);
     secondWorker.clock.advance(opening.getTime() - 5_000 - secondWorker.clock.now().getTime());
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // A round of the new worker's release loop at its clock, five seconds before the window opens.
+    await secondWorker.tern.services.scheduledReleases.releaseDue();
     expect(await statusCounts(api, campaign)).toEqual({ scheduled: CONTACTS });
 
     secondWorker.clock.advance(10_000);

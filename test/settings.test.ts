@@ -101,7 +101,7 @@ describe('settings through GraphQL', () => {
     const updated = await client.request(UpdateSettingsDocument, {
       input: { timezone: 'Europe/Lisbon', defaultSender: 'Tern' },
     });
-    expect(updated.updateSettings).toMatchObject({ timezone: 'Europe/Lisbon', default_sender: 'Tern' });
+    expect(updated.update_settings).toMatchObject({ timezone: 'Europe/Lisbon', default_sender: 'Tern' });
 
     const graphql = await client.request(SettingsDocument, {});
     const rest = await t.request('GET', '/v1/settings', { token: alice.token });
@@ -112,7 +112,7 @@ describe('settings through GraphQL', () => {
   it('returns a typed ValidationError with the same details', async () => {
     const client = new TernClient({ url: `${t.url}/graphql`, token: alice.token });
     const result = await client.request(UpdateSettingsDocument, { input: { timezone: 'Nowhere/City' } });
-    expect(result.updateSettings).toMatchObject({
+    expect(result.update_settings).toMatchObject({
       __typename: 'ValidationError',
       error_code: 'validation_error',
       error_details: [{ field: 'timezone', issue: 'invalid_value' }],

@@ -72,8 +72,17 @@ const GRAPHQL_SEND = `mutation ($input: SendMessageInput!) {
 const GRAPHQL_OPT_OUTS = `query { optOuts(perPage: 10) { __typename ... on OptOutPage { nodes { phone createdAt } total } } }`;
 
 describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
-  it('shows the bind in /health', async () => {
-    const response = await t.request('GET', '/health');
+  it('shows the bind in the health in detail, and strangers only that the carriers are ok', async () => {
+    const open = await t.request('GET', '/health');
+    expect(open.status).toBe(200);
+    expect(open.body).toEqual({
+      status: 'ok',
+      postgres: 'up',
+      redis: 'up',
+      carriers: 'ok',
+      request: expect.any(String),
+    });
+    const response = await t.healthDetail();
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({
       status: 'ok',
@@ -83,7 +92,7 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
     });
   });
 
-  it("shows the workers' binds in the /health of an API-only process too", async () => {
+  it("shows the workers' binds in the health in detail of an API-only process too", async () => {
     const apiOnly = await startTern({
       role: 'api',
       sharing: t,
@@ -92,7 +101,7 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
     try {
       // The API process's own Redis connection may still be coming up right after start.
       const response = await waitFor(async () => {
-        const health = await apiOnly.request('GET', '/health');
+        const health = await apiOnly.healthDetail();
         return health.body.redis === 'up' ? health : null;
       });
       expect(response.body.carriers).toMatchObject([
@@ -263,7 +272,7 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
     await statusOf(alice, id, 'delivered');
     expect(smsc.submitsReceived().length - submitsBefore).toBe(3);
     expect(smsc.accepted.filter((entry) => entry.submit.destination === '447700900311')).toHaveLength(1);
-    const health = await t.request('GET', '/health');
+    const health = await t.healthDetail();
     expect(health.body.carriers[0].errors.throttled).toBeGreaterThanOrEqual(2);
     smsc.behaviour = () => 'ok';
   });
@@ -292,6 +301,29 @@ describe('Tern with CARRIER=smpp against a loopback SMSC', () => {
   });
 });
 
+describe('a changed SMPP_URL once carrier default exists', () => {
+  it('stops start-up naming the variable and the CLI command, printing neither password', async () => {
+    const rotated = startTern({
+      sharing: t,
+      env: { CARRIER: 'smpp', SMPP_URL: smsc.url({ password: 'rotated' }), ...SMPP_ENV },
+    });
+    const error = await rotated.then(
+      (started) => started.stop().then(() => null),
+      (refused: unknown) => refused as Error,
+    );
+    expect(error?.message).toMatch(/^SMPP_URL .*carriers update default --url .*unset SMPP_URL/);
+    expect(error?.message).not.toMatch(/rotated|secret/);
+    const moved = await startTern({
+      sharing: t,
+      env: { CARRIER: 'smpp', SMPP_URL: smsc.url().replace('127.0.0.1', 'localhost'), ...SMPP_ENV },
+    }).then(
+      (started) => started.stop().then(() => null),
+      (refused: unknown) => refused as Error,
+    );
+    expect(moved?.message).toMatch(/^SMPP_URL /);
+  });
+});
+
 describe('a refused bind', () => {
   it('leaves messages queued, says so in /health, and sends them once the SMSC lets Tern in', async () => {
     const strict = await LoopbackSmsc.start('tern', 'other');
@@ -306,11 +338,16 @@ describe('a refused bind', () => {
         body: { to: '447700900501', message: 'Patience' },
       });
       expect(response.status).toBe(202);
-      const health = await other.request('GET', '/health');
+      const health = await other.healthDetail();
       expect(health.status).toBe(200);
       expect(health.body.carriers).toMatchObject([
         { state: 'bind_failed', last_error: expect.stringContaining('ESME_RINVPASWD') },
       ]);
+      // A stranger learns that the carriers are degraded, not why, nor where the SMSC is.
+      const open = await other.request('GET', '/health');
+      expect(open.body).toMatchObject({ status: 'ok', carriers: 'degraded' });
+      for (const secret of ['ESME_RINVPASWD', 'default', '127.0.0.1', 'worker'])
+        expect(JSON.stringify(open.body)).not.toContain(secret);
       await new Promise((resolve) => setTimeout(resolve, 500));
       const waiting = await other.request('GET', `/v1/messages/${response.body.message}`, {
         token: carol.token,
@@ -362,7 +399,7 @@ describe('opt-out with the simulator carrier', () => {
       });
       expect(refused.status).toBe(422);
       expect(refused.body.error.details).toEqual([{ field: 'to', issue: 'opted_out' }]);
-      const health = await simulated.request('GET', '/health');
+      const health = await simulated.healthDetail();
       expect(health.body.carriers).toEqual([
         {
           carrier: 'default',

@@ -9,6 +9,7 @@ import {
   type InboundSms,
   type OutboundSms,
 } from '../src/carriers/carrier.js';
+import { analyzeText } from '../src/carriers/encoding.js';
 import { SmppCarrier, type SmppCarrierOptions } from '../src/carriers/smpp-carrier.js';
 import { submitBodies } from '../src/carriers/smpp-segments.js';
 import { ConfigError } from '../src/config/environment.js';
@@ -16,7 +17,6 @@ import { loadConfig } from '../src/config.js';
 import { createPool, createPrismaClient } from '../src/db/prisma.js';
 import type { PrismaClient } from '../src/generated/prisma/client.js';
 import { systemClock } from '../src/lib/clock.js';
-import { analyzeText } from '../src/modules/messages/encoding.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { LoopbackSmsc, MESSAGE_PAYLOAD_TAG } from './support/smsc.js';
 import { waitFor } from './support/wait.js';
@@ -49,7 +49,8 @@ interface Harness {
   reports: DeliveryReport[];
   inbound: InboundSms[];
   logs: string[];
-  sink: { failInbound: boolean; failReports: boolean };
+  /** While `failReports`, every report the carrier hands over is refused, and counted in `refusedReports`. */
+  sink: { failInbound: boolean; failReports: boolean; refusedReports: number };
 }
 
 async function connect(
@@ -88,10 +89,13 @@ async function connect(
   });
   const reports: DeliveryReport[] = [];
   const inbound: InboundSms[] = [];
-  const sink = { failInbound: false, failReports: false };
+  const sink = { failInbound: false, failReports: false, refusedReports: 0 };
   await carrier.start({
     deliveryReport: async (report) => {
-      if (sink.failReports) throw new Error('database away');
+      if (sink.failReports) {
+        sink.refusedReports += 1;
+        throw new Error('database away');
+      }
       reports.push(report);
     },
     inbound: async (message) => {
@@ -377,10 +381,15 @@ describe('flow control', () => {
 
   it('keeps the pace of CARRIER_MAX_PER_SECOND', async () => {
     const { smsc, carrier } = await connect({ maxPerSecond: 20 });
-    const started = Date.now();
+    const asked = Date.now();
     await Promise.all(Array.from({ length: 6 }, () => carrier.send(message())));
     expect(smsc.accepted).toHaveLength(6);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(240);
+    // What the SMSC sees: six submits asked for at once reach it one pace interval (50 ms) apart,
+    // so the sixth comes no sooner than five intervals after they were asked for. A lower bound
+    // only: a slow host delays the submits, it never brings them closer.
+    const arrivals = smsc.received.filter((entry) => entry.command === 'submit_sm').map((entry) => entry.at);
+    expect(arrivals).toHaveLength(6);
+    expect(Math.max(...arrivals) - asked).toBeGreaterThanOrEqual(5 * 50 - 10);
   });
 
   it('loses and repeats nothing when the connection drops mid-window: unanswered parts are sent again after the reconnect', async () => {
@@ -498,8 +507,14 @@ describe('receipts, durably', () => {
       where: { carrier_smscMessageId: { carrier: 'smpp', smscMessageId: smsc.messageId(1) } },
     });
     expect(stored).toMatchObject({ delivered: true, appliedAt: null });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The loop has tried to apply it and been refused: the receipt stays stored, not applied.
+    await waitFor(async () => (sink.refusedReports > 0 ? true : null));
     expect(reports).toHaveLength(0);
+    expect(
+      await prisma.smppReceipt.findUniqueOrThrow({
+        where: { carrier_smscMessageId: { carrier: 'smpp', smscMessageId: smsc.messageId(1) } },
+      }),
+    ).toMatchObject({ appliedAt: null });
     sink.failReports = false;
     await waitFor(async () => (reports.length === 1 ? true : null));
     expect(reports[0]).toMatchObject({ reference: sms.reference, status: 'delivered' });

@@ -304,16 +304,16 @@ describe('templates through GraphQL', () => {
     const created = await client.request(CreateTemplateDocument, {
       input: { name: 'Through GraphQL', content: 'Hi {{name}}' },
     });
-    if (!('template' in created.createTemplate))
-      throw new Error(`expected a Template, got ${created.createTemplate.__typename}`);
-    const id = created.createTemplate.template;
-    expect(created.createTemplate).toMatchObject({ name: 'Through GraphQL', content: 'Hi {{name}}' });
+    if (!('template' in created.create_template))
+      throw new Error(`expected a Template, got ${created.create_template.__typename}`);
+    const id = created.create_template.template;
+    expect(created.create_template).toMatchObject({ name: 'Through GraphQL', content: 'Hi {{name}}' });
 
     const updated = await client.request(UpdateTemplateDocument, {
       id,
       input: { content: 'Hello {{ name }}' },
     });
-    expect(updated.updateTemplate).toMatchObject({
+    expect(updated.update_template).toMatchObject({
       template: id,
       name: 'Through GraphQL',
       content: 'Hello {{ name }}',
@@ -330,7 +330,7 @@ describe('templates through GraphQL', () => {
     expect(withoutTypenames(list.templates)).toEqual(restListData);
 
     const removed = await client.request(DeleteTemplateDocument, { id });
-    expect(removed.deleteTemplate).toEqual({ __typename: 'DeletedTemplate', template: id, deleted: true });
+    expect(removed.delete_template).toEqual({ __typename: 'DeletedTemplate', template: id, deleted: true });
   });
 
   it('answers typed errors: ValidationError with GraphQL field names, NotFoundError, ConflictError', async () => {
@@ -338,7 +338,7 @@ describe('templates through GraphQL', () => {
     const invalid = await client.request(CreateTemplateDocument, {
       input: { name: 'ab', content: 'Hi {{name' },
     });
-    expect(invalid.createTemplate).toMatchObject({
+    expect(invalid.create_template).toMatchObject({
       __typename: 'ValidationError',
       error_code: 'validation_error',
       error_details: [
@@ -351,7 +351,7 @@ describe('templates through GraphQL', () => {
       // @ts-expect-error: the typed client refuses a missing content; the server's own answer is checked here
       input: { name: 'Renamed' },
     });
-    expect(noContent.updateTemplate).toMatchObject({
+    expect(noContent.update_template).toMatchObject({
       __typename: 'ValidationError',
       error_details: [{ field: 'content', issue: 'required' }],
     });
@@ -362,15 +362,15 @@ describe('templates through GraphQL', () => {
       error_code: 'not_found',
     });
     expect(
-      (await client.request(UpdateTemplateDocument, { id: bobs, input: { content: 'x' } })).updateTemplate,
+      (await client.request(UpdateTemplateDocument, { id: bobs, input: { content: 'x' } })).update_template,
     ).toMatchObject({ __typename: 'NotFoundError' });
-    expect((await client.request(DeleteTemplateDocument, { id: bobs })).deleteTemplate).toMatchObject({
+    expect((await client.request(DeleteTemplateDocument, { id: bobs })).delete_template).toMatchObject({
       __typename: 'NotFoundError',
     });
 
     const used = await createTemplate(alice, 'Used by a campaign');
     await createCampaign(alice.account, used);
-    expect((await client.request(DeleteTemplateDocument, { id: used })).deleteTemplate).toMatchObject({
+    expect((await client.request(DeleteTemplateDocument, { id: used })).delete_template).toMatchObject({
       __typename: 'ConflictError',
       error_code: 'conflict',
     });

@@ -10,7 +10,7 @@ import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 /**
  * The typed client as a user outside the repository has it: a new project made from the
  * package.json and tsconfig.json that docs/graphql.md shows, with @tern/client installed into it
- * by npm as the page says, type-checked by the project's own TypeScript and run with node against
+ * by npm from the tarball `npm pack` makes of packages/client, as the page says, type-checked by the project's own TypeScript and run with node against
  * a live Tern.
  */
 
@@ -61,8 +61,7 @@ beforeAll(async () => {
   project = await mkdtemp(join(tmpdir(), 'tern-client-user-'));
   const { packageJson, tsconfig } = await newProjectFiles();
   // The page's project sits beside the Tern checkout; this one is in the temp dir.
-  packageJson.dependencies['@tern/client'] = `file:${PACKAGE}`;
-  await writeFile(join(project, 'package.json'), JSON.stringify(packageJson, null, 2));
+  expect(packageJson.dependencies['@tern/client']).toMatch(/^file:\.\.\/tern\/tern-client-[\d.]+\.tgz$/);
   await writeFile(join(project, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
   await writeFile(join(project, 'send.ts'), await readFile(join(EXAMPLE, 'send.ts'), 'utf8'));
   [t] = await Promise.all([
@@ -77,10 +76,18 @@ beforeAll(async () => {
     ),
   ]);
   account = await t.createAccount();
+  // The tarball `npm run pack:client` writes (after the build above), put where the project is.
+  const packed = await run('npm', ['pack', PACKAGE, '--pack-destination', project, '--json'], {
+    cwd: REPO,
+    env: userEnvironment(),
+  });
+  const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }];
+  packageJson.dependencies['@tern/client'] = `file:./${filename}`;
+  await writeFile(join(project, 'package.json'), JSON.stringify(packageJson, null, 2));
   // From npm's cache when it has the packages; the registry is asked only for what it lacks.
   const installed = await run(
     'npm',
-    ['install', '--install-links', '--prefer-offline', '--no-audit', '--no-fund', '--foreground-scripts'],
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--foreground-scripts'],
     { cwd: project, env: userEnvironment() },
   );
   installLog = `${installed.stdout}${installed.stderr}`;
@@ -90,7 +97,7 @@ afterAll(async () => {
 });
 
 describe('@tern/client installed on its own into a new project', () => {
-  it('is a copy of the built package with its own dependencies, and runs nothing of Tern at install', async () => {
+  it('installs from its tarball: the built package with its own dependencies, running nothing of Tern', async () => {
     const installedAt = join(project, 'node_modules', '@tern', 'client');
     expect((await lstat(installedAt)).isSymbolicLink()).toBe(false);
     const manifest = JSON.parse(await readFile(join(installedAt, 'package.json'), 'utf8'));

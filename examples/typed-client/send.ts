@@ -23,11 +23,11 @@ const { login } = await new TernClient({ url }).request(LoginDocument, {
 if (login.__typename !== 'Token') throw new Error(`login refused: ${login.error_code}`);
 
 const client = new TernClient({ url, token: login.token });
-const { sendMessage } = await client.request(SendMessageDocument, {
+const { send_message: sent } = await client.request(SendMessageDocument, {
   input: { to, message: 'Hello from the typed client' },
 });
-if (sendMessage.__typename === 'ValidationError') {
-  throw new Error(`refused: ${sendMessage.error_details.map((d) => `${d.field} ${d.issue}`).join(', ')}`);
+if (sent.__typename === 'ValidationError') {
+  throw new Error(`refused: ${sent.error_details.map((d) => `${d.field} ${d.issue}`).join(', ')}`);
 }
 
 const { messages } = await client.request(MessagesDocument, { to, perPage: 5 });
@@ -35,7 +35,7 @@ if (messages.__typename !== 'MessagePage') throw new Error(messages.error_messag
 
 console.log(
   JSON.stringify({
-    sent: { message: sendMessage.message, status: sendMessage.status },
+    sent: { message: sent.message, status: sent.status },
     listed: messages.data.map((message) => ({ message: message.message, status: message.status })),
     total: messages.total,
   }),

@@ -97,11 +97,19 @@ export class CarrierCatalog {
     return this.carrier(name);
   }
 
-  /** Refused while a route names the carrier. */
+  /** Refused while a route names the carrier; the refusal names every such route. */
   async removeCarrier(name: string): Promise<void> {
     await this.carrier(name);
-    const using = await this.prisma.route.findFirst({ where: { carriers: { has: name } } });
-    if (using) throw new ConflictError(`route ${using.id} (prefix ${using.prefix}) still names ${name}`);
+    const using = await this.prisma.route.findMany({
+      where: { carriers: { has: name } },
+      orderBy: [{ scope: 'asc' }, { prefix: 'asc' }],
+    });
+    if (using.length > 0) {
+      const routes = using.map((route) => `${route.id} (prefix ${route.prefix})`).join(', ');
+      throw new ConflictError(
+        `${using.length === 1 ? 'route' : `${using.length} routes`} ${routes} still ${using.length === 1 ? 'names' : 'name'} ${name}: remove or update ${using.length === 1 ? 'it' : 'them'} first`,
+      );
+    }
     await this.prisma.carrier.delete({ where: { name } });
   }
 
@@ -167,6 +175,18 @@ export class CarrierCatalog {
         data: { id: newId('rte'), prefix: '*', accountId: null, scope: '', carriers: ['default'] },
       });
     });
+  }
+
+  /**
+   * Whether carrier `default` exists with another URL or password than `url` gives; compared
+   * without either ever being printed.
+   */
+  async defaultDiffersFrom(url: string): Promise<boolean> {
+    const row = await this.prisma.carrier.findUnique({ where: { name: 'default' } });
+    if (!row) return false;
+    const stored = this.record(row);
+    const given = splitCarrierUrl(url);
+    return stored.url !== given.url || stored.password !== given.password;
   }
 
   private carrierData(name: string, input: CarrierInput): CarrierColumns {

@@ -61,16 +61,6 @@ export interface CarrierHealth {
   circuit?: 'closed' | 'open' | 'half_open';
 }
 
-/** Error counts under the names operators see them by in GET /health and the metrics: `bind_failures`, … */
-export function errorCountsByKind(errors: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(
-    Object.entries(errors).map(([name, count]) => [
-      name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`),
-      count,
-    ]),
-  );
-}
-
 export interface Carrier {
   readonly name: string;
   /**

@@ -1,7 +1,9 @@
+import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { Dependencies } from '../deps.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Clock } from '../lib/clock.js';
 import type { Carrier } from './carrier.js';
-import type { CarrierRecord } from './carrier-catalog.js';
+import type { CarrierCatalog, CarrierRecord } from './carrier-catalog.js';
 import { endpointOf, numberOption } from './carrier-url.js';
 import { SimulatorCarrier } from './simulator-carrier.js';
 import { SmppCarrier } from './smpp-carrier.js';
@@ -9,7 +11,13 @@ import { SmppCarrier } from './smpp-carrier.js';
 // A receipt that overtook its submit_sm_resp in another process is looked at again this often.
 const SMPP_RECEIPT_POLL_MS = 500;
 
-export type CarrierDependencies = Pick<Dependencies, 'prisma' | 'clock' | 'logger' | 'config'>;
+/** What a carrier is made with; the process's dependencies have these and more. */
+export interface CarrierDependencies {
+  prisma: PrismaClient;
+  clock: Clock;
+  logger: Logger;
+  config: Config;
+}
 
 /**
  * The address messages are sent from when an account has no default sender (SMPP_SOURCE_ADDR);
@@ -22,6 +30,20 @@ export function carrierDefaultSender(config: Config): string | null {
 /** The URL of carrier `default`, made from CARRIER/SMPP_URL when no carrier is configured. */
 export function defaultCarrierUrl(config: Config): string {
   return config.carrier === 'smpp' && config.smppUrl ? config.smppUrl : 'simulator://';
+}
+
+/**
+ * Once carrier `default` exists, carriers change through the CLI only: an SMPP_URL (with
+ * CARRIER=smpp) that no longer matches it stops start-up, rather than being ignored while the
+ * operator believes a rotated password applied. Null when it matches or is not set.
+ */
+export async function defaultCarrierConflict(
+  config: Config,
+  catalog: Pick<CarrierCatalog, 'defaultDiffersFrom'>,
+): Promise<string | null> {
+  if (config.carrier !== 'smpp' || !config.smppUrl) return null;
+  if (!(await catalog.defaultDiffersFrom(config.smppUrl))) return null;
+  return 'SMPP_URL (CARRIER=smpp) differs from carrier default, which was made from it at the first start and is now changed through the CLI only: apply the new URL with `npm run cli -- carriers update default --url …`, or unset SMPP_URL and CARRIER';
 }
 
 /** A carrier as its record describes it; the only place that knows the kinds. */

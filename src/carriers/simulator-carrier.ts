@@ -28,6 +28,9 @@ const REPORT_CONCURRENCY = 100;
 // A report batch taken by a worker that then dies is taken again after this long.
 const LOCK_MS = 30_000;
 export const SIMULATED_REPLY = 'Thanks, got it';
+/** The simulator's test numbers: a number ending in the first fails, one ending in the second replies. */
+export const SIMULATED_FAILURE_ENDING = '0001';
+export const SIMULATED_REPLY_ENDING = '0002';
 
 /**
  * The default carrier, a simulated network: every message is delivered `delayMs` after it
@@ -148,7 +151,7 @@ export class SimulatorCarrier implements Carrier {
   private async reportOne(sink: CarrierEventSink, submission: DueSubmission): Promise<void> {
     const at = this.clock.now();
     const base = { carrierMessageId: submission.carrier_message_id, reference: submission.reference, at };
-    if (submission.to.endsWith('0001')) {
+    if (submission.to.endsWith(SIMULATED_FAILURE_ENDING)) {
       await sink.deliveryReport({
         ...base,
         status: 'failed',
@@ -157,7 +160,7 @@ export class SimulatorCarrier implements Carrier {
       return;
     }
     await sink.deliveryReport({ ...base, status: 'delivered' });
-    if (submission.to.endsWith('0002')) {
+    if (submission.to.endsWith(SIMULATED_REPLY_ENDING)) {
       await sink.inbound({
         carrierMessageId: `${submission.carrier_message_id}_reply`,
         from: submission.to,

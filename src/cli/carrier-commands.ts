@@ -8,7 +8,7 @@ import { accountOf, type Group, print, UsageError, type Values } from './command
 // The operator's carriers and routes: `carriers …` and `routes …`; src/cli.ts parses and runs them.
 
 const CARRIER_LINE =
-  'Prints {"carrier","url","max_per_second","binds","enabled","binds_open","state","circuit"}; the URL never shows the password.';
+  'Prints {"carrier","url","max_per_second","binds","enabled","binds_open","state","circuit","last_error"}; the URL never shows the password. last_error is the latest trouble a worker reports (a refused bind names the SMSC\'s status, e.g. ESME_RINVPASWD), null when none.';
 const ROUTE_LINE = 'Prints {"route","prefix","account","carriers","split"}.';
 const CARRIER_OPTIONS = {
   url: { type: 'string' },
@@ -189,7 +189,7 @@ async function setEnabled(services: Services, values: Values, enabled: boolean):
   await printCarriers(services, [await services.carrierCatalog.setEnabled(String(values.name), enabled)]);
 }
 
-/** Each carrier with what the workers publish of it: binds open across the cluster, state, circuit. */
+/** Each carrier with what the workers publish of it: binds open across the cluster, state, circuit, last error. */
 async function printCarriers(services: Services, carriers: CarrierRecord[]): Promise<void> {
   const published = await services.carrierHealth.read(null);
   for (const carrier of carriers) {
@@ -203,6 +203,7 @@ async function printCarriers(services: Services, carriers: CarrierRecord[]): Pro
       binds_open: seen.reduce((sum, entry) => sum + (entry.bindsOpen ?? 0), 0),
       state: clusterState(seen),
       circuit: seen.find((entry) => entry.circuit && entry.circuit !== 'closed')?.circuit ?? 'closed',
+      last_error: seen.find((entry) => entry.lastError)?.lastError ?? null,
     });
   }
 }
@@ -236,11 +237,19 @@ async function printRoutes(services: Services, routes: RouteRecord[]): Promise<v
 }
 
 async function explain(services: Services, values: Values): Promise<void> {
+  if (!/^\+?[1-9][0-9]{0,14}$/.test(String(values.to)))
+    throw new UsageError(
+      '--to takes a phone number in international form: up to 15 digits, optionally after +',
+    );
   const to = String(values.to).replace(/^\+/, '');
   const email = typeof values.account === 'string' ? values.account : null;
   const account = email ? await accountOf(services, { email }) : null;
   const match = new RouteTable((await services.carrierCatalog.settings()).routes).find(to, account);
-  if (!match) throw new AppError('validation_error', `no_route: no route covers ${to}`);
+  if (!match)
+    throw new AppError(
+      'validation_error',
+      `no_route: no route covers ${to}; routes add --prefix … gives it one`,
+    );
   const { route } = match;
   const split = route.split;
   const carriers = split ? [...route.carriers].sort((a, b) => split[b]! - split[a]!) : route.carriers;

@@ -204,6 +204,24 @@ async function setDisabled(services: Services, values: Values, disabled: boolean
   print({ account, email: values.email, disabled });
 }
 
+// Codes people write for a country that ISO 3166 names otherwise.
+const COUNTRY_CODE_MISTAKES: Readonly<Record<string, string>> = { UK: 'GB', EL: 'GR' };
+
+function countryCodes(text: string): string[] {
+  const codes = text
+    .split(',')
+    .map((code) => code.trim().toUpperCase())
+    .filter(Boolean);
+  for (const code of codes) {
+    const meant = COUNTRY_CODE_MISTAKES[code];
+    if (meant)
+      throw new UsageError(
+        `--countries takes ISO 3166 alpha-2 codes: ${code} is not one; did you mean ${meant}?`,
+      );
+  }
+  return codes;
+}
+
 /** The options of `accounts limits` as the change they ask for; a value that is not one is a usage error. */
 function limitsFrom(values: Values): Record<string, unknown> {
   const segments = (option: string) => {
@@ -224,10 +242,7 @@ function limitsFrom(values: Values): Record<string, unknown> {
         ? undefined
         : countries.trim().toLowerCase() === 'all'
           ? []
-          : countries
-              .split(',')
-              .map((code) => code.trim().toUpperCase())
-              .filter(Boolean),
+          : countryCodes(countries),
   };
 }
 

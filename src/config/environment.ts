@@ -84,7 +84,8 @@ export const environmentSchema = z.object({
   REDIS_COMMAND_TIMEOUT_MS: decimal(10, 60_000).default(1_000),
   JWT_SECRET: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
+  // Unset: `pretty` in development when standard output is a terminal, `json` otherwise.
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   // 0 picks a free port, as PORT does; `off` serves no metrics.
   METRICS_PORT: z
     .union([z.literal('off'), decimal(0, 65535)], {

@@ -1,4 +1,9 @@
-/** The public GraphQL API, as any integrator's page would call it: one fetch per operation. */
+import type { TypedDocumentString } from './generated/graphql';
+
+/**
+ * The public GraphQL API, as any integrator's page would call it: one fetch per operation, each
+ * a document generated from src/dashboard/operations.graphql, typed by the schema.
+ */
 
 export interface GraphQLAnswer<Data> {
   data?: Data;
@@ -7,10 +12,10 @@ export interface GraphQLAnswer<Data> {
 
 export class SignedOut extends Error {}
 
-export async function graphql<Data>(
+export async function graphql<Data, Variables>(
   token: string | null,
-  query: string,
-  variables: Record<string, unknown> = {},
+  document: TypedDocumentString<Data, Variables>,
+  variables: Variables,
 ): Promise<Data> {
   const response = await fetch('/graphql', {
     method: 'POST',
@@ -18,7 +23,7 @@ export async function graphql<Data>(
       'content-type': 'application/json',
       ...(token ? { authorization: `Bearer ${token}` } : {}),
     },
-    body: JSON.stringify({ query, variables }),
+    body: JSON.stringify({ query: document.toString(), variables }),
   });
   if (response.status === 401) throw new SignedOut('Signed out: sign in again');
   const answer = (await response.json()) as GraphQLAnswer<Data>;
@@ -27,15 +32,28 @@ export async function graphql<Data>(
   return answer.data;
 }
 
+/** A result union's success member, or the error member's message thrown. */
+export function success<Result extends { __typename: string }, Name extends Result['__typename']>(
+  result: Result,
+  name: Name,
+): Extract<Result, { __typename: Name }> {
+  if (result.__typename === name) return result as Extract<Result, { __typename: Name }>;
+  throw new Error('message' in result ? String(result.message) : `The API answered ${result.__typename}`);
+}
+
 /**
  * A subscription over server-sent events. EventSource cannot send the Authorization header, so
  * the stream is read from fetch; it is opened again a few seconds after it ends.
  */
-export function subscribe<Data>(token: string, query: string, onData: (data: Data) => void): () => void {
+export function subscribe<Data>(
+  token: string,
+  document: TypedDocumentString<Data, Record<string, never>>,
+  onData: (data: Data) => void,
+): () => void {
   const abort = new AbortController();
   const run = async () => {
     while (!abort.signal.aborted) {
-      await readStream(token, query, onData, abort.signal).catch(() => undefined);
+      await readStream(token, document.toString(), onData, abort.signal).catch(() => undefined);
       await new Promise((resolve) => setTimeout(resolve, 3_000));
     }
   };

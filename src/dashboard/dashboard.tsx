@@ -2,7 +2,16 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { graphql, subscribe } from './api';
 import { ChartTable, StatusChart } from './chart';
 import { Campaigns, Latest, RateTable, Totals } from './panels';
-import { LATEST, type LatestMessage, MESSAGE_UPDATED, NUMBERS, type Numbers, STATS_CHANGED } from './queries';
+import {
+  LATEST,
+  type LatestMessage,
+  latestOf,
+  MESSAGE_UPDATED,
+  NUMBERS,
+  type Numbers,
+  numbersOf,
+  STATS_CHANGED,
+} from './queries';
 
 const RANGES = {
   day: { label: 'Last 24 hours, by hour', hours: 24, interval: 'HOUR' },
@@ -11,10 +20,6 @@ const RANGES = {
   quarter: { label: 'Last 90 days, by day', hours: 24 * 90, interval: 'DAY' },
 } as const;
 type RangeName = keyof typeof RANGES;
-
-interface MessageUpdate {
-  messageUpdated: { kind: string; status: string | null; message: LatestMessage };
-}
 
 /** The latest messages with one that changed: moved in place, or added on top. */
 function withUpdate(messages: LatestMessage[], changed: LatestMessage): LatestMessage[] {
@@ -29,8 +34,8 @@ function useNumbers(token: string, range: RangeName, onError: (error: Error) => 
     const { hours, interval } = RANGES[range];
     const to = new Date();
     const from = new Date(to.getTime() - hours * 3_600_000);
-    graphql<Numbers>(token, NUMBERS, { from: from.toISOString(), to: to.toISOString(), interval })
-      .then(setNumbers)
+    graphql(token, NUMBERS, { from: from.toISOString(), to: to.toISOString(), interval })
+      .then((data) => setNumbers(numbersOf(data)))
       .catch(onError);
   }, [token, range, onError]);
   useEffect(() => {
@@ -43,10 +48,10 @@ function useNumbers(token: string, range: RangeName, onError: (error: Error) => 
 function useLatest(token: string, onError: (error: Error) => void) {
   const [latest, setLatest] = useState<LatestMessage[]>([]);
   useEffect(() => {
-    graphql<{ messages: { nodes: LatestMessage[] } }>(token, LATEST)
-      .then(({ messages }) => setLatest(messages.nodes))
+    graphql(token, LATEST, {})
+      .then((data) => setLatest(latestOf(data)))
       .catch(onError);
-    return subscribe<MessageUpdate>(token, MESSAGE_UPDATED, ({ messageUpdated }) =>
+    return subscribe(token, MESSAGE_UPDATED, ({ messageUpdated }) =>
       setLatest((messages) => withUpdate(messages, messageUpdated.message)),
     );
   }, [token, onError]);
@@ -80,24 +85,23 @@ export function Dashboard({ token, onSignOut }: { token: string; onSignOut: (pro
         </button>
       </header>
       {numbers ? <NumbersPanels numbers={numbers} /> : <p role="status">Loading the numbers…</p>}
-      <Latest messages={latest} />
+      <Latest messages={latest} timezone={numbers?.overview.timezone} />
     </main>
   );
 }
 
 function NumbersPanels({ numbers }: { numbers: Numbers }) {
   const { overview } = numbers;
+  // A cancelled message never goes to a carrier: it is not among those waiting for one.
+  const byCarrier = numbers.byCarrier.totals.map((row) =>
+    row.carrier === null ? { ...row, messages: row.messages - (row.cancelled ?? 0) } : row,
+  );
   return (
     <>
       <Totals numbers={numbers} />
       <section class="panel wide" aria-labelledby="chart-title">
         <h2 id="chart-title">Messages by status ({overview.timezone})</h2>
-        <StatusChart
-          buckets={overview.buckets}
-          timezone={overview.timezone}
-          from={overview.from}
-          to={overview.to}
-        />
+        <StatusChart overview={overview} />
         <ChartTable buckets={overview.buckets} timezone={overview.timezone} />
       </section>
       <RateTable
@@ -109,7 +113,7 @@ function NumbersPanels({ numbers }: { numbers: Numbers }) {
       <RateTable
         title="Delivery rate by carrier"
         column="Carrier"
-        rows={numbers.byCarrier.totals}
+        rows={byCarrier.filter((row) => row.messages > 0)}
         keyOf={(row) => row.carrier ?? 'not handed over yet'}
       />
       <Campaigns campaigns={numbers.campaigns.nodes} />

@@ -38,40 +38,42 @@ export function Totals({ numbers }: { numbers: Numbers }) {
   );
 }
 
-interface RateTableProps {
+interface RateTableProps<Row extends StatsRow> {
   title: string;
   column: string;
-  rows: StatsRow[];
-  keyOf: (row: StatsRow) => string;
+  rows: Row[];
+  keyOf: (row: Row) => string;
 }
 
-export function RateTable({ title, column, rows, keyOf }: RateTableProps) {
+export function RateTable<Row extends StatsRow>({ title, column, rows, keyOf }: RateTableProps<Row>) {
   const sorted = [...rows].sort((a, b) => b.messages - a.messages);
   return (
     <section class="panel" aria-label={title}>
-      <table>
-        <caption>{title}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{column}</th>
-            <th scope="col">Messages</th>
-            <th scope="col">Delivered</th>
-            <th scope="col">Failed</th>
-            <th scope="col">Rate</th>
-          </tr>
-        </thead>
-        <tbody>
-          {sorted.map((row) => (
-            <tr key={keyOf(row)}>
-              <th scope="row">{keyOf(row)}</th>
-              <td>{row.messages}</td>
-              <td>{row.delivered}</td>
-              <td>{row.failed}</td>
-              <td>{deliveryRate(row)}</td>
+      <div class="table-scroll">
+        <table class="rates">
+          <caption>{title}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{column}</th>
+              <th scope="col">Messages</th>
+              <th scope="col">Delivered</th>
+              <th scope="col">Failed</th>
+              <th scope="col">Rate</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {sorted.map((row) => (
+              <tr key={keyOf(row)}>
+                <th scope="row">{keyOf(row)}</th>
+                <td>{row.messages}</td>
+                <td>{row.delivered}</td>
+                <td>{row.failed}</td>
+                <td>{deliveryRate(row)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </section>
   );
 }
@@ -104,30 +106,47 @@ export function Campaigns({ campaigns }: { campaigns: Campaign[] }) {
   );
 }
 
-export function Latest({ messages }: { messages: LatestMessage[] }) {
+const SHORT_TEXT = 40;
+const shortText = (text: string) => (text.length > SHORT_TEXT ? `${text.slice(0, SHORT_TEXT - 1)}…` : text);
+
+/** The newest messages: when, to whom, what, and how far each got (carrier, error code). */
+export function Latest({ messages, timezone }: { messages: LatestMessage[]; timezone: string | undefined }) {
+  const time = new Intl.DateTimeFormat(undefined, {
+    timeZone: timezone,
+    dateStyle: 'short',
+    timeStyle: 'medium',
+  });
   return (
-    <section class="panel" aria-labelledby="latest-title">
+    <section class="panel wide" aria-labelledby="latest-title">
       <h2 id="latest-title">Latest messages</h2>
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Message</th>
-            <th scope="col">To</th>
-            <th scope="col">Status</th>
-          </tr>
-        </thead>
-        <tbody aria-live="polite">
-          {messages.map((message) => (
-            <tr key={message.id} data-message={message.id}>
-              <td>
-                <code>{message.id}</code>
-              </td>
-              <td>+{message.to}</td>
-              <td class={`status-${message.status}`}>{message.status}</td>
+      <div class="table-scroll">
+        <table class="latest">
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">To</th>
+              <th scope="col">Text</th>
+              <th scope="col">Status</th>
+              <th scope="col">Carrier</th>
+              <th scope="col">Error</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody aria-live="polite">
+            {messages.map((message) => (
+              <tr key={message.id} data-message={message.id}>
+                <td>
+                  <time dateTime={message.createdAt}>{time.format(new Date(message.createdAt))}</time>
+                </td>
+                <td>+{message.to}</td>
+                <td title={message.text}>{shortText(message.text)}</td>
+                <td class={`status-${message.status}`}>{message.status}</td>
+                <td>{message.carrier ?? '–'}</td>
+                <td>{message.error?.code ?? ''}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </section>
   );
 }

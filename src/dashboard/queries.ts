@@ -1,93 +1,52 @@
-/** The operations the page runs: only the public schema, nothing private to the page. */
+/**
+ * What the page shows, as the types generated from its operations (src/dashboard/operations.graphql):
+ * each result union narrowed to its success member.
+ */
+import { success } from './api';
+import type {
+  DashboardLatestQuery,
+  DashboardMessageFragment,
+  DashboardNumbersQuery,
+  DashboardStatsRowFragment,
+} from './generated/graphql';
 
-export const LOGIN = `mutation ($input: LoginInput!) {
-  login(input: $input) {
-    __typename
-    ... on Token { token }
-    ... on Error { message }
-  }
-}`;
+export {
+  DashboardLatestDocument as LATEST,
+  DashboardLoginDocument as LOGIN,
+  DashboardMessageUpdatedDocument as MESSAGE_UPDATED,
+  DashboardNumbersDocument as NUMBERS,
+  DashboardStatsChangedDocument as STATS_CHANGED,
+} from './generated/graphql';
 
-const ROW = 'messages segments delivered failed replies optOuts';
+export type StatsRow = DashboardStatsRowFragment;
+export type LatestMessage = DashboardMessageFragment;
 
-export const NUMBERS = `query ($from: String, $to: String, $interval: StatsInterval) {
-  overview: messageStats(from: $from, to: $to, interval: $interval, groupBy: [STATUS]) {
-    ... on MessageStats { from to timezone buckets { start ${ROW} queued sent scheduled } totals { ${ROW} } }
-    ... on Error { message }
-  }
-  byCountry: messageStats(from: $from, to: $to, groupBy: [COUNTRY]) {
-    ... on MessageStats { totals { country ${ROW} } }
-  }
-  byCarrier: messageStats(from: $from, to: $to, groupBy: [CARRIER]) {
-    ... on MessageStats { totals { carrier ${ROW} } }
-  }
-  times: deliveryTimes(from: $from, to: $to) {
-    ... on DeliveryTimes { delivered p50 p90 p99 }
-  }
-  campaigns(perPage: 10) {
-    ... on CampaignPage { nodes { id name status stats { contacts waiting queued sent delivered failed } } }
-  }
-}`;
-
-export const LATEST = `query {
-  messages(perPage: 10) {
-    ... on MessagePage { nodes { id to status createdAt } }
-  }
-}`;
-
-export const STATS_CHANGED = 'subscription { messageStatsChanged { at } }';
-
-export const MESSAGE_UPDATED = `subscription {
-  messageUpdated { kind status message { id to status createdAt } }
-}`;
-
-export interface StatsRow {
-  start?: string;
-  country?: string | null;
-  carrier?: string | null;
-  messages: number;
-  segments: number;
-  delivered: number;
-  failed: number;
-  replies: number;
-  optOuts: number;
-  queued?: number | null;
-  sent?: number | null;
-  scheduled?: number | null;
-}
-
-export interface Campaign {
-  id: string;
-  name: string;
-  status: string;
-  stats: {
-    contacts: number;
-    waiting: number;
-    queued: number;
-    sent: number;
-    delivered: number;
-    failed: number;
-  };
-}
-
-export interface LatestMessage {
-  id: string;
-  to: string;
-  status: string;
-  createdAt: string;
-}
+type Success<Result extends { __typename: string }, Name extends string> = Extract<
+  Result,
+  { __typename: Name }
+>;
+type Query = DashboardNumbersQuery;
 
 export interface Numbers {
-  overview: {
-    from: string;
-    to: string;
-    timezone: string;
-    buckets: StatsRow[];
-    totals: StatsRow[];
-    message?: string;
+  overview: Success<Query['overview'], 'MessageStats'>;
+  byCountry: Success<Query['byCountry'], 'MessageStats'>;
+  byCarrier: Success<Query['byCarrier'], 'MessageStats'>;
+  times: Success<Query['times'], 'DeliveryTimes'>;
+  campaigns: Success<Query['campaigns'], 'CampaignPage'>;
+}
+export type Bucket = Numbers['overview']['buckets'][number];
+export type Campaign = Numbers['campaigns']['nodes'][number];
+
+export function numbersOf(data: Query): Numbers {
+  return {
+    overview: success(data.overview, 'MessageStats'),
+    byCountry: success(data.byCountry, 'MessageStats'),
+    byCarrier: success(data.byCarrier, 'MessageStats'),
+    times: success(data.times, 'DeliveryTimes'),
+    campaigns: success(data.campaigns, 'CampaignPage'),
   };
-  byCountry: { totals: StatsRow[] };
-  byCarrier: { totals: StatsRow[] };
-  times: { delivered: number; p50: number | null; p90: number | null; p99: number | null };
-  campaigns: { nodes: Campaign[] };
+}
+
+export function latestOf(data: DashboardLatestQuery): LatestMessage[] {
+  return success(data.messages, 'MessagePage').nodes;
 }

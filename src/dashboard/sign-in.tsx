@@ -2,13 +2,31 @@ import { useState } from 'preact/hooks';
 import { graphql } from './api';
 import { LOGIN } from './queries';
 
-interface LoginAnswer {
-  login: { __typename: string; token?: string; message?: string };
+/** The two ways in: a problem is shown under the form it came from. */
+export type SignInForm = 'password' | 'key';
+export interface SignInProblem {
+  form: SignInForm;
+  text: string;
+}
+
+function Problem({ problem, form }: { problem: SignInProblem | null; form: SignInForm }) {
+  if (problem?.form !== form) return null;
+  return (
+    <p role="alert" class="problem">
+      {problem.text}
+    </p>
+  );
+}
+
+interface SignInProps {
+  onToken: (token: string, form: SignInForm) => void;
+  /** Why the last token was refused, from the form it came from. */
+  refused: SignInProblem | null;
 }
 
 /** Sign-in with e-mail and password (and a two-factor code when the account asks), or an API key. */
-export function SignIn({ onToken }: { onToken: (token: string) => void }) {
-  const [problem, setProblem] = useState<string | null>(null);
+export function SignIn({ onToken, refused }: SignInProps) {
+  const [problem, setProblem] = useState<SignInProblem | null>(refused);
   const [askCode, setAskCode] = useState(false);
 
   const withPassword = async (event: Event) => {
@@ -20,19 +38,19 @@ export function SignIn({ onToken }: { onToken: (token: string) => void }) {
       ...(form.get('otp') ? { otp: String(form.get('otp')) } : {}),
     };
     try {
-      const { login } = await graphql<LoginAnswer>(null, LOGIN, { input });
-      if (login.token) return onToken(login.token);
+      const { login } = await graphql(null, LOGIN, { input });
+      if (login.__typename === 'Token') return onToken(login.token, 'password');
       if (login.__typename === 'OtpRequiredError') setAskCode(true);
-      setProblem(login.message ?? 'Sign-in refused');
+      setProblem({ form: 'password', text: login.message });
     } catch (error) {
-      setProblem(String((error as Error).message));
+      setProblem({ form: 'password', text: String((error as Error).message) });
     }
   };
 
   const withKey = (event: Event) => {
     event.preventDefault();
     const key = String(new FormData(event.currentTarget as HTMLFormElement).get('key')).trim();
-    if (key) onToken(key);
+    if (key) onToken(key, 'key');
   };
 
   return (
@@ -55,6 +73,7 @@ export function SignIn({ onToken }: { onToken: (token: string) => void }) {
           </label>
         )}
         <button type="submit">Sign in</button>
+        <Problem problem={problem} form="password" />
       </form>
       <form onSubmit={withKey} aria-labelledby="with-key">
         <h2 id="with-key">Or with an API key</h2>
@@ -63,12 +82,8 @@ export function SignIn({ onToken }: { onToken: (token: string) => void }) {
           <input name="key" type="password" autocomplete="off" required />
         </label>
         <button type="submit">Use this key</button>
+        <Problem problem={problem} form="key" />
       </form>
-      {problem && (
-        <p role="alert" class="problem">
-          {problem}
-        </p>
-      )}
     </main>
   );
 }

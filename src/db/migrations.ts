@@ -4,7 +4,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { describeError, UnreachableError } from '../startup.js';
+import { describeError, UnreachableError } from '../lib/unreachable.js';
 import {
   databaseName,
   MIGRATION_LOCK_CONTENT,

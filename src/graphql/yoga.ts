@@ -20,7 +20,7 @@ import {
   retryAfterOf,
   ValidationError,
 } from '../errors.js';
-import { isMultipart, readGraphQLMultipart } from '../http/multipart.js';
+import { isMultipart, readGraphQLMultipart } from '../lib/multipart.js';
 import { unstorableTextPaths } from '../lib/validation.js';
 import { CONSOLE_OPTIONS } from './console.js';
 import type { Context } from './context.js';

@@ -1,5 +1,5 @@
-import { errorCountsByKind } from '../carriers/carrier.js';
 import type { WorkerCarrierHealth } from '../carriers/carrier-health.js';
+import { errorCountsByKind } from '../metrics/metrics.js';
 
 /** A worker's carrier as GET /health shows it, in the API's snake_case names. */
 export function carrierHealthBody(health: WorkerCarrierHealth) {

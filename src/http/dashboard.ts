@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { sendError } from './error-response.js';
+import { sendError } from '../rest/error-response.js';
 
 // Only this host's script, stylesheet and API: no inline script or style, nothing elsewhere.
 const DASHBOARD_POLICY = [

@@ -1,6 +1,8 @@
 import { readdirSync } from 'node:fs';
+import type { WorkerCarrierHealth } from '../carriers/carrier-health.js';
 import { DEFAULT_MIGRATIONS_DIR } from '../db/migrations.js';
 import type { Dependencies } from '../deps.js';
+import { carrierHealthBody } from './carrier-health-body.js';
 
 export interface HealthReport {
   status: 'ok' | 'unavailable';
@@ -81,4 +83,50 @@ export class Readiness {
       return 'unknown';
     }
   }
+}
+
+/** A component as anyone may see it: whether it works, never why. */
+export type ComponentStatus = 'ok' | 'degraded';
+
+/**
+ * The carriers taken together: `ok` while every enabled carrier that some worker publishes is bound
+ * (or ready) in at least one of them with its circuit closed; `degraded` otherwise, and when no
+ * worker publishes any carrier.
+ */
+export function carriersStatus(workers: WorkerCarrierHealth[]): ComponentStatus {
+  if (workers.length === 0) return 'degraded';
+  const names = new Set(workers.map((entry) => entry.carrier));
+  for (const name of names) {
+    const seen = workers.filter((entry) => entry.carrier === name);
+    if (seen.every((entry) => entry.enabled === false)) continue;
+    const up = seen.some(
+      (entry) =>
+        (entry.state === 'bound' || entry.state === 'ready') &&
+        (entry.circuit === undefined || entry.circuit === 'closed'),
+    );
+    if (!up) return 'degraded';
+  }
+  return 'ok';
+}
+
+/**
+ * GET /health on the API's listener, which anyone can reach: PostgreSQL, Redis and the carriers,
+ * each by its status only. No carrier name, host, process or error: those are in healthDetail,
+ * served on the metrics listener.
+ */
+export function publicHealthBody(report: HealthReport, workers: WorkerCarrierHealth[]) {
+  return { ...report, carriers: carriersStatus(workers) };
+}
+
+/** GET /health on the metrics listener: the status, with every worker's carriers in detail. */
+export async function healthDetail(
+  deps: Pick<Dependencies, 'prisma' | 'redis'>,
+  carriers: () => Promise<WorkerCarrierHealth[]>,
+) {
+  const [report, workers] = await Promise.all([checkHealth(deps), carriers()]);
+  return {
+    ...report,
+    carriers_status: carriersStatus(workers),
+    carriers: workers.map(carrierHealthBody),
+  };
 }

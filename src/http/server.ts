@@ -13,6 +13,8 @@ import type { Dependencies } from '../deps.js';
 import type { Context } from '../graphql/context.js';
 import { createFieldRateLimits } from '../graphql/field-rate-limits.js';
 import { createGraphQLServer } from '../graphql/yoga.js';
+import { acceptMultipart } from '../lib/multipart.js';
+import { answerUnreadableRequest, handleHttpError, sendError } from '../rest/error-response.js';
 import { buildOpenApi } from '../rest/openapi.js';
 import { readApiExamples } from '../rest/openapi-examples.js';
 import { OperationRegistry } from '../rest/operations.js';
@@ -20,12 +22,9 @@ import { registerRestRoutes } from '../rest/rest-routes.js';
 import { routes } from '../rest/route-table.js';
 import type { Services } from '../services.js';
 import { registerApiDocs } from './api-docs.js';
-import { carrierHealthBody } from './carrier-health-body.js';
 import { registerDashboard } from './dashboard.js';
-import { answerUnreadableRequest, handleHttpError, sendError } from './error-response.js';
-import { checkHealth, type Readiness } from './health.js';
+import { checkHealth, publicHealthBody, type Readiness } from './health.js';
 import { acceptStrictJson } from './json-body.js';
-import { acceptMultipart } from './multipart.js';
 import { registerRateLimit } from './rate-limit.js';
 import { authenticate, authenticatedCaller, createRequestContext, knownAccount } from './request-context.js';
 import { graphqlOperationObserver, type ObservedOperation, observeRequests } from './request-observer.js';
@@ -219,7 +218,7 @@ function registerHealth(
     // The carriers' state informs; it does not make the API unhealthy (sends wait and retry).
     return reply
       .status(report.status === 'ok' ? 200 : 503)
-      .send({ ...report, carriers: workers.map(carrierHealthBody), request: reply.request.id });
+      .send({ ...publicHealthBody(report, workers), request: reply.request.id });
   });
   // For an orchestrator: live while the process answers at all; ready while it should get traffic.
   app.get('/health/live', async (_request, reply) => reply.send({ status: 'ok', request: reply.request.id }));

@@ -1,31 +1,35 @@
-import type { Dependencies } from '../deps.js';
-import type { Services } from '../services.js';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
 
-const SWEEP_LIMIT = 1_000;
+/**
+ * One kind of stranded work the sweep puts back: `run` enqueues it again and answers how many
+ * it found; a count above 0 is logged under `key` with `found`.
+ */
+export interface RecoveryTask {
+  key: string;
+  found: string;
+  run(): Promise<number>;
+}
 
 /**
  * The safety net under the queues: every few seconds, queued messages that no worker holds
  * (never enqueued because Redis was away, jobs lost with a Redis restart, or claimed by a worker
  * that died) are enqueued again, and so are overdue campaign batches, campaign starts, webhook attempts and imports. It runs on a timer of its own, not as a queued job, so that it
- * keeps running when the queue's own state has been lost.
+ * keeps running when the queue's own state has been lost. The process gives it its tasks
+ * (`recoveryTasks` in src/app.ts), one after another each round.
  */
-export function startRecovery(deps: Dependencies, services: Services): { stop(): Promise<void> } {
+export function startRecovery(
+  deps: { config: Pick<Config, 'recoveryIntervalMs'>; logger: Logger },
+  tasks: readonly RecoveryTask[],
+): { stop(): Promise<void> } {
   const { config, logger } = deps;
   let running: Promise<void> | null = null;
   const sweep = async () => {
     try {
-      const messages = await services.messageDelivery.recoverStranded({
-        unclaimedForMs: config.recoveryAfterMs,
-        leaseMs: config.claimLeaseMs,
-        limit: SWEEP_LIMIT,
-      });
-      if (messages > 0) logger.info({ messages }, 'recovery sweep re-enqueued stranded messages');
-      const campaigns = await services.campaignDispatch.recoverStalled(config.recoveryAfterMs);
-      if (campaigns > 0) logger.info({ campaigns }, 'recovery sweep re-enqueued overdue campaign jobs');
-      const deliveries = await services.webhookDeliveries.recoverStalled(config.recoveryAfterMs);
-      if (deliveries > 0) logger.info({ deliveries }, 'recovery sweep re-enqueued overdue webhook attempts');
-      const imports = await services.contactImports.recoverStalled(config.recoveryAfterMs);
-      if (imports > 0) logger.info({ imports }, 'recovery sweep re-enqueued unfinished imports');
+      for (const task of tasks) {
+        const count = await task.run();
+        if (count > 0) logger.info({ [task.key]: count }, `recovery sweep re-enqueued ${task.found}`);
+      }
     } catch (error) {
       logger.warn({ err: error }, 'recovery sweep failed; trying again next round');
     }

@@ -1,16 +1,12 @@
 import type { Worker } from 'bullmq';
-import type { CarrierPool } from '../carriers/carrier-pool.js';
-import type { Dependencies } from '../deps.js';
-import type { Services } from '../services.js';
+import type { Logger } from 'pino';
+import type { Metrics } from '../metrics/metrics.js';
 
-export interface WorkerContext {
-  deps: Dependencies;
-  services: Services;
-  carriers: CarrierPool;
+/** What the workers report to: their errors to the log, each finished job to the metrics. */
+export interface WorkerObservers {
+  logger: Logger;
+  metrics: Pick<Metrics, 'jobs'>;
 }
-
-/** A BullMQ worker of the service, started by the worker role of the process. */
-export type WorkerFactory = (context: WorkerContext) => Worker;
 
 export interface RunningWorkers {
   names: string[];
@@ -21,13 +17,15 @@ export interface RunningWorkers {
  * Starts the given workers. On close each finishes its in-flight jobs before its connection
  * goes, which is what lets SIGTERM drain instead of abandoning a job half done.
  */
-export function startWorkers(factories: readonly WorkerFactory[], context: WorkerContext): RunningWorkers {
+export function startWorkers<Context>(
+  factories: readonly ((context: Context) => Worker)[],
+  context: Context,
+  { logger, metrics }: WorkerObservers,
+): RunningWorkers {
   const workers = factories.map((factory) => factory(context));
-  const { jobs } = context.deps.metrics;
+  const { jobs } = metrics;
   for (const worker of workers) {
-    worker.on('error', (error) =>
-      context.deps.logger.error({ queue: worker.name, err: error }, 'worker error'),
-    );
+    worker.on('error', (error) => logger.error({ queue: worker.name, err: error }, 'worker error'));
     worker.on('completed', () => jobs.inc({ queue: worker.name, outcome: 'completed' }));
     // By the time 'failed' is emitted the attempt is counted: fewer than allowed means BullMQ retries it.
     worker.on('failed', (job) =>

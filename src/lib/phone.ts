@@ -1,4 +1,5 @@
 import { isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js';
+import { parsePhoneNumberFromString as parseWithFullMetadata } from 'libphonenumber-js/max';
 import numberingPlans from 'libphonenumber-js/metadata.min.json';
 import { z } from 'zod';
 import { issue } from './validation.js';
@@ -52,6 +53,18 @@ export function numberFacts(digits: string): NumberFacts {
     possible: parsed.isPossible(),
     country: parsed.country ?? numberingPlans.country_calling_codes[parsed.countryCallingCode]?.[0] ?? null,
   };
+}
+
+/**
+ * The country whose numbering plan claims the number (E.164 digits), read with libphonenumber's
+ * full metadata (each country's ranges of valid numbers); null when no country's plan has it.
+ * Unlike countryOf, a number of a shared calling code in no country's range (+1 000…, +1 911…,
+ * +7 300…) is nobody's, not the calling code's main country's. A parse of some 10–20 µs,
+ * against the millisecond a send costs.
+ */
+export function claimingCountry(digits: string): string | null {
+  const parsed = parseWithFullMetadata(`+${digits}`);
+  return parsed?.country !== undefined && parsed.isValid() ? parsed.country : null;
 }
 
 /** An ISO 3166 alpha-2 code of a country libphonenumber-js has a numbering plan for (GB, IE, US). */

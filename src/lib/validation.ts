@@ -14,7 +14,7 @@ export function parseInput<Schema extends z.ZodType>(schema: Schema, input: unkn
   const result = schema.safeParse(input, { reportInput: true });
   if (result.success) return result.data;
   const { details, hints } = toFieldIssues(schema, result.error.issues);
-  throw new ValidationError(details, describeIssues(details, hints));
+  throw new ValidationError(details, describeIssues(details, hints), hints);
 }
 
 /** A zod refinement's params: the `issue` code it stands for, and what the field allows, for the message. */
@@ -44,11 +44,20 @@ function fieldsOf(problem: z.core.$ZodIssue): string[] {
   return problem.keys.slice(0, MAX_ISSUE_DETAILS + 1).map((key) => [...problem.path, key].join('.'));
 }
 
+// A date-time written without its offset, which a time zone would have to guess.
+const LOCAL_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
+
 /** What the field allows, told from the issue (an enum's values) or from the field's own schema (its bounds). */
 function hintFor(schema: z.ZodType, problem: z.core.$ZodIssue): string | undefined {
   if (problem.code === 'invalid_value' && problem.values.length > 0)
     return `one of: ${problem.values.map(String).join(', ')}`;
   if (problem.code === 'custom' && typeof problem.params?.hint === 'string') return problem.params.hint;
+  if (
+    problem.code === 'invalid_format' &&
+    problem.format === 'datetime' &&
+    LOCAL_TIME.test(String(problem.input))
+  )
+    return 'a time needs its offset: Z or ±hh:mm, as in 2026-12-01T09:00:00+01:00';
   if (problem.code !== 'too_small' && problem.code !== 'too_big' && problem.code !== 'invalid_type') return;
   return boundsOf(fieldSchema(schema, problem.path));
 }

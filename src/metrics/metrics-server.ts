@@ -7,22 +7,32 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
+/** What GET /health on the metrics listener answers: 200 when `status` is `ok`, else 503. */
+export type HealthDetailSource = () => Promise<{ status: string }>;
+
 /**
  * The Prometheus endpoint, on a listener of its own (METRICS_HOST:METRICS_PORT), so that it is
  * never exposed with the API nor counted in the API's own metrics. `GET /metrics` answers what
- * `render` gives; anything else is 404.
+ * `render` gives; `GET /health` the health in detail (carriers, workers, last errors), which the
+ * API's own /health keeps from strangers; anything else is 404.
  */
 export async function serveMetrics(options: {
   host: string;
   port: number;
   contentType: string;
   render: () => Promise<string>;
+  health: HealthDetailSource;
 }): Promise<MetricsServer> {
   const server = http.createServer((request, response) => {
-    if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
+    const path = request.url?.split('?')[0];
+    if (request.method === 'GET' && path === '/health') {
+      answerHealth(response, options.health);
+      return;
+    }
+    if (request.method !== 'GET' || path !== '/metrics') {
       response
         .writeHead(404, { 'content-type': 'text/plain; charset=utf-8' })
-        .end('Prometheus metrics are at GET /metrics\n');
+        .end('Prometheus metrics are at GET /metrics, the health in detail at GET /health\n');
       return;
     }
     options.render().then(
@@ -49,4 +59,17 @@ export async function serveMetrics(options: {
         server.closeAllConnections();
       }),
   };
+}
+
+function answerHealth(response: http.ServerResponse, health: HealthDetailSource): void {
+  health().then(
+    (body) =>
+      response
+        .writeHead(body.status === 'ok' ? 200 : 503, { 'content-type': 'application/json; charset=utf-8' })
+        .end(JSON.stringify(body)),
+    (error: unknown) =>
+      response
+        .writeHead(500, { 'content-type': 'text/plain; charset=utf-8' })
+        .end(`health unavailable: ${(error as Error).message}\n`),
+  );
 }

@@ -1,6 +1,5 @@
 import type { Queue } from 'bullmq';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { type CarrierHealth, errorCountsByKind } from '../carriers/carrier.js';
 
 /** An HTTP status as the metrics group it: `2xx`, `4xx`, … */
 export function statusClass(status: number): string {
@@ -34,6 +33,29 @@ export async function readQueueDepths(
   return Object.fromEntries(queues.map((queue, index) => [queue.name, counts[index]!]));
 }
 
+/**
+ * What the metrics read of a carrier's health (the carriers' own report has these fields and
+ * more): the metrics take the readings, and know nothing of the carriers.
+ */
+export interface CarrierReading {
+  carrier: string;
+  state: string;
+  window?: { inUse: number };
+  errors?: Record<string, number>;
+  bindsOpen?: number;
+  circuit?: string;
+}
+
+/** Error counts under the names operators see them by in GET /health and the metrics: `bind_failures`, … */
+export function errorCountsByKind(errors: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(errors).map(([name, count]) => [
+      name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`),
+      count,
+    ]),
+  );
+}
+
 /** What the metrics read at each scrape, rather than count as things happen. */
 export interface MetricSources {
   /** Jobs per state of each queue, as BullMQ counts them in Redis. */
@@ -41,7 +63,7 @@ export interface MetricSources {
   /** When the oldest message still `queued` was accepted; null when none is. */
   oldestQueuedMessage?: () => Promise<Date | null>;
   /** This process's carriers. */
-  carriers?: () => CarrierHealth[];
+  carriers?: () => CarrierReading[];
 }
 
 /**
@@ -147,7 +169,8 @@ export class Metrics {
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'tern_' });
     this.addBacklogSeries();
-    this.addCarrierSeries();
+    this.addCarrierStateSeries();
+    this.addCarrierTrafficSeries();
   }
 
   /** Series read at scrape time from what this process observes: queue depths, the oldest queued message. */
@@ -184,8 +207,8 @@ export class Metrics {
     });
   }
 
-  /** The carrier's state, window and error counts, read from it at scrape time. */
-  private addCarrierSeries(): void {
+  /** The carrier's state, binds and circuit, read from it at scrape time. */
+  private addCarrierStateSeries(): void {
     const sources = () => this.sources;
     new Gauge({
       name: 'tern_carrier_up',
@@ -223,7 +246,11 @@ export class Metrics {
           this.set({ carrier: health.carrier }, health.circuit && health.circuit !== 'closed' ? 1 : 0);
       },
     });
+  }
 
+  /** The carrier's window in use and error counts, read from it at scrape time. */
+  private addCarrierTrafficSeries(): void {
+    const sources = () => this.sources;
     new Gauge({
       name: 'tern_carrier_window_in_use',
       help: 'SMPP submit_sm awaiting their response (the window in use)',

@@ -37,7 +37,6 @@ export function errorCodesOf(route: RestRoute, declared: ReadonlySet<ErrorCode>)
   if (route.body) codes.push('bad_request', 'payload_too_large');
   if (!route.public) codes.push('unauthorized');
   if (route.loginTokenOnly) codes.push('forbidden');
-  if (route.spendsQuota) codes.push('quota_exceeded');
   for (const code of FIELD_ERROR_CODES) {
     // An id in the path that names nothing of the account's is a 404 whatever the field declares,
     // and any route refuses a query parameter it does not take, by name.

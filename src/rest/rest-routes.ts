@@ -22,9 +22,9 @@ import {
   ValidationError,
 } from '../errors.js';
 import type { Context } from '../graphql/context.js';
-import { sendAppError, sendError } from '../http/error-response.js';
-import { type MultipartForm, readMultipartForm } from '../http/multipart.js';
+import { type MultipartForm, readMultipartForm } from '../lib/multipart.js';
 import { unstorableTextPaths } from '../lib/validation.js';
+import { sendAppError, sendError } from './error-response.js';
 import { hintOf, withRestNames } from './field-hints.js';
 import type { Operation, OperationRegistry, VariableProblem } from './operations.js';
 import type { RestRoute } from './route-table.js';
@@ -257,14 +257,7 @@ function sendResult(
   if (value === null || value === undefined)
     throw new Error(`operation ${route.operation} returned no ${resultKey}`);
   const { __typename: typename, ...fields } = value;
-  if (typeof typename === 'string' && errorTypes.has(typename)) {
-    const { message, details } = withRestNames(
-      String(fields.error_message),
-      (fields.error_details as FieldIssue[] | null | undefined) ?? undefined,
-      snakeCase,
-    );
-    return sendError(reply, String(fields.error_code), message, details);
-  }
+  if (typeof typename === 'string' && errorTypes.has(typename)) return sendErrorMember(reply, fields);
   for (const [name, header] of Object.entries(route.responseHeaders ?? {})) {
     if (fields[name] === true) reply.header(header, 'true');
     delete fields[name];
@@ -273,6 +266,19 @@ function sendResult(
     if (fields[name] === null) delete fields[name];
   }
   return reply.status(route.status).send({ ...fields, request: reply.request.id });
+}
+
+/** An error member of the field's result union (the `ErrorFields` fragment), in the /v1 error body. */
+function sendErrorMember(reply: FastifyReply, fields: Record<string, unknown>) {
+  const { message, details } = withRestNames(
+    String(fields.error_message),
+    (fields.error_details as FieldIssue[] | null | undefined) ?? undefined,
+    snakeCase,
+  );
+  // A refusal that says when to try again (a quota) says it in the header, as a 429 does.
+  if (typeof fields.error_retry_after === 'number')
+    reply.header('retry-after', String(fields.error_retry_after));
+  return sendError(reply, String(fields.error_code), message, details);
 }
 
 /** A failure of the request as a whole (an AppError thrown by a resolver or a plugin), in the /v1 error body. */

@@ -29,12 +29,10 @@ export interface RestRoute {
   summary: string;
   /** What it does, in a sentence or two: the reference's text and docs/rest-api.md's. */
   description: string;
-  /** Reachable without a bearer token (documentation only: the schema enforces it). */
+  /** Reachable without a bearer token (the schema enforces it; test/route-flags.test.ts holds the flag to it). */
   public?: boolean;
-  /** Refused to an API key (403 forbidden): only a login token may (documentation only: the domain enforces it). */
+  /** Refused to an API key (403 forbidden): only a login token may (the domain enforces it; test/route-flags.test.ts holds the flag to it). */
   loginTokenOnly?: boolean;
-  /** Reserves segments of the account's quotas, so may answer 429 quota_exceeded (documentation only: the domain enforces it). */
-  spendsQuota?: boolean;
   /** Path parameter → variable. */
   params?: Record<string, string>;
   /** Query parameter → variable. */

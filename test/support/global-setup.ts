@@ -1,13 +1,14 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { buildDashboard } from '../../scripts/build-dashboard.mjs';
 import { DEFAULT_MIGRATIONS_DIR, migrateDatabase } from '../../src/db/migrations.js';
 import { withDatabase } from '../../src/db/schema-engine.js';
 import { startPgBouncer } from './pgbouncer.js';
 import { SERVER_URL } from './server-url.js';
+import { ROOT } from './tern-processes.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -34,8 +35,13 @@ function templateName(): string {
  * copy of it in milliseconds (CREATE DATABASE … TEMPLATE) instead of migrating its own.
  */
 export async function setup(project: TestProject) {
-  // The page at /dashboard is served from its bundle, as after `npm run build`.
-  await buildDashboard();
+  // Tern's child processes and the CLI run compiled code, and /dashboard is served from its bundle,
+  // as after `npm start`: dist/ is built here when a source is newer, once for the whole run.
+  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.mjs')], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
+  if (build.status !== 0) throw new Error(`scripts/build-if-stale.mjs exited with ${build.status}`);
   const name = templateName();
   const admin = new pg.Client({ connectionString: withDatabase(SERVER_URL, 'postgres') });
   await admin.connect();

@@ -11,7 +11,13 @@ import { withDirectDatabaseUrl } from './database.js';
 // Tern and Redis as real child processes, for tests about what survives a process dying.
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-// The machines have two cores and tsx compiles the sources on every start.
+/**
+ * The compiled entry points, as `npm start` and `npm run cli` run them: the global setup builds
+ * dist/ when a source is newer (scripts/build-if-stale.mjs), so a process starts without compiling.
+ */
+export const TERN_MAIN = join(ROOT, 'dist', 'main.js');
+export const TERN_CLI = join(ROOT, 'dist', 'cli.js');
+// Generous: the machines have two cores, often busy with other test files' processes.
 const START_TIMEOUT_MS = 60_000;
 const EXIT_TIMEOUT_MS = 10_000;
 
@@ -113,10 +119,10 @@ export function spawnChild(
   command: string,
   args: string[],
   env: Record<string, string>,
-  options: { group?: boolean } = {},
+  options: { group?: boolean; cwd?: string } = {},
 ): ChildHandle {
   const child = spawn(command, args, {
-    cwd: ROOT,
+    cwd: options.cwd ?? ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.group ?? false,
@@ -209,20 +215,19 @@ export async function startTernProcess(
   env: Record<string, string>,
   nodeFlags: string[] = [],
 ): Promise<ChildHandle> {
-  // Node with the tsx loader, not `npx tsx`: one process to signal, and no npm start-up cost.
-  const handle = spawnChild(
-    `tern ${role}`,
-    process.execPath,
-    [...nodeFlags, '--import', 'tsx', 'src/main.ts', role],
-    { ...baseEnv(), LOG_LEVEL: 'info', ...withDirectDatabaseUrl(env) },
-  );
+  // Node itself, not npm: one process to signal, and no npm start-up cost.
+  const handle = spawnChild(`tern ${role}`, process.execPath, [...nodeFlags, TERN_MAIN, role], {
+    ...baseEnv(),
+    LOG_LEVEL: 'info',
+    ...withDirectDatabaseUrl(env),
+  });
   await handle.waitForOutput(/"msg":"tern started"/);
   return handle;
 }
 
-/** `src/cli.ts` with the given arguments; its JSON line on success. */
+/** The CLI with the given arguments; its JSON line on success. */
 export async function runCli(args: string[], env: Record<string, string>): Promise<any> {
-  const handle = spawnChild('tern cli', process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  const handle = spawnChild('tern cli', process.execPath, [TERN_CLI, ...args], {
     ...baseEnv(),
     ...withDirectDatabaseUrl(env),
   });
@@ -244,7 +249,7 @@ export interface CliRun {
 }
 
 /**
- * `src/cli.ts` as an operator runs it: its exit code and what it wrote to each stream. `stdin`
+ * The CLI as an operator runs it: its exit code and what it wrote to each stream. `stdin`
  * is written to its input, which is then closed (at once when there is none: not a terminal).
  */
 export async function runCliCommand(
@@ -252,7 +257,7 @@ export async function runCliCommand(
   env: Record<string, string>,
   stdin?: string,
 ): Promise<CliRun> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  const child = spawn(process.execPath, [TERN_CLI, ...args], {
     cwd: ROOT,
     env: { ...baseEnv(), ...withDirectDatabaseUrl(env) },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -4,6 +4,7 @@ import pino, { type Logger } from 'pino';
 import { createTern, type Tern } from '../../src/app.js';
 import { loadConfig, type Role } from '../../src/config.js';
 import { createDependencies } from '../../src/deps.js';
+import { type MetricsServer, serveMetrics } from '../../src/metrics/metrics-server.js';
 import { ManualClock } from './clock.js';
 import { contractMismatch } from './contract.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
@@ -39,6 +40,8 @@ export interface TestTern {
   request<Body = any>(method: string, path: string, options?: RequestOptions): Promise<HttpResult<Body>>;
   graphql(query: string, variables?: Record<string, unknown>, token?: string): Promise<HttpResult>;
   createAccount(email?: string, password?: string): Promise<TestAccount>;
+  /** GET /health on the metrics listener (started at the first call): the health in detail. */
+  healthDetail(): Promise<HttpResult>;
   /** A fresh token for the account, as of the harness clock. */
   login(account: TestAccount): Promise<TestAccount>;
   stop(): Promise<void>;
@@ -82,7 +85,15 @@ export async function startTern(
     createDependencies(config, { clock, logger: options.logger ?? pino({ level: config.logLevel }) }),
     options.role ?? 'all',
   );
-  const url = (await tern.start()) ?? '';
+  let url: string;
+  try {
+    url = (await tern.start()) ?? '';
+  } catch (error) {
+    // A start-up refused (a test of it) leaves no connection open behind it.
+    await tern.stop().catch(() => undefined);
+    if (!options.sharing && !options.database) await database.drop();
+    throw error;
+  }
 
   const request = async (method: string, path: string, opts: RequestOptions = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
@@ -113,6 +124,7 @@ export async function startTern(
     return { status: response.status, headers: response.headers, body: parsed as any };
   };
 
+  let metrics: MetricsServer | null = null;
   const harness: TestTern = {
     url,
     tern,
@@ -128,6 +140,17 @@ export async function startTern(
       const { account } = await tern.services.accounts.create({ email, password });
       return harness.login({ account, email, password, token: '' });
     },
+    async healthDetail() {
+      metrics ??= await serveMetrics({
+        host: '127.0.0.1',
+        port: 0,
+        contentType: tern.deps.metrics.registry.contentType,
+        render: () => tern.deps.metrics.registry.metrics(),
+        health: () => tern.healthDetail(),
+      });
+      const response = await fetch(`${metrics.address}/health`);
+      return { status: response.status, headers: response.headers, body: await response.json() };
+    },
     async login(account) {
       const response = await request('POST', '/v1/auth/login', {
         body: { email: account.email, password: account.password },
@@ -135,6 +158,7 @@ export async function startTern(
       return { ...account, token: response.body.token };
     },
     async stop() {
+      await metrics?.close();
       await tern.stop();
       if (options.sharing) return;
       await database.drop();

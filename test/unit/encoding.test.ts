@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { analyzeText } from '../../src/carriers/encoding.js';
 import { concatenationUdh, readConcatenation, submitBodies } from '../../src/carriers/smpp-segments.js';
-import { analyzeText } from '../../src/modules/messages/encoding.js';
 
 const withoutUdh = (shortMessage: Buffer) => shortMessage.subarray(6);
 

@@ -7,6 +7,7 @@ import {
   type FieldIssue,
   ISSUES,
   type Issue,
+  QuotaExceededError,
   ValidationError,
 } from '../../errors.js';
 import type { Builder } from '../builder.js';
@@ -67,6 +68,13 @@ export function addCommonTypes(builder: Builder) {
       description: 'One entry per bad field',
       complexity: { field: 20, multiplier: 20 },
       resolve: (error) => error.details,
+    }),
+  }));
+
+  builder.objectFields(QuotaExceededError, (t) => ({
+    retryAfter: t.exposeInt('retryAfterSeconds', {
+      description:
+        'Seconds until the day or month of the quota ends, when a send may fit again (`Retry-After` in /v1)',
     }),
   }));
 

@@ -1,6 +1,6 @@
 import { NotFoundError, ValidationError } from '../../errors.js';
-import { ImportStatus } from '../../generated/prisma/enums.js';
 import type { RowError } from '../../modules/imports/contact-rows.js';
+import { IMPORT_STATUS_MEANINGS } from '../../modules/imports/import-job-transitions.js';
 import {
   FILE_FORMATS,
   type FileFormat,
@@ -9,17 +9,13 @@ import {
 } from '../../modules/imports/import-options.js';
 import type { Builder } from '../builder.js';
 import { inputTypeFromZod } from '../zod-input.js';
-import { idArg, inputArg } from './args.js';
+import { idArg, inputArg, meaningsAsValues } from './args.js';
 import type { CommonTypeRefs } from './common.js';
 
 export function addImportTypes(builder: Builder, common: CommonTypeRefs) {
   const importStatus = builder.enumType('ImportStatus', {
     description: 'processing (accepted, or being read) → completed or failed',
-    values: {
-      [ImportStatus.processing]: { description: 'Accepted, or being read' },
-      [ImportStatus.completed]: { description: 'Read to the end: the counts are final' },
-      [ImportStatus.failed]: { description: 'The whole file was refused: `error` says why' },
-    } as const,
+    values: meaningsAsValues(IMPORT_STATUS_MEANINGS),
   });
 
   const formatDescriptions: Record<FileFormat, string> = {

@@ -1,9 +1,9 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { z } from 'zod';
-import { InvalidStateError, NotFoundError, ValidationError } from '../../errors.js';
+import { encodingOf, type TextAnalysis } from '../../carriers/encoding.js';
+import { InvalidStateError, NotFoundError, QuotaExceededError, ValidationError } from '../../errors.js';
 import { systemClock } from '../../lib/clock.js';
 import { type PageRequest, parsePage } from '../../lib/pagination.js';
-import { encodingOf, type TextAnalysis } from '../../modules/messages/encoding.js';
 import {
   type MessageFilter,
   messageListInput,
@@ -252,8 +252,9 @@ function addMessageFields(
   builder.mutationField('sendMessage', (t) =>
     t.withAuth({ account: true }).field({
       type: acceptance,
-      description: 'Sends one SMS: stores it as queued and hands it to a worker',
-      errors: { types: [ValidationError] },
+      description:
+        'Sends one SMS: stores it as queued and hands it to a worker. Over a segment quota it answers QuotaExceededError, so each of several aliased sends answers its own result',
+      errors: { types: [ValidationError, QuotaExceededError] },
       args: {
         input: inputArg(t.arg, sendInput),
         ...argsFromZod(t.arg, z.object({ idempotencyKey: idempotencyKeyInput.nullish() })),

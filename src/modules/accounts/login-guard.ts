@@ -14,14 +14,24 @@ const GLOBAL_WINDOW_MS = 60 * 60 * 1000;
 const FAILURES_BEFORE_SLOWDOWN = 3;
 const MAX_SLOWDOWN_MS = 3_000;
 
+/** How long an address that logged in to an account stays one the e-mail's lock does not refuse. */
+export const KNOWN_ADDRESS_DAYS = 30;
+const KNOWN_ADDRESS_MS = KNOWN_ADDRESS_DAYS * 24 * 60 * 60 * 1000;
+/** The addresses remembered per e-mail, the most recent kept: a bound on the key, whatever the owner does. */
+const MAX_KNOWN_ADDRESSES = 50;
+
 /**
- * The attempts of one e-mail in the window, a sorted set dated by Tern's clock (ARGV[1]): those
+ * The attempts of one e-mail in the window, a sorted set dated by Tern's clock (ARGV[1]): an
+ * attempt from an address that logged in to the e-mail's account since ARGV[6] (KEYS[2], the
+ * addresses by their last success) is neither counted nor refused, and answers -1; else those
  * that left the window are dropped; with `max` (ARGV[3]) left the attempt is refused, answering
  * the milliseconds until the oldest leaves; else it is added (ARGV[4], unique) and 0 answered.
  * One atomic script, so however many attempts arrive at once through however many processes, no
  * more than `max` are admitted in any window.
  */
 const COUNT_EMAIL_ATTEMPT = `
+local known = redis.call('ZSCORE', KEYS[2], ARGV[5])
+if known and tonumber(known) >= tonumber(ARGV[6]) then return -1 end
 local now = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
@@ -58,6 +68,11 @@ export interface LoginAttempt {
  * passwords every 15 minutes). Attempts refused while locked are not counted and do not make the
  * lock longer; a success takes its own attempt back. The pair's window is Redis's; the e-mail's
  * is dated by Tern's clock, an hour being long enough for the processes' clocks to agree.
+ *
+ * So that a stranger cannot lock the owner out, the e-mail's lock never refuses an address that
+ * logged in to the account in the last KNOWN_ADDRESS_DAYS days: each success remembers its
+ * address (per e-mail, dated by Tern's clock, the most recent MAX_KNOWN_ADDRESSES kept), and
+ * attempts from such an address meet only the lock of their own (e-mail, address) pair.
  */
 export class LoginGuard {
   private readonly byEmailAndAddress: RateLimiterRedis;
@@ -103,9 +118,18 @@ export class LoginGuard {
   }
 
   async succeeded({ email, address, id }: LoginAttempt): Promise<void> {
+    const now = this.clock.now().getTime();
+    const known = this.knownKey(email);
     await Promise.all([
       this.byEmailAndAddress.delete(`${email}|${address}`),
       this.redis.zrem(this.emailKey(email), id),
+      this.redis
+        .multi()
+        .zadd(known, now, address)
+        .zremrangebyscore(known, '-inf', now - KNOWN_ADDRESS_MS)
+        .zremrangebyrank(known, 0, -(MAX_KNOWN_ADDRESSES + 1))
+        .pexpire(known, KNOWN_ADDRESS_MS)
+        .exec(),
     ]).catch(() => undefined);
   }
 
@@ -121,17 +145,21 @@ export class LoginGuard {
   }
 
   /** The attempt among the e-mail's; RateLimitedError, until the oldest leaves the window, when it is full. */
-  private async countForEmail({ email, id }: LoginAttempt): Promise<void> {
+  private async countForEmail({ email, address, id }: LoginAttempt): Promise<void> {
     let waitMs: unknown;
+    const now = this.clock.now().getTime();
     try {
       waitMs = await this.redis.eval(
         COUNT_EMAIL_ATTEMPT,
-        1,
+        2,
         this.emailKey(email),
-        this.clock.now().getTime(),
+        this.knownKey(email),
+        now,
         GLOBAL_WINDOW_MS,
         FAILURES_BEFORE_GLOBAL_LOCK,
         id,
+        address,
+        now - KNOWN_ADDRESS_MS,
       );
     } catch {
       return;
@@ -141,5 +169,10 @@ export class LoginGuard {
 
   private emailKey(email: string): string {
     return `${this.prefix}:login-attempts:${email}`;
+  }
+
+  /** The addresses that logged in to the e-mail's account, scored by their last success. */
+  private knownKey(email: string): string {
+    return `${this.prefix}:login-known:${email}`;
   }
 }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { analyzeText } from '../../carriers/encoding.js';
 import { perRowProbe } from '../../db/per-row-probe.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
@@ -6,7 +7,6 @@ import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { LivePublisher } from '../live/live-events.js';
-import { analyzeText } from '../messages/encoding.js';
 import {
   insertMessageRows,
   type NewMessageRow,

@@ -1,13 +1,21 @@
 import { Worker } from 'bullmq';
 import { type CampaignDispatchJob, campaignDispatchQueue } from '../../jobs/campaign-dispatch.job.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
-import type { WorkerContext } from '../../jobs/workers.js';
+import type { WorkerContext } from '../../worker-context.js';
+import type { CampaignDispatch } from './campaign-dispatch.js';
+import type { CampaignLifecycle } from './campaign-lifecycle.js';
 
 /**
  * Starts scheduled campaigns when their send_at comes and sends running campaigns batch by
  * batch; each batch schedules the next one `delay` seconds later.
  */
-export function createCampaignDispatchWorker({ deps, services }: WorkerContext): Worker<CampaignDispatchJob> {
+export function createCampaignDispatchWorker({
+  deps,
+  services,
+}: WorkerContext<{
+  campaignLifecycle: CampaignLifecycle;
+  campaignDispatch: CampaignDispatch;
+}>): Worker<CampaignDispatchJob> {
   const connection = createWorkerConnection(deps.config.redis);
   const worker = new Worker<CampaignDispatchJob>(
     campaignDispatchQueue.name,

@@ -1,7 +1,8 @@
 import { Worker } from 'bullmq';
 import { type ContactImportJob, contactImportQueue } from '../../jobs/contact-import.job.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
-import type { WorkerContext } from '../../jobs/workers.js';
+import type { WorkerContext } from '../../worker-context.js';
+import type { ContactImports } from './contact-imports.js';
 
 // BullMQ's default for how often it looks for jobs of dead workers; shorter when the lease is.
 const MAX_STALLED_INTERVAL_MS = 30_000;
@@ -12,7 +13,10 @@ const MAX_STALLED_INTERVAL_MS = 30_000;
  * its BullMQ lock; after CLAIM_LEASE_MS another worker takes the job and starts it over (the
  * killed run's transaction never committed).
  */
-export function createContactImportWorker({ deps, services }: WorkerContext): Worker<ContactImportJob> {
+export function createContactImportWorker({
+  deps,
+  services,
+}: WorkerContext<{ contactImports: ContactImports }>): Worker<ContactImportJob> {
   const connection = createWorkerConnection(deps.config.redis);
   const worker = new Worker<ContactImportJob>(
     contactImportQueue.name,

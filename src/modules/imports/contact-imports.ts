@@ -13,6 +13,7 @@ import type { IncomingFile } from '../../uploads.js';
 import { requireCampaign } from '../campaigns/campaign-lookup.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { ImportFileError } from './import-file-error.js';
+import { importJobSourcesOf } from './import-job-transitions.js';
 import { formatFromName, IMPORT_MAX_FILE_BYTES, importInput, importOptions } from './import-options.js';
 import { importInOneTransaction, type RunnableJob } from './import-transaction.js';
 import type { Uploads } from './uploads.js';
@@ -253,7 +254,7 @@ export class ContactImports {
   /** A failed job reports no counts: none of its rows were imported. */
   private async end(id: string, failure: { code: string; message: string }): Promise<void> {
     const { count } = await this.prisma.importJob.updateMany({
-      where: { id, status: 'processing' },
+      where: { id, status: { in: importJobSourcesOf('failed') } },
       data: {
         status: 'failed',
         errorCode: failure.code,

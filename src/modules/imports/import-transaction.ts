@@ -5,6 +5,7 @@ import { newIds } from '../../lib/ids.js';
 import { databaseTimeZones } from '../../lib/time-zone.js';
 import type { ImportLimits } from './contact-imports.js';
 import type { ContactRow, RowError } from './contact-rows.js';
+import { importJobMayMove, importJobSourcesOf } from './import-job-transitions.js';
 import type { FileFormat, ImportOptions } from './import-options.js';
 import { type ParsedFile, parseInThread } from './import-parser.js';
 
@@ -83,7 +84,7 @@ async function importFile(client: pg.PoolClient, run: ImportRun): Promise<Import
     'SELECT status::text AS status FROM import_jobs WHERE id = $1',
     [job.id],
   );
-  if (current.rows[0]?.status !== 'processing') return null;
+  if (!importJobMayMove(current.rows[0]?.status, 'completed')) return null;
 
   const now = clock.now();
   // Only this statement touches `contacts`, so the campaign is held for a moment, not for the whole read.
@@ -143,11 +144,15 @@ async function stageFile(
   }
 }
 
-function completeJob(client: pg.PoolClient, jobId: string, outcome: ImportOutcome, now: Date) {
-  return client.query(
+/**
+ * Moves the job to `completed` if the transition table lets it; otherwise the transaction, and
+ * the contacts it inserted, are rolled back.
+ */
+async function completeJob(client: pg.PoolClient, jobId: string, outcome: ImportOutcome, now: Date) {
+  const { rowCount } = await client.query(
     `UPDATE import_jobs SET status = 'completed', total_rows = $2, processed = $2, imported = $3, duplicates = $4, invalid = $5,
          row_errors = $6, finished_at = $7
-       WHERE id = $1`,
+       WHERE id = $1 AND status = ANY($8::"ImportStatus"[])`,
     [
       jobId,
       outcome.rows,
@@ -156,8 +161,10 @@ function completeJob(client: pg.PoolClient, jobId: string, outcome: ImportOutcom
       outcome.invalid,
       JSON.stringify(outcome.errors),
       now,
+      importJobSourcesOf('completed'),
     ],
   );
+  if (rowCount !== 1) throw new Error(`import job ${jobId} may not move to completed from its status`);
 }
 
 /** Stages a batch of contacts in the run's temporary table. */

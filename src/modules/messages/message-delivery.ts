@@ -1,10 +1,10 @@
+import type { Encoding } from '../../carriers/encoding.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
 import { countCarrierPins } from '../stats/stats-rollups.js';
 import type { MessageSubject } from '../webhooks/webhook-events.js';
-import type { Encoding } from './encoding.js';
 import { type MessageStatusChanges, STATEMENT_BATCHING } from './message-status-changes.js';
 import { EXPIRED } from './message-timing.js';
 import { senderAddress } from './reply-routing.js';

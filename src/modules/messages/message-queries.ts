@@ -1,11 +1,11 @@
 import { z } from 'zod';
+import { analyzeText, type TextAnalysis } from '../../carriers/encoding.js';
 import { NotFoundError } from '../../errors.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { MessageStatus } from '../../generated/prisma/enums.js';
 import { newestFirst, type PageArgs, type PageRequest, parsePage } from '../../lib/pagination.js';
 import { e164 } from '../../lib/phone.js';
 import { parseInput } from '../../lib/validation.js';
-import { analyzeText, type TextAnalysis } from './encoding.js';
 import { messageText } from './message-text.js';
 
 export const previewInput = z

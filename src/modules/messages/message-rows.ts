@@ -1,10 +1,10 @@
+import type { Encoding } from '../../carriers/encoding.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../lib/ids.js';
 import { countryOf } from '../../lib/phone.js';
 import { segmentReservation } from '../quotas/segment-reservation.js';
 import { addToMessageStats, messageStatsDelta, statsBucket } from '../stats/stats-rollups.js';
-import { messageStatusPayload } from '../webhooks/webhook-events.js';
-import type { Encoding } from './encoding.js';
+import { insertEvents, messageStatusPayload } from '../webhooks/webhook-events.js';
 import { DEFAULT_MESSAGE_VALIDITY } from './message-timing.js';
 
 /** A message as it is accepted: by a single send, a batch of them, or a campaign's batch. */
@@ -99,10 +99,9 @@ export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]
       SELECT account_id, ${statsBucket('created_at')} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
         COALESCE(country, '') AS country, '' AS carrier, ${messageStatsDelta('status', 1)}
       FROM inserted`)},
-    told AS (
-      INSERT INTO events (id, account_id, type, payload, campaign_id, message_id, created_at)
+    told AS (${insertEvents(Prisma.sql`
       SELECT v.event_id, v.account_id, 'message.failed', v.payload, v.campaign_id, v.id, v.created_at
-      FROM inserted i JOIN v USING (id) WHERE v.payload IS NOT NULL)
+      FROM inserted i JOIN v USING (id) WHERE v.payload IS NOT NULL`)})
     SELECT i.id, i."to", i.status::text AS status, i.account_id,
       CASE WHEN i.status <> 'failed' THEN json_build_object('reserved', d.segments, 'day_segments', r.day_segments,
         'daily_segments', r.daily_segments, 'month_segments', r.month_segments, 'monthly_segments', r.monthly_segments)

@@ -3,7 +3,7 @@ import { CarrierUnavailableError } from '../../carriers/carrier.js';
 import type { CarrierPool } from '../../carriers/carrier-pool.js';
 import { type MessageSendJob, messageSendQueue } from '../../jobs/message-send.job.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
-import type { WorkerContext } from '../../jobs/workers.js';
+import type { WorkerContext } from '../../worker-context.js';
 import type { MessageDelivery } from './message-delivery.js';
 
 type Outcome = 'done' | 'retry';
@@ -15,7 +15,11 @@ type Outcome = 'done' | 'retry';
  * duplicate and retried jobs harmless. A job whose carrier was unreachable for some of its
  * messages is retried, and then finds the others done.
  */
-export function createMessageSendWorker({ deps, services, carriers }: WorkerContext): Worker<MessageSendJob> {
+export function createMessageSendWorker({
+  deps,
+  services,
+  carriers,
+}: WorkerContext<{ messageDelivery: MessageDelivery }>): Worker<MessageSendJob> {
   const { config, logger } = deps;
   const connection = createWorkerConnection(config.redis);
   const sendOne = (messageId: string): Promise<Outcome> =>

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { analyzeText } from '../../carriers/encoding.js';
 import { isUniqueViolation } from '../../db/prisma-errors.js';
 import { ValidationError } from '../../errors.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
@@ -12,7 +13,6 @@ import type { LivePublisher } from '../live/live-events.js';
 import { type OptOuts, optedOutError } from '../opt-outs/opt-outs.js';
 import type { AccountQuotas } from '../quotas/account-quotas.js';
 import { storedWindow } from '../settings/send-window.js';
-import { analyzeText } from './encoding.js';
 import {
   type InsertedMessageRow,
   insertMessageRows,
@@ -88,7 +88,10 @@ export class MessageSending {
   private async assertDeliverable(accountId: string, to: string): Promise<void> {
     await this.quotas.assertDestinationAllowed(accountId, to);
     if (!(await this.routes.covers(to, accountId)))
-      throw new ValidationError([{ field: 'to', issue: 'no_route' }]);
+      throw new ValidationError(
+        [{ field: 'to', issue: 'no_route' }],
+        'No route covers this destination: the operator has configured no carrier for it (the number itself may be valid); ask the operator',
+      );
   }
 
   async send(accountId: string, input: unknown, key?: string | null): Promise<MessageAcceptance> {

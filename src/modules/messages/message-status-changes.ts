@@ -1,4 +1,4 @@
-import type { PrismaClient } from '../../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { Batcher } from '../../lib/batcher.js';
 import { newId } from '../../lib/ids.js';
 import type { Metrics } from '../../metrics/metrics.js';
@@ -6,6 +6,7 @@ import type { LivePublisher } from '../live/live-events.js';
 import { segmentGiveBack } from '../quotas/segment-reservation.js';
 import { countMoves } from '../stats/stats-rollups.js';
 import {
+  insertEvents,
   type MessageStatusEvent,
   type MessageSubject,
   messageStatusPayload,
@@ -117,10 +118,9 @@ export class MessageStatusChanges {
           (m.sent_at IS NOT NULL OR m.carrier IS NOT NULL OR m.error_code IS NOT DISTINCT FROM 'unknown_outcome') AS reached_carrier),
       ${segmentGiveBack},
       ${countMoves()},
-      told AS (
-        INSERT INTO events (id, account_id, type, payload, campaign_id, message_id, created_at)
+      told AS (${insertEvents(Prisma.sql`
         SELECT event_id, account_id, 'message.' || status, payload, campaign_id, id, at
-        FROM moved WHERE payload IS NOT NULL)
+        FROM moved WHERE payload IS NOT NULL`)})
       SELECT id AS message_id, account_id FROM moved`;
     this.countMoved(changes, rows);
     this.publishMoved(changes, rows);

@@ -4,7 +4,7 @@ import { NotFoundError, QuotaExceededError, ValidationError } from '../../errors
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
-import { isKnownCountry, numberFacts } from '../../lib/phone.js';
+import { claimingCountry, isKnownCountry } from '../../lib/phone.js';
 import { timeZoneInput } from '../../lib/time-zone.js';
 import { issue, parseInput } from '../../lib/validation.js';
 import type { Metrics } from '../../metrics/metrics.js';
@@ -111,7 +111,7 @@ export class AccountQuotas {
     if (!isAllowedDestination(allowed, to))
       throw new ValidationError(
         [{ field: 'to', issue: 'destination_not_allowed' }],
-        `The account may not send to ${numberFacts(to).country ?? 'this number’s country'}`,
+        `The account may not send to ${claimingCountry(to) ?? 'a number no country’s numbering plan has'}`,
       );
   }
 
@@ -233,9 +233,12 @@ function standingOf(row: QuotaRoomRow): QuotaStanding {
   };
 }
 
-/** Whether a number (E.164 digits) is in one of the allowed countries; an empty list allows all. */
+/**
+ * Whether a number (E.164 digits) is in one of the allowed countries; an empty list allows all.
+ * With a list, a number no country's numbering plan claims is in none of them.
+ */
 export function isAllowedDestination(allowed: readonly string[], to: string): boolean {
   if (allowed.length === 0) return true;
-  const country = numberFacts(to).country;
+  const country = claimingCountry(to);
   return country !== null && allowed.includes(country);
 }

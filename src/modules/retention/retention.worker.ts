@@ -1,10 +1,14 @@
 import { Worker } from 'bullmq';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
 import { type RetentionJob, RetentionJobs, retentionQueue } from '../../jobs/retention.job.js';
-import type { WorkerContext } from '../../jobs/workers.js';
+import type { WorkerContext } from '../../worker-context.js';
+import type { RetentionSweep } from './retention-sweep.js';
 
 /** Runs the retention sweep once an hour (and once as a worker starts). */
-export function createRetentionWorker({ deps, services }: WorkerContext): Worker<RetentionJob> {
+export function createRetentionWorker({
+  deps,
+  services,
+}: WorkerContext<{ retentionSweep: RetentionSweep }>): Worker<RetentionJob> {
   const connection = createWorkerConnection(deps.config.redis);
   let closing = false;
   const worker = new Worker<RetentionJob>(

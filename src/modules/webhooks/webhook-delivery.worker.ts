@@ -1,15 +1,18 @@
 import { Worker } from 'bullmq';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
 import { type WebhookDeliveryJob, webhookDeliveryQueue } from '../../jobs/webhook-delivery.job.js';
-import type { WorkerContext } from '../../jobs/workers.js';
-import { DELIVERIES_PER_JOB } from './webhook-deliveries.js';
+import type { WorkerContext } from '../../worker-context.js';
+import { DELIVERIES_PER_JOB, type WebhookDeliveries } from './webhook-deliveries.js';
 
 /**
  * Makes webhook attempts, about WEBHOOK_CONCURRENCY at once per process: each job makes a few
  * attempts side by side, and schedules the next ones itself when they are due (see
  * WebhookDeliveries).
  */
-export function createWebhookDeliveryWorker({ deps, services }: WorkerContext): Worker<WebhookDeliveryJob> {
+export function createWebhookDeliveryWorker({
+  deps,
+  services,
+}: WorkerContext<{ webhookDeliveries: WebhookDeliveries }>): Worker<WebhookDeliveryJob> {
   const connection = createWorkerConnection(deps.config.redis);
   const worker = new Worker<WebhookDeliveryJob>(
     webhookDeliveryQueue.name,

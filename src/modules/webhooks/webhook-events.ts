@@ -1,4 +1,4 @@
-import type { Prisma } from '../../generated/prisma/client.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import { newId } from '../../lib/ids.js';
 import type { CampaignStats } from '../campaigns/campaign-stats.js';
 
@@ -118,6 +118,16 @@ export function campaignStatusPayload(
   };
 }
 
+/**
+ * The one statement that writes event rows. `rows` is a query (a `SELECT` or `VALUES`) whose
+ * columns are, in this order: the event's id, account, type, payload (jsonb), campaign, message
+ * and time. `writeEvent` writes one row with it; the message statements write theirs from the
+ * rows they changed, in the same statement as the change.
+ */
+export function insertEvents(rows: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`INSERT INTO events (id, account_id, type, payload, campaign_id, message_id, created_at) ${rows}`;
+}
+
 /** Writes an event row inside the transaction of the change it tells of. */
 export async function writeEvent<Type extends EventType>(
   tx: Prisma.TransactionClient,
@@ -130,17 +140,12 @@ export async function writeEvent<Type extends EventType>(
     at: Date;
   },
 ): Promise<void> {
-  await tx.event.create({
-    data: {
-      id: newId('evt'),
-      accountId: event.accountId,
-      type: event.type,
-      payload: event.payload,
-      campaignId: event.campaignId,
-      messageId: event.messageId ?? null,
-      createdAt: event.at,
-    },
-  });
+  await tx.$executeRaw(
+    insertEvents(
+      Prisma.sql`VALUES (${newId('evt')}, ${event.accountId}, ${event.type}, ${JSON.stringify(event.payload)}::jsonb,
+        ${event.campaignId}, ${event.messageId ?? null}, ${event.at.toISOString()}::timestamptz)`,
+    ),
+  );
 }
 
 /** A registration may subscribe to the message kinds only. */

@@ -8,7 +8,6 @@ const sendMessage = {
   status: 202,
   omitNull: ['campaign', 'send_at'],
   responseHeaders: { replayed: 'Idempotent-Replayed' },
-  spendsQuota: true,
 } as const;
 
 export const messageRoutes: readonly RestRoute[] = [

@@ -1,4 +1,4 @@
-import { MessageEncoding } from '../../generated/prisma/enums.js';
+import { MessageEncoding } from '../generated/prisma/enums.js';
 
 /**
  * GSM 03.38 and the SMS segment sizes: which encoding a text takes, how many segments it is,
