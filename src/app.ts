@@ -4,6 +4,7 @@ import { CarrierPool } from './carriers/carrier-pool.js';
 import { defaultCarrierConflict, defaultCarrierUrl } from './carriers/index.js';
 import { ConfigError } from './config/environment.js';
 import type { Role } from './config.js';
+import { readDatabaseTimeZones } from './db/time-zones.js';
 import type { Dependencies } from './deps.js';
 import { closeDependencies } from './deps.js';
 import { createSchema } from './graphql/schema.js';
@@ -81,6 +82,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
     healthDetail: () => healthDetail(deps, everyCarrier),
     async start() {
       if (deps.redis.status === 'wait') await deps.redis.connect();
+      await readDatabaseTimeZones(deps.pool);
       await services.carrierCatalog.ensureDefault(
         defaultCarrierUrl(deps.config),
         deps.config.carrierMaxPerSecond,

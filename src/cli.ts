@@ -4,6 +4,7 @@ import { GROUPS } from './cli/commands.js';
 import { ConfigError, environmentWithDotEnv } from './config/environment.js';
 import { loadConfig } from './config.js';
 import { checkTernDatabase, NotTernDatabaseError } from './db/tern-database.js';
+import { readDatabaseTimeZones } from './db/time-zones.js';
 import { closeDependencies, createDependencies } from './deps.js';
 import { AppError, ValidationError } from './errors.js';
 import { UnreachableError } from './lib/unreachable.js';
@@ -128,6 +129,7 @@ async function main(argv: string[]): Promise<void> {
   await checkTernDatabase(config.directDatabaseUrl);
   const deps = createDependencies(config);
   try {
+    await readDatabaseTimeZones(deps.pool);
     await parsed.command.run(createServices(deps), parsed.values);
   } finally {
     await closeDependencies(deps);

@@ -121,4 +121,15 @@ describe('a tenant flipping its time zone', () => {
       usage: { todaySegments: 1 },
     });
   });
+
+  it('is fixed by the first change of the limits, not by a look at them', async () => {
+    const account = await t.createAccount();
+    const limits = t.tern.services.accountQuotas;
+    expect((await limits.setLimits(account.account, {})).timezone).toBe('UTC');
+    expect((await api(account, 'PATCH', '/v1/settings', { timezone: 'Asia/Tokyo' })).status).toBe(200);
+    expect((await limits.setLimits(account.account, {})).timezone).toBe('Asia/Tokyo');
+    expect((await limits.setLimits(account.account, { dailySegments: 3 })).timezone).toBe('Asia/Tokyo');
+    expect((await api(account, 'PATCH', '/v1/settings', { timezone: 'UTC' })).status).toBe(200);
+    expect((await api(account, 'GET', '/v1/settings')).body.limits.timezone).toBe('Asia/Tokyo');
+  });
 });

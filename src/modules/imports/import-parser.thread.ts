@@ -1,4 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { knowDatabaseTimeZones } from '../../lib/time-zone.js';
 import { type ContactRow, ContactRowMapper } from './contact-rows.js';
 import { ImportFileError } from './import-file-error.js';
 import {
@@ -13,6 +14,7 @@ import { readSheetRows } from './sheet-reader.js';
 // and hands them over a batch at a time, each after the previous one was taken.
 
 const input = workerData as ParserInput;
+if (input.databaseTimeZones) knowDatabaseTimeZones(input.databaseTimeZones);
 const port = parentPort!;
 const send = (message: ParserMessage) => port.postMessage(message);
 

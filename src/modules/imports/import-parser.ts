@@ -10,6 +10,8 @@ export interface ParserInput {
   format: FileFormat;
   options: ImportOptions;
   maxInflatedBytes: number;
+  /** The time zones PostgreSQL knows, for the thread's check of a timezone column (src/lib/time-zone.ts). */
+  databaseTimeZones: string[] | null;
 }
 
 /** What a file holds once read: the counts only the file decides, and the first row errors. */

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { Clock } from '../../lib/clock.js';
 import { newIds } from '../../lib/ids.js';
+import { databaseTimeZones } from '../../lib/time-zone.js';
 import type { ImportLimits } from './contact-imports.js';
 import type { ContactRow, RowError } from './contact-rows.js';
 import { importJobMayMove, importJobSourcesOf } from './import-job-transitions.js';
@@ -119,6 +120,7 @@ async function stageFile(
     format: job.fileFormat as FileFormat,
     options: job.options as unknown as ImportOptions,
     maxInflatedBytes: limits.maxInflatedBytes,
+    databaseTimeZones: databaseTimeZones(),
   });
   try {
     let step = await parsing.next();

@@ -73,12 +73,15 @@ export class AccountQuotas {
   /**
    * The operator's change of an account's limits; answers them as they are now. An account
    * without its row (made before quotas existed) has no limits and every country until then.
-   * The quota zone is fixed the first time: the one named, else the account's own time zone then.
+   * The quota zone is fixed by the first change: the one named, else the account's own time zone
+   * then. No change at all only reads them.
    */
   async setLimits(accountId: string, input: unknown): Promise<QuotaView['limits']> {
     const { timezone, ...data } = parseInput(quotaLimitsInput, input);
     const [row] = await quotaRooms(this.prisma, [accountId], this.clock.now());
     if (!row) throw new NotFoundError('Account');
+    if (timezone === undefined && Object.values(data).every((value) => value === undefined))
+      return (await this.view(accountId)).limits;
     await this.prisma.accountQuota.upsert({
       where: { accountId },
       create: { accountId, ...data, timezone: timezone ?? row.timezone },

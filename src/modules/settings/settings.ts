@@ -9,7 +9,10 @@ import { sendWindowInput } from './send-window.js';
 export const updateSettingsInput = z
   .strictObject({
     timezone: timeZoneInput
-      .meta({ description: 'An IANA time zone name: days, months and send windows are read in it' })
+      .meta({
+        description:
+          'An IANA time zone name PostgreSQL knows too: statistics’ days and send windows are read in it; quota days and months are those of limits.timezone',
+      })
       .optional(),
     defaultSender: z
       .string()
