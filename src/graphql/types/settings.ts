@@ -89,6 +89,33 @@ export function addSettingsTypes(builder: Builder, windows: SendWindowTypeRefs) 
     sendWindow: windows.sendWindowInput,
   });
 
+  builder.queryField('settings', (t) =>
+    t.withAuth({ account: true }).prismaField({
+      type: 'AccountSettings',
+      description: "The account's settings",
+      resolve: (query, _root, _args, { accountId, services }) => services.settings.get(accountId, query),
+    }),
+  );
+
+  builder.mutationField('updateSettings', (t) =>
+    t.withAuth({ account: true }).prismaField({
+      type: 'AccountSettings',
+      description: 'Changes the time zone or the default sender',
+      // A bad value is all a change of settings can fail on: every account has its settings row.
+      errors: { types: [ValidationError] },
+      args: {
+        input: inputArg(t.arg, updateSettingsInput),
+      },
+      resolve: (query, _root, { input }, { accountId, services }) =>
+        services.settings.update(accountId, input, query),
+    }),
+  );
+
+  addTwoFactorFields(builder);
+}
+
+/** Two-factor login's types and mutations: set up, confirm, turn off. */
+function addTwoFactorFields(builder: Builder) {
   const twoFactorSetup = builder.objectRef<TwoFactorSetup>('TwoFactorSetup').implement({
     description: 'A new TOTP secret (SHA-1, 6 digits, 30 s), not in force until a code of it is confirmed',
     fields: (t) => ({
@@ -129,28 +156,6 @@ export function addSettingsTypes(builder: Builder, windows: SendWindowTypeRefs) 
   });
 
   const codeInput = inputTypeFromZod(builder, 'TwoFactorCodeInput', twoFactorCodeInput);
-
-  builder.queryField('settings', (t) =>
-    t.withAuth({ account: true }).prismaField({
-      type: 'AccountSettings',
-      description: "The account's settings",
-      resolve: (query, _root, _args, { accountId, services }) => services.settings.get(accountId, query),
-    }),
-  );
-
-  builder.mutationField('updateSettings', (t) =>
-    t.withAuth({ account: true }).prismaField({
-      type: 'AccountSettings',
-      description: 'Changes the time zone or the default sender',
-      // A bad value is all a change of settings can fail on: every account has its settings row.
-      errors: { types: [ValidationError] },
-      args: {
-        input: inputArg(t.arg, updateSettingsInput),
-      },
-      resolve: (query, _root, { input }, { accountId, services }) =>
-        services.settings.update(accountId, input, query),
-    }),
-  );
 
   builder.mutationField('setUpTwoFactor', (t) =>
     t.withAuth({ account: true }).field({
