@@ -10,7 +10,7 @@ export const LOGIN = `mutation ($input: LoginInput!) {
 
 const ROW = 'messages segments delivered failed replies optOuts';
 
-export const NUMBERS = `query ($from: String, $to: String, $interval: StatsInterval) {
+export const NUMBERS = `query ($from: DateTime, $to: DateTime, $interval: StatsInterval) {
   overview: messageStats(from: $from, to: $to, interval: $interval, groupBy: [STATUS]) {
     ... on MessageStats { from to timezone buckets { start ${ROW} queued sent scheduled } totals { ${ROW} } }
     ... on Error { message }
