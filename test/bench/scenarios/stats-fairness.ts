@@ -10,6 +10,9 @@ const SAMPLES = 200;
 /** Documents the attacker keeps in flight, each of ALIASES splits by country over DAYS days. */
 const ATTACKERS = 6;
 const ALIASES = 10;
+/** The default request budget (RATE_LIMIT_MAX 600 a minute): the most the attacker may send. */
+const REQUESTS_PER_MINUTE = 600;
+const PACE_MS = (ATTACKERS * 60_000) / REQUESTS_PER_MINUTE;
 
 const SPLITS = `query ($from: DateTime, $to: DateTime) {
 ${Array.from(
@@ -85,6 +88,7 @@ function attack(service: Service, authorization: string) {
   };
   const loops = Array.from({ length: ATTACKERS }, async () => {
     while (running) {
+      const started = performance.now();
       const response = await fetch(`${service.url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization },
@@ -92,6 +96,9 @@ function attack(service: Service, authorization: string) {
       });
       await response.arrayBuffer();
       answers.set(response.status, (answers.get(response.status) ?? 0) + 1);
+      // Together the loops send at the request budget's pace (RATE_LIMIT_MAX a window), no faster.
+      const wait = PACE_MS - (performance.now() - started);
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     }
   });
   return {
@@ -105,11 +112,15 @@ function attack(service: Service, authorization: string) {
 
 export const statsFairness: RunnableScenario = {
   name: 'stats-fairness',
-  describe: `another tenant's GET /v1/settings, quiet and while an attacker keeps ${ATTACKERS} documents of ${ALIASES} aliased splits by country over ${DAYS} days (${(DAYS * 96 * COUNTRIES * 4).toLocaleString('en')} rollup rows) in flight, its statistics budget lifted`,
+  describe: `another tenant's GET /v1/settings, quiet and while an attacker keeps ${ATTACKERS} documents of ${ALIASES} aliased splits by country over ${DAYS} days (${(DAYS * 96 * COUNTRIES * 4).toLocaleString('en')} rollup rows) in flight, at the default request budget's pace, its statistics budget lifted`,
   async run(bench, layout): Promise<ReadResult> {
     await seed(bench);
-    // The budget is lifted so that what holds is the rest: slots, the pool, the time limit.
-    const service = await bench.startGateway(layout, { workers: false, env: { STATS_BUDGET: '100000000' } });
+    // The statistics budget is lifted so that what holds is the rest (slots, the pool, the time
+    // limit); the request budget is the default one, which the attacker spends at its pace.
+    const service = await bench.startGateway(layout, {
+      workers: false,
+      env: { STATS_BUDGET: '100000000', RATE_LIMIT_MAX: String(REQUESTS_PER_MINUTE) },
+    });
     try {
       const attacker = await bench.bearer(service);
       const victim = await otherTenant(bench, service);
