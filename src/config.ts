@@ -93,6 +93,10 @@ export interface Config {
   webhookConcurrency: number;
   /** GraphQL subscriptions one account may have open at once, across every process. */
   subscriptionsPerAccount: number;
+  /** What bounds one account's statistics reads (src/modules/stats/stats-reads.ts). */
+  statsReads: { concurrency: number; budget: number; statementTimeoutMs: number };
+  /** PostgreSQL connections per process for statistics reads, beside DATABASE_POOL_SIZE. */
+  statsPoolSize: number;
   /** AES-256-GCM key that seals the accounts' webhook signing secrets at rest. */
   webhookSecretKey: Buffer;
   /** AES-256-GCM key that seals the carriers' passwords at rest. */
@@ -222,6 +226,12 @@ function limitSettings(env: Environment) {
     sendMessageRateLimitMax: env.RATE_LIMIT_SEND_MESSAGE_MAX,
     loginRateLimitMax: env.RATE_LIMIT_LOGIN_MAX,
     subscriptionsPerAccount: env.SUBSCRIPTIONS_PER_ACCOUNT,
+    statsReads: {
+      concurrency: env.STATS_CONCURRENCY_PER_ACCOUNT,
+      budget: env.STATS_BUDGET,
+      statementTimeoutMs: env.STATS_STATEMENT_TIMEOUT_MS,
+    },
+    statsPoolSize: env.STATS_POOL_SIZE,
   };
 }
 

@@ -22,6 +22,11 @@ export interface Dependencies {
    * and for the credential lookups of every request, where its per-query cost would dominate.
    */
   pool: pg.Pool;
+  /**
+   * The statistics reads' own connections (STATS_POOL_SIZE), so that however many arrive they
+   * never hold those sends and logins need; waiting for one is bounded by the statements' time limit.
+   */
+  statsPool: pg.Pool;
   /** For commands on the request path: fails fast instead of queueing while Redis is away. */
   redis: Redis;
   /**
@@ -61,12 +66,20 @@ export function createDependencies(
     queue.on('error', (error) => logger.warn({ err: error, queue: queue.name }, 'queue error'));
   }
   const pool = createPool(config.databaseUrl, config.databasePoolSize);
+  const statsPool = createPool(
+    config.databaseUrl,
+    config.statsPoolSize,
+    config.statsReads.statementTimeoutMs,
+  );
+  // An idle connection that fails (the server restarted) is dropped by the pool; say so, not crash.
+  statsPool.on('error', (error) => logger.warn({ err: error }, 'statistics pool connection error'));
   return {
     config,
     logger,
     clock: overrides.clock ?? systemClock,
     prisma: createPrismaClient(pool),
     pool,
+    statsPool,
     redis,
     subscriber,
     queues,
@@ -79,6 +92,6 @@ export async function closeDependencies(deps: Dependencies): Promise<void> {
   // Only a ready connection can quit politely; one still connecting would be kept alive by quit().
   const redisClosed =
     deps.redis.status === 'ready' ? deps.redis.quit() : Promise.resolve(deps.redis.disconnect());
-  await Promise.allSettled([deps.prisma.$disconnect(), redisClosed]);
+  await Promise.allSettled([deps.prisma.$disconnect(), deps.statsPool.end(), redisClosed]);
   deps.subscriber.disconnect();
 }

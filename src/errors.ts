@@ -229,8 +229,11 @@ export class ForbiddenError extends AppError {
 }
 
 export class RateLimitedError extends AppError {
-  constructor(readonly retryAfterSeconds: number) {
-    super('rate_limited', 'Too many requests');
+  constructor(
+    readonly retryAfterSeconds: number,
+    message = 'Too many requests',
+  ) {
+    super('rate_limited', message);
   }
 }
 

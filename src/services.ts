@@ -39,6 +39,7 @@ import { RetentionSweep } from './modules/retention/retention-sweep.js';
 import { Settings } from './modules/settings/settings.js';
 import { DeliveryTimes } from './modules/stats/delivery-times.js';
 import { MessageStats } from './modules/stats/message-stats.js';
+import { StatsReads } from './modules/stats/stats-reads.js';
 import { Templates } from './modules/templates/templates.js';
 import { WebhookDeliveries } from './modules/webhooks/webhook-deliveries.js';
 import { WebhookSecrets } from './modules/webhooks/webhook-secrets.js';
@@ -139,6 +140,7 @@ export function createServices(deps: Dependencies): Services {
       messageCancellation: messages.messageCancellation,
     }),
     ...webhookServices(deps, { webhookDeliveryJobs: jobs.webhookDeliveryJobs, logger }),
+    ...statsServices(deps, logger),
     optOuts,
     accountQuotas,
     settings: new Settings(prisma),
@@ -326,8 +328,21 @@ function campaignServices(
       logger: logger('campaigns'),
     }),
     campaignStatsReader: new CampaignStatsReader(prisma),
-    messageStats: new MessageStats(prisma, clock),
-    deliveryTimes: new DeliveryTimes(prisma, clock),
+  };
+}
+
+/** The statistics reads, all through one gate (src/modules/stats/stats-reads.ts). */
+function statsServices({ prisma, clock, config, redis, statsPool }: Dependencies, logger: ModuleLogger) {
+  const reads = new StatsReads({
+    pool: statsPool,
+    redis,
+    prefix: config.redisPrefix,
+    limits: { ...config.statsReads, windowSeconds: config.rateLimitWindowSeconds },
+    logger: logger('stats'),
+  });
+  return {
+    messageStats: new MessageStats(prisma, clock, reads),
+    deliveryTimes: new DeliveryTimes(prisma, clock, reads),
   };
 }
 

@@ -111,7 +111,7 @@ describe('errors of the request itself', () => {
     expect(response.body.error.code).toBe('method_not_allowed');
   });
 
-  it('answers 405 with Allow to TRACE, OPTIONS and HEAD on a known /v1 path, one with an id too', async () => {
+  it('answers 405 with Allow to TRACE, OPTIONS, QUERY and HEAD on a known /v1 path, one with an id too', async () => {
     const campaign = (
       await t.request('POST', '/v1/campaigns', { token: alice.token, body: { name: 'Methods' } })
     ).body.campaign;
@@ -136,6 +136,9 @@ describe('errors of the request itself', () => {
       ['TRACE', '/v1/settings', 'GET, PATCH, HEAD'],
       ['OPTIONS', '/v1/settings', 'GET, PATCH, HEAD'],
       ['TRACE', `/v1/campaigns/${campaign}`, 'GET, PATCH, DELETE, HEAD'],
+      ['QUERY', '/v1/settings', 'GET, PATCH, HEAD'],
+      ['QUERY', '/v1/stats/messages', 'GET, HEAD'],
+      ['QUERY', `/v1/campaigns/${campaign}`, 'GET, PATCH, DELETE, HEAD'],
       ['OPTIONS', '/v1/messages/send', 'POST'],
       ['HEAD', '/v1/messages/send', 'POST'],
     ] as const) {

@@ -10,7 +10,7 @@ let t: TestTern;
 let alice: TestAccount;
 let bob: TestAccount;
 
-const STATS = `query ($from: String, $to: String, $interval: StatsInterval, $campaign: ID, $groupBy: [StatsGroup!]) {
+const STATS = `query ($from: DateTime, $to: DateTime, $interval: StatsInterval, $campaign: ID, $groupBy: [StatsGroup!]) {
   messageStats(from: $from, to: $to, interval: $interval, campaign: $campaign, groupBy: $groupBy) {
     __typename
     ... on MessageStats { from to timezone interval
@@ -21,7 +21,7 @@ const STATS = `query ($from: String, $to: String, $interval: StatsInterval, $cam
   }
 }`;
 
-const TIMES = `query ($from: String!, $to: String!, $campaign: ID) {
+const TIMES = `query ($from: DateTime!, $to: DateTime!, $campaign: ID) {
   deliveryTimes(from: $from, to: $to, campaign: $campaign) {
     ... on DeliveryTimes { delivered p50 p90 p99 }
   }
@@ -191,6 +191,62 @@ describe('messageStats after a mixed run', () => {
       expect(new Set(counted.map((row) => row.country))).toContain('BR');
     },
   );
+
+  it('counts a repeated group once, through /v1 and GraphQL', async () => {
+    const range = 'from=2026-05-31T00:00:00Z&to=2026-06-05T00:00:00Z&interval=DAY';
+    for (const [repeated, once] of [
+      ['CAMPAIGN,STATUS,CAMPAIGN', 'CAMPAIGN,STATUS'],
+      ['CARRIER,CARRIER', 'CARRIER'],
+      ['COUNTRY,CARRIER,COUNTRY,CARRIER', 'COUNTRY,CARRIER'],
+    ]) {
+      const twice = await t.request('GET', `/v1/stats/messages?${range}&group_by=${repeated}`, {
+        token: alice.token,
+      });
+      expect(twice.status, repeated).toBe(200);
+      const single = await t.request('GET', `/v1/stats/messages?${range}&group_by=${once}`, {
+        token: alice.token,
+      });
+      expect({ ...twice.body, request: null }).toEqual({ ...single.body, request: null });
+      expect(twice.body.buckets.length).toBeGreaterThan(0);
+      const graphql = await stats(alice, {
+        from: '2026-05-31T00:00:00Z',
+        to: '2026-06-05T00:00:00Z',
+        groupBy: repeated!.split(','),
+      });
+      expect(graphql.__typename, repeated).toBe('MessageStats');
+      expect(graphql.totals.length).toBe(single.body.totals.length);
+    }
+  });
+
+  it('takes /v1 values in lower case, as every other /v1 value is, and upper case still', async () => {
+    const range = 'from=2026-05-31T00:00:00Z&to=2026-06-05T00:00:00Z';
+    const lower = await t.request(
+      'GET',
+      `/v1/stats/messages?${range}&interval=hour&group_by=status,country`,
+      {
+        token: alice.token,
+      },
+    );
+    expect(lower.status).toBe(200);
+    const upper = await t.request(
+      'GET',
+      `/v1/stats/messages?${range}&interval=HOUR&group_by=STATUS,COUNTRY`,
+      {
+        token: alice.token,
+      },
+    );
+    expect({ ...lower.body, request: null }).toEqual({ ...upper.body, request: null });
+    expect(lower.body.buckets.some((row: Counted) => row.country === 'BR' && row.queued !== null)).toBe(true);
+    for (const group of ['carrier', 'campaign']) {
+      const split = await t.request('GET', `/v1/stats/messages?${range}&group_by=${group}`, {
+        token: alice.token,
+      });
+      expect(split.status, group).toBe(200);
+    }
+    const wrong = await t.request('GET', `/v1/stats/messages?${range}&interval=week`, { token: alice.token });
+    expect(wrong.status).toBe(422);
+    expect(wrong.body.error.message).toContain('one of: day, hour');
+  });
 
   it('counts replies and new opt-outs where they arrived, and the totals add the buckets up', async () => {
     const answer = await stats(alice, { from: '2026-05-31T00:00:00Z', to: '2026-06-05T00:00:00Z' });

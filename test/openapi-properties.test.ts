@@ -246,3 +246,56 @@ describe('query strings and ids generated from /v1/openapi.json', () => {
     },
   );
 });
+
+describe('what the document says Tern refuses', () => {
+  const paths = document.paths as Record<string, Record<string, Schema>>;
+  const body = (path: string, method: string) =>
+    paths[path]![method]!.requestBody.content['application/json'].schema as Schema;
+
+  it("writes a phone's pattern, and Tern refuses exactly what it does not match", async () => {
+    const phone = body('/v1/campaigns/{campaign}/contacts', 'post').properties.phone as Schema;
+    expect(phone.pattern).toBeDefined();
+    const pattern = new RegExp(phone.pattern);
+    const campaign = (
+      await t.request('POST', '/v1/campaigns', { token: alice.token, body: { name: 'Pattern' } })
+    ).body.campaign;
+    for (const written of ['abc', '+0123456789', '12345', '+44 20 x 7946 0958', '++442079460958']) {
+      expect(pattern.test(written), written).toBe(false);
+      const response = await t.request('POST', `/v1/campaigns/${campaign}/contacts`, {
+        token: alice.token,
+        body: { phone: written },
+      });
+      expect(response.status, written).toBe(422);
+      expect(response.body.error.details, written).toEqual([{ field: 'phone', issue: 'invalid_e164' }]);
+    }
+    for (const written of ['+44 (20) 7946-0958', ' 44.20.7946.0959 ', '+1 202 555 0101']) {
+      expect(pattern.test(written), written).toBe(true);
+      const response = await t.request('POST', `/v1/campaigns/${campaign}/contacts`, {
+        token: alice.token,
+        body: { phone: written },
+      });
+      expect(response.status, written).toBe(201);
+    }
+  });
+
+  it('says that a send window may not end where it starts, which Tern refuses', async () => {
+    const window = body('/v1/settings', 'patch').properties.send_window.anyOf.find(
+      (member: Schema) => member.type === 'object',
+    ) as Schema;
+    expect(window.properties.end.description).toContain('not the same as `start`');
+    const response = await t.request('PATCH', '/v1/settings', {
+      token: alice.token,
+      body: { send_window: { days: ['mon'], start: '09:00', end: '09:00' } },
+    });
+    expect(response.status).toBe(422);
+    expect(response.body.error.details).toEqual([{ field: 'send_window.end', issue: 'invalid_value' }]);
+  });
+
+  it('says when an import needs file_format: a file name without .csv, .txt or .xlsx', () => {
+    const form = paths['/v1/campaigns/{campaign}/contacts/import']!.post!.requestBody.content[
+      'multipart/form-data'
+    ].schema as Schema;
+    const format = (form.properties.file_format as Schema).anyOf.find((member: Schema) => member.enum);
+    expect(format.description).toMatch(/required when the name ends in none of them/);
+  });
+});

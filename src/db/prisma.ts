@@ -9,8 +9,8 @@ import { PrismaClient } from '../generated/prisma/client.js';
  * is missing on the next), locks are taken for a transaction, settings with SET LOCAL, and what
  * needs a session (migrations) connects to DIRECT_DATABASE_URL instead.
  */
-export function createPool(databaseUrl: string, poolSize = 10): pg.Pool {
-  return new pg.Pool({ connectionString: databaseUrl, max: poolSize });
+export function createPool(databaseUrl: string, poolSize = 10, connectionTimeoutMillis = 0): pg.Pool {
+  return new pg.Pool({ connectionString: databaseUrl, max: poolSize, connectionTimeoutMillis });
 }
 
 /** Prisma on the process's pool, which it ends on $disconnect. */

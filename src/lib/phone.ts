@@ -7,6 +7,9 @@ import { issue } from './validation.js';
 /** E.164 as a client may write it: 7 to 15 digits, the first not 0, with or without a leading `+`. */
 export const E164_WRITTEN = /^\+?[1-9][0-9]{6,14}$/;
 
+/** The same as people may write it (what `normalizedPhone` takes): E.164 with spaces, dashes, dots and parentheses anywhere. */
+export const PHONE_WRITTEN = /^[\s\-.()]*\+?[\s\-.()]*[1-9](?:[\s\-.()]*[0-9]){6,14}[\s\-.()]*$/;
+
 export const E164_EXPECTED = '7–15 digits, optional leading +';
 
 /** A number in E.164, with or without `+`; it comes out as digits, which is how it is stored and shown. */
@@ -27,7 +30,8 @@ export const e164 = z
 export const normalizedPhone = z
   .string()
   .transform((value) => value.trim().replace(/[\s\-.()]/g, ''))
-  .pipe(e164);
+  .pipe(e164)
+  .meta({ pattern: PHONE_WRITTEN.source });
 
 /**
  * The ISO 3166 country a number (E.164 digits) belongs to: the one its numbering plan names when

@@ -196,8 +196,10 @@ function parameter(
 ) {
   const zod = argumentOf(operation, variable, schema)?.extensions[ZOD_EXTENSION] as z.ZodType | undefined;
   if (zod) {
-    const { description, ...rules } = nonNull(jsonSchemaOf(zod));
-    // A list in a query parameter is written comma-separated (group_by=STATUS,COUNTRY).
+    const { description, ...read } = nonNull(jsonSchemaOf(zod));
+    const type = operation.variableTypes.get(variable);
+    const rules = type && isEnumType(getNamedType(type)) ? inLowerCase(read) : read;
+    // A list in a query parameter is written comma-separated (group_by=status,country).
     const list = rules.type === 'array' ? { style: 'form', explode: false } : {};
     return { name, in: where, required, ...(description ? { description } : {}), ...list, schema: rules };
   }
@@ -205,6 +207,20 @@ function parameter(
     throw new Error(`query parameter ${name}: its argument was not made from a zod schema`);
   const type = operation.variableTypes.get(variable);
   return { name, in: where, required, schema: type ? inputSchema(type) : { type: 'string' } };
+}
+
+/**
+ * An enum's values as /v1 writes them, in lower case (the runner takes them in any case, so the
+ * upper case of GraphQL still works).
+ */
+function inLowerCase(schema: JsonSchema): JsonSchema {
+  const lower = (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value);
+  return {
+    ...schema,
+    ...(Array.isArray(schema.enum) ? { enum: schema.enum.map(lower) } : {}),
+    ...(schema.default === undefined ? {} : { default: lower(schema.default) }),
+    ...(schema.items ? { items: inLowerCase(schema.items as JsonSchema) } : {}),
+  };
 }
 
 /** The argument of the operation's root field that the variable is passed to. */

@@ -7,6 +7,7 @@ import {
   type ExecutionResult,
   execute,
   type FragmentDefinitionNode,
+  type GraphQLError,
   type GraphQLInputType,
   type GraphQLSchema,
   getNamedType,
@@ -21,7 +22,7 @@ import {
   validate,
   visit,
 } from 'graphql';
-import { MAX_ISSUE_DETAILS } from '../errors.js';
+import { MAX_ISSUE_DETAILS, ValidationError } from '../errors.js';
 import type { Context } from '../graphql/context.js';
 import { domainCheckedSchema } from '../graphql/domain-checked-schema.js';
 
@@ -30,7 +31,7 @@ export const OPERATIONS_DIR = new URL('../../schema/operations/', import.meta.ur
 export interface VariableProblem {
   /** Dotted path of the offending field, as the client named it. */
   path: string[];
-  kind: 'required' | 'unknown_field' | 'invalid_value';
+  kind: 'required' | 'unknown_field' | 'invalid_value' | 'invalid_format';
   /** An enum's values, for a value that is not one of them. */
   allowed?: string[];
   /** The fields the input object does define, for a field it does not. */
@@ -155,7 +156,7 @@ const ENOUGH_PROBLEMS = Symbol('enough problems');
 function coerceVariable(value: unknown, type: GraphQLInputType, name: string, problems: VariableProblem[]) {
   coerceInputValue(value, type, (path, _invalid, error) => {
     if (problems.length > MAX_ISSUE_DETAILS) throw ENOUGH_PROBLEMS;
-    problems.push(problemOf(type, [name, ...path.map(String)], path, error.message));
+    problems.push(problemOf(type, [name, ...path.map(String)], path, error));
   });
 }
 
@@ -164,8 +165,9 @@ function problemOf(
   type: GraphQLInputType,
   fieldPath: string[],
   path: readonly (string | number)[],
-  message: string,
+  error: GraphQLError,
 ): VariableProblem {
+  const { message } = error;
   const named = /^Field "([^"]+)"/.exec(message)?.[1];
   if (named && /is not defined by type/.test(message)) {
     const inputType = getNamedType(typeAt(type, path));
@@ -174,8 +176,15 @@ function problemOf(
   }
   if (named && /of required type/.test(message)) return { path: [...fieldPath, named], kind: 'required' };
   const target = getNamedType(typeAt(type, path));
-  const allowed = isEnumType(target) ? target.getValues().map((value) => value.name) : undefined;
-  return { path: fieldPath, kind: 'invalid_value', ...(allowed ? { allowed } : {}) };
+  // As /v1 writes them: in lower case (an enum's value is taken in any case).
+  const allowed = isEnumType(target)
+    ? target.getValues().map((value) => value.name.toLowerCase())
+    : undefined;
+  // A scalar that says what is wrong (a DateTime without an offset) is taken at its word.
+  const scalarIssue =
+    error.originalError instanceof ValidationError ? error.originalError.details[0]?.issue : undefined;
+  const kind = scalarIssue === 'invalid_format' ? scalarIssue : 'invalid_value';
+  return { path: fieldPath, kind, ...(allowed ? { allowed } : {}) };
 }
 
 /** The type of the value at `path` inside a value of `type` (list indexes and input fields). */

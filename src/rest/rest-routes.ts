@@ -2,11 +2,13 @@ import { createReadStream } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   type ExecutionResult,
+  type GraphQLEnumType,
   type GraphQLError,
   type GraphQLInputType,
   type GraphQLSchema,
   getNamedType,
   getNullableType,
+  isEnumType,
   isInputObjectType,
   isInterfaceType,
   isListType,
@@ -33,7 +35,8 @@ type ContextFactory = (request: FastifyRequest, reply: FastifyReply) => Promise<
 
 // Every method Fastify routes; a known path answers 405 to those it does not serve (TRACE and
 // OPTIONS included: the API has no CORS preflight to answer, and TRACE only echoes requests).
-const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'] as const;
+// QUERY (RFC 10008, a safe method with a body) is one Fastify routes, so it gets its 405 like the others.
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'QUERY'] as const;
 
 /** Mounts every route of the table on Fastify, plus a 405 for the other methods of each path. */
 export function registerRestRoutes(
@@ -103,12 +106,11 @@ export function registerRestRoutes(
       (method) => !methods.has(method) && !(method === 'HEAD' && methods.has('GET')),
     );
     if (others.length === 0) continue;
-    app.route({
-      method: others,
-      url: path,
-      handler: async (_request, reply) =>
-        sendError(reply.header('allow', allowed), 'method_not_allowed', `Use one of: ${allowed}`),
-    });
+    const refuse = async (_request: FastifyRequest, reply: FastifyReply) =>
+      sendError(reply.header('allow', allowed), 'method_not_allowed', `Use one of: ${allowed}`);
+    // Refused on arrival, before its body is read: a body the path would not take anyway (a
+    // QUERY's, without a content type) must not turn the 405 into a 400.
+    app.route({ method: others, url: path, onRequest: refuse, handler: refuse });
   }
 }
 
@@ -213,10 +215,15 @@ function uploadOf(fieldName: string, file: NonNullable<MultipartForm['file']>): 
 /** Query strings and form fields carry text; numbers and booleans are read as such where the type wants them. */
 function fromText(value: string, type: GraphQLInputType | undefined): unknown {
   const nullable = type ? getNullableType(type) : undefined;
-  // A list in a query parameter is written comma-separated: group_by=COUNTRY,CARRIER.
+  // A list in a query parameter is written comma-separated: group_by=country,carrier.
   if (nullable && isListType(nullable))
     return value === '' ? [] : value.split(',').map((item) => fromText(item, nullable.ofType));
-  const named = type ? getNamedType(type).name : 'String';
+  const namedType = type ? getNamedType(type) : undefined;
+  if (namedType && isEnumType(namedType)) return enumValueOf(namedType, value);
+  return scalarFromText(value, namedType?.name ?? 'String');
+}
+
+function scalarFromText(value: string, named: string): unknown {
   if (
     (named === 'Int' && /^-?\d{1,15}$/.test(value)) ||
     (named === 'Float' && value.trim() !== '' && Number.isFinite(Number(value)))
@@ -225,6 +232,12 @@ function fromText(value: string, type: GraphQLInputType | undefined): unknown {
   }
   if (named === 'Boolean' && (value === 'true' || value === 'false')) return value === 'true';
   return value;
+}
+
+/** /v1 writes values in lower case (`hour`, `status`): an enum's value is taken in any case. */
+function enumValueOf(type: GraphQLEnumType, value: string): string {
+  const lower = value.toLowerCase();
+  return type.getValues().find((known) => known.name.toLowerCase() === lower)?.name ?? value;
 }
 
 function toFieldIssue(route: RestRoute, problem: VariableProblem): FieldIssue {

@@ -346,7 +346,7 @@ async function recordEverything(t: TestTern, r: Recorder, receiver: WebhookRecei
   const inAnHour = new Date(t.clock.now().getTime() + 3_600_000).toISOString();
   await r.ok(
     'MessageStats',
-    as({ query: { from: dayAgo, to: inAnHour, interval: 'DAY', group_by: 'STATUS,COUNTRY' } }),
+    as({ query: { from: dayAgo, to: inAnHour, interval: 'day', group_by: 'status,country' } }),
   );
   await r.refused(
     'MessageStats',

@@ -1,4 +1,5 @@
 import { GraphQLUpload } from 'graphql-upload-minimal';
+import { z } from 'zod';
 import {
   type AppError,
   ERRORS,
@@ -12,16 +13,23 @@ import {
 } from '../../errors.js';
 import type { Builder } from '../builder.js';
 
+const isoInstant = z.iso.datetime({ offset: true });
+
 export type CommonTypeRefs = ReturnType<typeof addCommonTypes>;
 
 export function addCommonTypes(builder: Builder) {
   builder.scalarType('DateTime', {
-    description: 'An ISO 8601 UTC timestamp with milliseconds, e.g. 2026-11-21T10:00:00.000Z',
+    description:
+      'An ISO 8601 timestamp: answered in UTC with milliseconds (2026-11-21T10:00:00.000Z), taken with any offset (2026-11-21T11:00:00+01:00)',
     serialize: (value) => value.toISOString(),
     parseValue: (value) => {
-      const date = typeof value === 'string' ? new Date(value) : null;
+      // Only with an offset: a time without one would be read in the server's zone.
+      const date = isoInstant.safeParse(value).success ? new Date(value as string) : null;
       if (!date || Number.isNaN(date.getTime()))
-        throw new ValidationError([{ field: 'DateTime', issue: 'invalid_format' }]);
+        throw new ValidationError(
+          [{ field: 'DateTime', issue: 'invalid_format' }],
+          'Not an ISO 8601 date-time with an offset (2026-11-21T10:00:00Z)',
+        );
       return date;
     },
   });

@@ -132,6 +132,8 @@ function addMessageStatsField(
         'Messages accepted in a range, per hour or day of the account’s time zone: at most 1,000 buckets and 400 days',
       errors: { types: [ValidationError, NotFoundError] },
       args: argsFromZod(t.arg, messageStatsInput, {
+        from: 'DateTime',
+        to: 'DateTime',
         interval: refs.interval,
         groupBy: [refs.group],
         campaign: 'ID',
@@ -158,7 +160,7 @@ function addDeliveryTimesField(builder: Builder) {
       type: times,
       description: 'Delivery time percentiles of the messages accepted in a range (at most 400 days)',
       errors: { types: [ValidationError, NotFoundError] },
-      args: argsFromZod(t.arg, statsRangeInput, { campaign: 'ID' }),
+      args: argsFromZod(t.arg, statsRangeInput, { from: 'DateTime', to: 'DateTime', campaign: 'ID' }),
       resolve: (_root, args, { accountId, services }) => services.deliveryTimes.read(accountId, args),
     }),
   );

@@ -54,7 +54,10 @@ export const importInput = z
   .strictObject({
     fileFormat: z
       .enum(FILE_FORMATS)
-      .meta({ description: 'Defaults from the file name (.csv, .txt, .xlsx)' })
+      .meta({
+        description:
+          'Defaults from the file name (.csv, .txt, .xlsx); required when the name ends in none of them',
+      })
       .nullish(),
     phoneColumn: columnName(
       'Required when the file has a header; without one, a 1-based column number, 1 when left out',

@@ -39,7 +39,8 @@ export const sendWindowInput = z
       }),
     start: clockTime.meta({ description: 'When it opens, local time HH:MM', examples: ['09:00'] }),
     end: clockTime.meta({
-      description: 'When it closes, local time HH:MM; before `start`, it closes the next day',
+      description:
+        'When it closes, local time HH:MM, not the same as `start` (for any time, leave the window null); before `start`, it closes the next day',
       examples: ['20:00'],
     }),
   })

@@ -2,6 +2,7 @@ import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { Clock } from '../../lib/clock.js';
 import { parseInput } from '../../lib/validation.js';
 import { statsRangeInput, statsRangeOf } from './message-stats.js';
+import { type StatsReads, statsReadCost } from './stats-reads.js';
 import { DELIVERY_TIME_BINS_PER_UNIT, STATS_BUCKET_SECONDS } from './stats-rollups.js';
 
 export interface DeliveryTimesAnswer {
@@ -25,6 +26,7 @@ export class DeliveryTimes {
   constructor(
     private readonly prisma: PrismaClient,
     private readonly clock: Clock,
+    private readonly reads: StatsReads,
   ) {}
 
   async read(accountId: string, input: unknown): Promise<DeliveryTimesAnswer> {
@@ -36,11 +38,14 @@ export class DeliveryTimes {
     );
     const from = new Date(Math.floor(query.from.getTime() / BUCKET_MS) * BUCKET_MS);
     const to = new Date(Math.ceil(query.to.getTime() / BUCKET_MS) * BUCKET_MS);
-    const bins = await this.prisma.$queryRaw<{ bin: number; messages: bigint }[]>`
-      SELECT bin, sum(messages) AS messages FROM delivery_time_stats
-      WHERE account_id = ${accountId} AND bucket >= ${from} AND bucket < ${to}
-        ${query.campaign ? Prisma.sql`AND campaign_id = ${query.campaign}` : Prisma.empty}
-      GROUP BY bin ORDER BY bin`;
+    // Sums come as numeric text from the statistics pool.
+    const bins = await this.reads.run(accountId, statsReadCost(from, to, 0), (run) =>
+      run<{ bin: number; messages: string }>(Prisma.sql`
+        SELECT bin, sum(messages) AS messages FROM delivery_time_stats
+        WHERE account_id = ${accountId} AND bucket >= ${from} AND bucket < ${to}
+          ${query.campaign ? Prisma.sql`AND campaign_id = ${query.campaign}` : Prisma.empty}
+        GROUP BY bin ORDER BY bin`),
+    );
     const histogram = bins.map((row) => ({ bin: row.bin, messages: Number(row.messages) }));
     const delivered = histogram.reduce((sum, row) => sum + row.messages, 0);
     const at = (share: number) => percentile(histogram, delivered, share);

@@ -3,6 +3,7 @@ import { NotFoundError, ValidationError } from '../../errors.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { Clock } from '../../lib/clock.js';
 import { parseInput } from '../../lib/validation.js';
+import { type StatsQuery, type StatsReads, statsReadCost } from './stats-reads.js';
 
 export const MAX_STATS_DAYS = 400;
 export const MAX_STATS_BUCKETS = 1000;
@@ -19,11 +20,11 @@ export const STATS_GROUPS = ['STATUS', 'COUNTRY', 'CARRIER', 'CAMPAIGN'] as cons
 export type StatsInterval = (typeof STATS_INTERVALS)[number];
 export type StatsGroup = (typeof STATS_GROUPS)[number];
 
-const instant = (description: string) =>
-  z.iso
-    .datetime({ offset: true })
-    .meta({ description })
-    .transform((value) => new Date(value));
+/**
+ * An instant, as the `DateTime` scalar gives it (which takes ISO 8601 with an offset only); the
+ * OpenAPI document says what a /v1 client writes.
+ */
+const instant = (description: string) => z.date().meta({ description, type: 'string', format: 'date-time' });
 
 /** A range of acceptance times; `to` defaults to now and `from` to DEFAULT_STATS_DAYS before `to`. */
 export const statsRangeInput = z.object({
@@ -76,8 +77,10 @@ export const messageStatsInput = statsRangeInput.safeExtend({
   groupBy: z
     .array(z.enum(STATS_GROUPS))
     .max(STATS_GROUPS.length)
+    // A group named twice splits as once: the statement names each column once.
+    .transform((groups) => [...new Set(groups)])
     .nullish()
-    .meta({ description: 'What to split each bucket and the totals by' }),
+    .meta({ description: 'What to split each bucket and the totals by; a group named twice counts once' }),
 });
 
 export type MessageStatsQuery = Omit<z.output<typeof messageStatsInput>, 'from' | 'to' | 'campaign'> &
@@ -112,9 +115,10 @@ export const STATUS_COUNTERS = ['scheduled', 'queued', 'sent', 'delivered', 'fai
 const SUMMED = ['messages', 'segments', ...STATUS_COUNTERS, 'replies', 'opt_outs'] as const;
 const GROUP_COLUMNS = { COUNTRY: 'country', CARRIER: 'carrier', CAMPAIGN: 'campaign_id' } as const;
 
+// Sums come as numeric text from the statistics pool.
 type StatsSqlRow = { start: Date | null; campaign_id?: string; country?: string; carrier?: string } & Record<
   (typeof SUMMED)[number],
-  bigint
+  string
 >;
 
 interface BucketRange {
@@ -135,20 +139,24 @@ export class MessageStats {
     private readonly prisma: PrismaClient,
     /** Also the time a live update of the statistics tells of. */
     readonly clock: Clock,
+    private readonly reads: StatsReads,
   ) {}
 
   async read(accountId: string, input: unknown): Promise<MessageStatsAnswer> {
     const parsed = parseInput(messageStatsInput, input);
     const range = await statsRangeOf(this.prisma, accountId, parsed, this.clock.now());
     const query: MessageStatsQuery = { ...parsed, ...range };
-    const buckets = await this.bucketRange(accountId, query);
-    if (buckets.buckets > MAX_STATS_BUCKETS)
-      throw new ValidationError(
-        [{ field: 'interval', issue: 'too_many_buckets' }],
-        `The range holds ${buckets.buckets} buckets of an ${query.interval.toLowerCase()}; at most ${MAX_STATS_BUCKETS}`,
-      );
     const groups = query.groupBy ?? [];
-    const rows = await this.prisma.$queryRaw<StatsSqlRow[]>(statsStatement(accountId, query, buckets));
+    const cost = statsReadCost(range.from, range.to, groups.filter((group) => group !== 'STATUS').length);
+    const { buckets, rows } = await this.reads.run(accountId, cost, async (run) => {
+      const buckets = await bucketRange(run, accountId, query);
+      if (buckets.buckets > MAX_STATS_BUCKETS)
+        throw new ValidationError(
+          [{ field: 'interval', issue: 'too_many_buckets' }],
+          `The range holds ${buckets.buckets} buckets of an ${query.interval.toLowerCase()}; at most ${MAX_STATS_BUCKETS}`,
+        );
+      return { buckets, rows: await run<StatsSqlRow>(statsStatement(accountId, query, buckets)) };
+    });
     // A group whose messages all moved to another key (their carrier became known) counts nothing now.
     const answer = rows
       .map((row) => rowOf(row, groups.includes('STATUS')))
@@ -169,11 +177,16 @@ export class MessageStats {
       totals,
     };
   }
+}
 
-  /** The range widened to whole buckets of the account's time zone, and how many buckets it holds. */
-  private async bucketRange(accountId: string, query: MessageStatsQuery): Promise<BucketRange> {
-    const unit = query.interval === 'HOUR' ? 'hour' : 'day';
-    const [range] = await this.prisma.$queryRaw<BucketRange[]>`
+/** The range widened to whole buckets of the account's time zone, and how many buckets it holds. */
+async function bucketRange(
+  run: StatsQuery,
+  accountId: string,
+  query: MessageStatsQuery,
+): Promise<BucketRange> {
+  const unit = query.interval === 'HOUR' ? 'hour' : 'day';
+  const [range] = await run<BucketRange>(Prisma.sql`
       WITH zone AS (SELECT COALESCE((SELECT timezone FROM account_settings WHERE account_id = ${accountId}), 'UTC') AS timezone),
       local AS (
         SELECT timezone, date_trunc(${unit}, ${query.from}::timestamptz AT TIME ZONE timezone) AS first,
@@ -185,10 +198,9 @@ export class MessageStats {
       SELECT timezone, "from", "to",
         CASE WHEN ${unit} = 'day' THEN (last::date - first::date) + 1
           ELSE ceil(extract(epoch FROM "to" - "from") / 3600) END::int AS buckets
-      FROM bounds`;
-    if (!range) throw new Error('the bucket range query answered no row');
-    return range;
-  }
+      FROM bounds`);
+  if (!range) throw new Error('the bucket range query answered no row');
+  return range;
 }
 
 /**

@@ -9,6 +9,6 @@ export const statsRoutes: readonly RestRoute[] = [
     status: 200,
     summary: 'Message statistics',
     description:
-      "Messages, segments, deliveries, failures, replies and opt-outs per hour or day of the account's time zone (group_by: a comma-separated list of STATUS, COUNTRY, CARRIER, CAMPAIGN); at most 1,000 buckets and 400 days",
+      "Messages, segments, deliveries, failures, replies and opt-outs per hour or day of the account's time zone (interval: hour or day; group_by: a comma-separated list of status, country, carrier, campaign, each counted once); at most 1,000 buckets and 400 days",
   },
 ];

@@ -9,6 +9,7 @@ import type { Scenario } from './scenario.js';
 import { scheduledRelease } from './scheduled-release.js';
 import { sendGraphql } from './send-graphql.js';
 import { sendRest, sendRestQuota } from './send-rest.js';
+import { statsFairness } from './stats-fairness.js';
 import { twoCarriers } from './two-carriers.js';
 import { webhooks } from './webhooks.js';
 
@@ -30,4 +31,5 @@ export const SCENARIOS: readonly Scenario[] = [
   twoCarriers,
   deepPages,
   messageStats,
+  statsFairness,
 ];

@@ -9,19 +9,19 @@ const WARMUP = 5;
 const REQUESTS = 60;
 const END = new Date('2026-10-01T00:00:00Z');
 
-const DAILY = `query ($from: String, $to: String) {
+const DAILY = `query ($from: DateTime, $to: DateTime) {
   messageStats(from: $from, to: $to, interval: DAY, groupBy: [STATUS]) {
     ... on MessageStats { buckets { start messages delivered failed queued sent } totals { messages delivered failed } }
   }
 }`;
 
-const HOURLY = `query ($from: String, $to: String) {
+const HOURLY = `query ($from: DateTime, $to: DateTime) {
   messageStats(from: $from, to: $to, interval: HOUR, groupBy: [STATUS]) {
     ... on MessageStats { buckets { start messages delivered failed queued sent } totals { messages delivered failed } }
   }
 }`;
 
-const BY_COUNTRY = `query ($from: String, $to: String) {
+const BY_COUNTRY = `query ($from: DateTime, $to: DateTime) {
   messageStats(from: $from, to: $to, interval: DAY, groupBy: [COUNTRY]) {
     ... on MessageStats { buckets { start country messages delivered failed } totals { country messages } }
   }
