@@ -100,6 +100,33 @@ function connectionClosed(request: FastifyRequest, reply: FastifyReply): AbortSi
   return closed.signal;
 }
 
+/** Logs and counts each request, a /v1 route under the GraphQL operation it runs. */
+function observeApiRequests(
+  app: FastifyInstance,
+  deps: Dependencies,
+  services: Services,
+  registry: OperationRegistry,
+): void {
+  const restOperations = new Map<string, ObservedOperation>(
+    routes.map((route) => {
+      const operation = registry.get(route.operation);
+      return [
+        `${route.method} ${route.path}`,
+        { type: operation.definition.operation, name: operation.name },
+      ];
+    }),
+  );
+  observeRequests(app, {
+    metrics: deps.metrics,
+    restOperations,
+    // A request refused by its account's budget before any lookup is logged with that account.
+    accountOf: (request) => {
+      const caller = authenticatedCaller(request);
+      return caller ? caller.accountId : knownAccount(request, services.authenticator);
+    },
+  });
+}
+
 /** The API process: GraphQL at /graphql, the /v1 layer, /health, one request pipeline for all. */
 export function createHttpServer({
   deps,
@@ -132,24 +159,7 @@ export function createHttpServer({
   });
   drainOnShutdown(app, shuttingDown);
   const registry = OperationRegistry.fromDirectory(schema);
-  const restOperations = new Map<string, ObservedOperation>(
-    routes.map((route) => {
-      const operation = registry.get(route.operation);
-      return [
-        `${route.method} ${route.path}`,
-        { type: operation.definition.operation, name: operation.name },
-      ];
-    }),
-  );
-  observeRequests(app, {
-    metrics: deps.metrics,
-    restOperations,
-    // A request refused by its account's budget before any lookup is logged with that account.
-    accountOf: (request) => {
-      const caller = authenticatedCaller(request);
-      return caller ? caller.accountId : knownAccount(request, services.authenticator);
-    },
-  });
+  observeApiRequests(app, deps, services, registry);
   registerRateLimit(app, {
     redis: deps.redis,
     prefix: deps.config.redisPrefix,

@@ -93,6 +93,11 @@ export function registerRestRoutes(
     });
   }
 
+  refuseOtherMethods(app, routes);
+}
+
+/** A 405 with `Allow` for each method a path of the table does not serve. */
+function refuseOtherMethods(app: FastifyInstance, routes: readonly RestRoute[]): void {
   const methodsByPath = new Map<string, Set<string>>();
   for (const route of routes) {
     const methods = methodsByPath.get(route.path) ?? new Set<string>();
