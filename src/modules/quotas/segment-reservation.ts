@@ -1,3 +1,4 @@
+import type { SqlRelation } from '../../db/sql-relation.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { monthOf, quotaCounts, quotaDayOf } from './quota-room.js';
 
@@ -35,16 +36,22 @@ export const segmentReservation = Prisma.sql`
       AND COALESCE(${room.monthRoom} >= EXCLUDED.month_segments, true)
     RETURNING q.account_id, q.day_start, q.day_segments, q.daily_segments, q.month_segments, q.monthly_segments)`;
 
+/** The columns of the moved messages that segmentGiveBack reads. */
+export type GivenBackColumns = 'account_id' | 'status' | 'segments' | 'quota_day' | 'reached_carrier';
+
 /**
- * A CTE for the statement that moves messages (`moved`: id, account_id, status, segments,
- * quota_day, reached_carrier): the segments of those that failed or were cancelled before any
- * carrier took them go back to the day and the month they were reserved in, if those are still
- * the account's current ones. The account rows are locked in account order first.
+ * CTEs for the statement that moves messages (`moved`): the segments of those that failed or
+ * were cancelled before any carrier took them go back to the day and the month they were
+ * reserved in, if those are still the account's current ones. The account rows are locked in
+ * account order first.
  */
-export const segmentGiveBack = Prisma.sql`
+export function segmentGiveBack(moved: SqlRelation<GivenBackColumns>): Prisma.Sql {
+  const m = moved.column;
+  return Prisma.sql`
   given_back_rows AS (
-    SELECT account_id, quota_day, segments FROM moved
-    WHERE status IN ('failed', 'cancelled') AND NOT reached_carrier AND quota_day IS NOT NULL),
+    SELECT ${Prisma.raw(`${m.account_id} AS account_id, ${m.quota_day} AS quota_day, ${m.segments} AS segments`)}
+    FROM ${moved.name}
+    WHERE ${Prisma.raw(`${m.status} IN ('failed', 'cancelled') AND NOT ${m.reached_carrier} AND ${m.quota_day} IS NOT NULL`)}),
   given_back_accounts AS (
     SELECT q.account_id FROM account_quotas q
     WHERE q.account_id IN (SELECT account_id FROM given_back_rows)
@@ -57,3 +64,4 @@ export const segmentGiveBack = Prisma.sql`
         WHERE b.account_id = q.account_id
           AND ${monthOf(Prisma.sql`b.quota_day`)} = q.month_start), 0))
     FROM given_back_accounts l WHERE q.account_id = l.account_id)`;
+}
