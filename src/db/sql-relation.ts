@@ -14,6 +14,20 @@ export interface SqlRelation<Column extends string> {
   column: { readonly [Name in Column]: string };
 }
 
+/**
+ * The relation named `name` with `columns`, made by a column list (`AS v(a, b)`): `names` is
+ * that list, for the maker to write.
+ */
+export function sqlColumns<Column extends string>(
+  name: string,
+  columns: readonly Column[],
+): SqlRelation<Column> & { names: Prisma.Sql } {
+  const column = Object.fromEntries(columns.map((key) => [key, `${name}."${key}"`])) as {
+    [Name in Column]: string;
+  };
+  return { name: Prisma.raw(name), column, names: Prisma.raw(columns.map((key) => `"${key}"`).join(', ')) };
+}
+
 /** The relation named `name`, whose columns are the keys of `expressions`. */
 export function sqlRelation<Column extends string>(
   name: string,

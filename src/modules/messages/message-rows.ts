@@ -1,5 +1,5 @@
 import type { Encoding } from '../../carriers/encoding.js';
-import { sqlRelation } from '../../db/sql-relation.js';
+import { sqlColumns, sqlRelation } from '../../db/sql-relation.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../lib/ids.js';
 import { countryOf } from '../../lib/phone.js';
@@ -34,6 +34,28 @@ export interface NewMessageRow {
 }
 
 type RawQueries = Pick<PrismaClient, '$queryRaw'>;
+
+/** The rows to insert, in the order of the unnest's arrays: what the reservation reads. */
+const ROWS = sqlColumns('v', [
+  'id',
+  'account_id',
+  'campaign_id',
+  'contact_id',
+  'to',
+  'country',
+  'text',
+  'encoding',
+  'segments',
+  'created_at',
+  'status',
+  'send_at',
+  'release_at',
+  'validity',
+  'error_code',
+  'error_message',
+  'event_id',
+  'payload',
+] as const);
 
 /** The message rows the insert wrote, as its RETURNING gives them: what the statistics read. */
 const INSERTED = sqlRelation('inserted', {
@@ -80,7 +102,7 @@ export interface ReservedSegments {
 export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]) {
   const column = <T>(pick: (row: NewMessageRow) => T) => rows.map(pick);
   return db.$queryRaw<InsertedMessageRow[]>`
-    WITH v AS (
+    WITH ${ROWS.name} AS (
       SELECT * FROM unnest(
         ${column((m) => m.id)}::text[], ${column((m) => m.accountId)}::text[], ${column((m) => m.campaignId)}::text[],
         ${column((m) => m.contactId)}::text[], ${column((m) => m.to)}::text[], ${column((m) => countryOf(m.to))}::text[],
@@ -90,9 +112,8 @@ export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]
         ${column((m) => m.validitySeconds)}::int[],
         ${column((m) => m.error?.code ?? null)}::text[], ${column((m) => m.error?.message ?? null)}::text[],
         ${column((m) => (m.status === 'failed' ? newId('evt') : null))}::text[], ${column(failedEventOf)}::jsonb[])
-        AS v(id, account_id, campaign_id, contact_id, "to", country, text, encoding, segments, created_at, status, send_at,
-          release_at, validity, error_code, error_message, event_id, payload)),
-    ${segmentReservation},
+        AS ${ROWS.name}(${ROWS.names})),
+    ${segmentReservation(ROWS)},
     ${INSERTED.name} AS (
       INSERT INTO messages (id, account_id, campaign_id, contact_id, "to", country, text, encoding, segments, created_at,
         status, send_at, release_at, expires_at, failed_at, error_code, error_message, quota_day)

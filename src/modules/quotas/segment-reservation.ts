@@ -5,9 +5,11 @@ import { monthOf, quotaCounts, quotaDayOf } from './quota-room.js';
 // The account's counts and room in the day (and month) a reservation falls in (quota-room.ts).
 const room = quotaCounts('q', Prisma.sql`EXCLUDED.day_start`);
 
+/** The columns of the rows to insert that segmentReservation reads. */
+export type ReservationColumns = 'account_id' | 'segments' | 'created_at' | 'status';
+
 /**
- * Two CTEs for the statement that inserts messages from the rows `v` (account_id, segments,
- * created_at, status): `demand`, the segments each account asks for (failed rows ask none) and
+ * Two CTEs for the statement that inserts messages from the rows `v`: `demand`, the segments each account asks for (failed rows ask none) and
  * the day of its quota zone they count in, and `reserved`, the accounts whose demand fits both
  * of their quotas, with their counts after it. The reservation is one INSERT … ON CONFLICT DO
  * UPDATE … WHERE per account row: PostgreSQL checks the condition on the newest version of the
@@ -16,13 +18,16 @@ const room = quotaCounts('q', Prisma.sql`EXCLUDED.day_start`);
  * cannot deadlock. An account of the batch that is not in `reserved` had no room for all of its
  * rows: none of them is inserted.
  */
-export const segmentReservation = Prisma.sql`
+export function segmentReservation(v: SqlRelation<ReservationColumns>): Prisma.Sql {
+  const asked = Prisma.raw(`${v.column.account_id} AS account_id, sum(${v.column.segments})::int AS segments,
+        max(${v.column.created_at}) AS created_at`);
+  return Prisma.sql`
   demand AS (
     SELECT asked.account_id, asked.segments,
       ${quotaDayOf(Prisma.sql`asked.account_id`, Prisma.sql`asked.created_at`)} AS day
     FROM (
-      SELECT v.account_id, sum(v.segments)::int AS segments, max(v.created_at) AS created_at
-      FROM v WHERE v.status <> 'failed' GROUP BY v.account_id) asked),
+      SELECT ${asked}
+      FROM ${v.name} WHERE ${Prisma.raw(`${v.column.status} <> 'failed' GROUP BY ${v.column.account_id}`)}) asked),
   reserved AS (
     INSERT INTO account_quotas AS q (account_id, day_start, day_segments, month_start, month_segments)
     SELECT account_id, day, segments, ${monthOf(Prisma.sql`day`)}, segments
@@ -35,6 +40,7 @@ export const segmentReservation = Prisma.sql`
     WHERE COALESCE(${room.dayRoom} >= EXCLUDED.day_segments, true)
       AND COALESCE(${room.monthRoom} >= EXCLUDED.month_segments, true)
     RETURNING q.account_id, q.day_start, q.day_segments, q.daily_segments, q.month_segments, q.monthly_segments)`;
+}
 
 /** The columns of the moved messages that segmentGiveBack reads. */
 export type GivenBackColumns = 'account_id' | 'status' | 'segments' | 'quota_day' | 'reached_carrier';
