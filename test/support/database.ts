@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { withDatabase } from '../../src/db/schema-engine.js';
+import { checkLedger } from './ledger.js';
 import type { PgBouncer } from './pgbouncer.js';
 import { SERVER_URL } from './server-url.js';
 
@@ -11,7 +12,18 @@ export interface TestDatabase {
   /** The database itself, for DIRECT_DATABASE_URL. */
   directUrl: string;
   name: string;
+  /**
+   * Checks the ledger (ledger.ts: rollups and quota usage equal a count of the messages), then
+   * drops the database, also when the check throws.
+   */
   drop(): Promise<void>;
+  /**
+   * For a test that writes an account's message rows by hand, past the statements that keep the
+   * rollups and quota counts: the ledger check leaves that account out. `reason` is for the reader.
+   */
+  leaveOutOfLedger(accountId: string, reason: string): void;
+  /** The same for the account's quota counts alone, for a test whose clock goes back a day. */
+  leaveQuotaOutOfLedger(accountId: string, reason: string): void;
 }
 
 /** This run's PgBouncer port: 0 without one, and outside vitest (the bench starts processes with this harness too). */
@@ -84,12 +96,32 @@ export async function createTestDatabase(options: { through?: PgBouncer } = {}):
     }
   });
   const directUrl = withDatabase(SERVER_URL, name);
+  const handWritten = new Set<string>();
+  const clockGoneBack = new Set<string>();
+  let dropped = false;
+  const dropDatabase = () =>
+    admin(async (client) => void (await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)));
   return {
     url: options.through?.url(name) ?? runBouncerUrl(name) ?? directUrl,
     directUrl,
     name,
-    drop: () =>
-      admin(async (client) => void (await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))),
+    async drop() {
+      // Checked once: a database dropped twice is gone the second time.
+      const check = !dropped;
+      dropped = true;
+      try {
+        if (check)
+          await checkLedger(directUrl, { except: [...handWritten], quotaExcept: [...clockGoneBack] });
+      } finally {
+        await dropDatabase();
+      }
+    },
+    leaveOutOfLedger(accountId) {
+      handWritten.add(accountId);
+    },
+    leaveQuotaOutOfLedger(accountId) {
+      clockGoneBack.add(accountId);
+    },
   };
 }
 

@@ -161,8 +161,12 @@ export async function startTern(
       await metrics?.close();
       await tern.stop();
       if (options.sharing) return;
-      await database.drop();
-      await deleteRedisKeys(redisPrefix);
+      // The drop checks the ledger first (database.ts); the keys go whatever it finds.
+      try {
+        await database.drop();
+      } finally {
+        await deleteRedisKeys(redisPrefix);
+      }
     },
   };
   return harness;

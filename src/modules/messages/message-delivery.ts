@@ -1,4 +1,5 @@
 import type { Encoding } from '../../carriers/encoding.js';
+import { sqlRelation } from '../../db/sql-relation.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import { Batcher } from '../../lib/batcher.js';
@@ -8,6 +9,18 @@ import type { MessageSubject } from '../webhooks/webhook-events.js';
 import { type MessageStatusChanges, STATEMENT_BATCHING } from './message-status-changes.js';
 import { EXPIRED } from './message-timing.js';
 import { senderAddress } from './reply-routing.js';
+
+/** A message pinned to a carrier, as the pinning statement's RETURNING gives it (`t`: before, `m`: after). */
+const PINNED = sqlRelation('pinned', {
+  account_id: 'm.account_id',
+  created_at: 'm.created_at',
+  campaign_id: 'm.campaign_id',
+  country: 'm.country',
+  status: 'm.status',
+  segments: 'm.segments',
+  from_carrier: 't.carrier',
+  carrier: 'm.carrier',
+});
 
 /** A message claimed by a worker for its carrier call, with what the carrier needs. */
 export interface ClaimedMessage extends MessageSubject {
@@ -125,14 +138,13 @@ export class MessageDelivery {
         SELECT id, carrier FROM messages
         WHERE id = ${id} AND CASE WHEN ${releaseClaim}::boolean THEN status = 'queued' ELSE carrier_message_id IS NULL END
         FOR UPDATE),
-      pinned AS (
+      ${PINNED.name} AS (
         UPDATE messages m SET carrier = ${carrier},
           claimed_at = CASE WHEN ${releaseClaim}::boolean THEN NULL ELSE m.claimed_at END,
           carrier_message_id = COALESCE(${carrierMessageId}::text, m.carrier_message_id)
         FROM target t WHERE m.id = t.id
-        RETURNING m.account_id, m.created_at, m.campaign_id, m.country, m.status, m.segments,
-          t.carrier AS from_carrier, m.carrier),
-      ${countCarrierPins()}
+        RETURNING ${PINNED.select}),
+      ${countCarrierPins(PINNED)}
       SELECT 1`;
   }
 

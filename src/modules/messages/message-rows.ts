@@ -1,9 +1,10 @@
 import type { Encoding } from '../../carriers/encoding.js';
+import { sqlColumns, sqlRelation } from '../../db/sql-relation.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { newId } from '../../lib/ids.js';
 import { countryOf } from '../../lib/phone.js';
 import { segmentReservation } from '../quotas/segment-reservation.js';
-import { addToMessageStats, messageStatsDelta, statsBucket } from '../stats/stats-rollups.js';
+import { addToMessageStats, messageStatsDelta, messageStatsKey } from '../stats/stats-rollups.js';
 import { insertEvents, messageStatusPayload } from '../webhooks/webhook-events.js';
 import { DEFAULT_MESSAGE_VALIDITY } from './message-timing.js';
 
@@ -34,6 +35,40 @@ export interface NewMessageRow {
 }
 
 type RawQueries = Pick<PrismaClient, '$queryRaw'>;
+
+/** The rows to insert, in the order of the unnest's arrays: what the reservation reads. */
+const ROWS = sqlColumns('v', [
+  'id',
+  'account_id',
+  'campaign_id',
+  'contact_id',
+  'to',
+  'country',
+  'text',
+  'encoding',
+  'segments',
+  'created_at',
+  'status',
+  'send_at',
+  'release_at',
+  'validity',
+  'error_code',
+  'error_message',
+  'event_id',
+  'payload',
+] as const);
+
+/** The message rows the insert wrote, as its RETURNING gives them: what the statistics read. */
+const INSERTED = sqlRelation('inserted', {
+  id: 'id',
+  account_id: 'account_id',
+  campaign_id: 'campaign_id',
+  country: 'country',
+  to: '"to"',
+  status: 'status',
+  segments: 'segments',
+  created_at: 'created_at',
+});
 
 /** A message row as inserted, with its account's segment counts after the statement's reservation. */
 export interface InsertedMessageRow {
@@ -68,7 +103,7 @@ export interface ReservedSegments {
 export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]) {
   const column = <T>(pick: (row: NewMessageRow) => T) => rows.map(pick);
   return db.$queryRaw<InsertedMessageRow[]>`
-    WITH v AS (
+    WITH ${ROWS.name} AS (
       SELECT * FROM unnest(
         ${column((m) => m.id)}::text[], ${column((m) => m.accountId)}::text[], ${column((m) => m.campaignId)}::text[],
         ${column((m) => m.contactId)}::text[], ${column((m) => m.to)}::text[], ${column((m) => countryOf(m.to))}::text[],
@@ -78,10 +113,9 @@ export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]
         ${column((m) => m.validitySeconds)}::int[],
         ${column((m) => m.error?.code ?? null)}::text[], ${column((m) => m.error?.message ?? null)}::text[],
         ${column((m) => (m.status === 'failed' ? newId('evt') : null))}::text[], ${column(failedEventOf)}::jsonb[])
-        AS v(id, account_id, campaign_id, contact_id, "to", country, text, encoding, segments, created_at, status, send_at,
-          release_at, validity, error_code, error_message, event_id, payload)),
-    ${segmentReservation},
-    inserted AS (
+        AS ${ROWS.name}(${ROWS.names})),
+    ${segmentReservation(ROWS)},
+    ${INSERTED.name} AS (
       INSERT INTO messages (id, account_id, campaign_id, contact_id, "to", country, text, encoding, segments, created_at,
         status, send_at, release_at, expires_at, failed_at, error_code, error_message, quota_day)
       SELECT v.id, v.account_id, v.campaign_id, v.contact_id, v."to", v.country, v.text, v.encoding, v.segments, v.created_at,
@@ -95,11 +129,10 @@ export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]
       LEFT JOIN reserved r ON r.account_id = v.account_id
       WHERE v.status = 'failed' OR r.account_id IS NOT NULL
       ON CONFLICT DO NOTHING
-      RETURNING id, account_id, campaign_id, country, "to", status, segments, created_at),
+      RETURNING ${INSERTED.select}),
     ${addToMessageStats(Prisma.sql`
-      SELECT account_id, ${statsBucket('created_at')} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
-        COALESCE(country, '') AS country, '' AS carrier, ${messageStatsDelta('status', 1)}
-      FROM inserted`)},
+      SELECT ${messageStatsKey(INSERTED.column, "''")}, ${messageStatsDelta(INSERTED.column.status, INSERTED.column.segments, 1)}
+      FROM ${INSERTED.name}`)},
     told AS (${insertEvents(Prisma.sql`
       SELECT v.event_id, v.account_id, 'message.failed', v.payload, v.campaign_id, v.id, v.created_at
       FROM inserted i JOIN v USING (id) WHERE v.payload IS NOT NULL`)})

@@ -1,3 +1,4 @@
+import { sqlRelation } from '../../db/sql-relation.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { Batcher } from '../../lib/batcher.js';
 import { newId } from '../../lib/ids.js';
@@ -33,6 +34,32 @@ function eventPayloadOf(change: StatusChange): string | null {
 // Batches grow with load by themselves (see Batcher); two run side by side: more would make
 // them smaller, and a statement's round trip (a write to the socket each) costs more than its rows.
 export const STATEMENT_BATCHING = { maxBatch: 100, maxInFlight: 2 };
+
+/**
+ * The messages a status change moved, as the statement's RETURNING gives them (from `m`, the
+ * message after the change, `c`, the change, and `target`, the message before it): what the
+ * quota's give-back and the statistics read.
+ */
+const MOVED = sqlRelation('moved', {
+  id: 'm.id',
+  account_id: 'm.account_id',
+  campaign_id: 'm.campaign_id',
+  status: 'c.status',
+  at: 'c.at',
+  event_id: 'c.event_id',
+  payload: 'c.payload',
+  segments: 'm.segments',
+  quota_day: 'm.quota_day',
+  created_at: 'm.created_at',
+  send_at: 'm.send_at',
+  country: 'm.country',
+  carrier: 'm.carrier',
+  from_status: 'target.status',
+  from_carrier: 'target.carrier',
+  // A send interrupted inside the carrier call may have gone: its segments stay spent.
+  reached_carrier:
+    "(m.sent_at IS NOT NULL OR m.carrier IS NOT NULL OR m.error_code IS NOT DISTINCT FROM 'unknown_outcome')",
+});
 
 /**
  * The one way a message's status changes, each change with its event, for the workers and the
@@ -96,7 +123,7 @@ export class MessageStatusChanges {
       target AS (
         SELECT m.id, m.status, m.carrier FROM messages m JOIN change c USING (id)
         ORDER BY m.id FOR UPDATE OF m),
-      moved AS (
+      ${MOVED.name} AS (
         UPDATE messages m SET
           status = c.status::"MessageStatus",
           sent_at = CASE WHEN c.status = 'sent' THEN c.at ELSE COALESCE(m.sent_at, CASE WHEN c.carrier IS NOT NULL THEN c.at END) END,
@@ -111,13 +138,9 @@ export class MessageStatusChanges {
         FROM change c, target
         WHERE m.id = c.id AND target.id = m.id
           AND EXISTS (SELECT 1 FROM allowed a WHERE a.from_status = target.status::text AND a.to_status = c.status)
-        RETURNING m.id, m.account_id, m.campaign_id, c.status, c.at, c.event_id, c.payload,
-          m.segments, m.quota_day, m.created_at, m.send_at, m.country, m.carrier,
-          target.status AS from_status, target.carrier AS from_carrier,
-          -- A send interrupted inside the carrier call may have gone: its segments stay spent.
-          (m.sent_at IS NOT NULL OR m.carrier IS NOT NULL OR m.error_code IS NOT DISTINCT FROM 'unknown_outcome') AS reached_carrier),
-      ${segmentGiveBack},
-      ${countMoves()},
+        RETURNING ${MOVED.select}),
+      ${segmentGiveBack(MOVED)},
+      ${countMoves(MOVED)},
       told AS (${insertEvents(Prisma.sql`
         SELECT event_id, account_id, 'message.' || status, payload, campaign_id, id, at
         FROM moved WHERE payload IS NOT NULL`)})

@@ -1,12 +1,15 @@
+import type { SqlRelation } from '../../db/sql-relation.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { monthOf, quotaCounts, quotaDayOf } from './quota-room.js';
 
 // The account's counts and room in the day (and month) a reservation falls in (quota-room.ts).
 const room = quotaCounts('q', Prisma.sql`EXCLUDED.day_start`);
 
+/** The columns of the rows to insert that segmentReservation reads. */
+export type ReservationColumns = 'account_id' | 'segments' | 'created_at' | 'status';
+
 /**
- * Two CTEs for the statement that inserts messages from the rows `v` (account_id, segments,
- * created_at, status): `demand`, the segments each account asks for (failed rows ask none) and
+ * Two CTEs for the statement that inserts messages from the rows `v`: `demand`, the segments each account asks for (failed rows ask none) and
  * the day of its quota zone they count in, and `reserved`, the accounts whose demand fits both
  * of their quotas, with their counts after it. The reservation is one INSERT … ON CONFLICT DO
  * UPDATE … WHERE per account row: PostgreSQL checks the condition on the newest version of the
@@ -15,13 +18,16 @@ const room = quotaCounts('q', Prisma.sql`EXCLUDED.day_start`);
  * cannot deadlock. An account of the batch that is not in `reserved` had no room for all of its
  * rows: none of them is inserted.
  */
-export const segmentReservation = Prisma.sql`
+export function segmentReservation(v: SqlRelation<ReservationColumns>): Prisma.Sql {
+  const asked = Prisma.raw(`${v.column.account_id} AS account_id, sum(${v.column.segments})::int AS segments,
+        max(${v.column.created_at}) AS created_at`);
+  return Prisma.sql`
   demand AS (
     SELECT asked.account_id, asked.segments,
       ${quotaDayOf(Prisma.sql`asked.account_id`, Prisma.sql`asked.created_at`)} AS day
     FROM (
-      SELECT v.account_id, sum(v.segments)::int AS segments, max(v.created_at) AS created_at
-      FROM v WHERE v.status <> 'failed' GROUP BY v.account_id) asked),
+      SELECT ${asked}
+      FROM ${v.name} WHERE ${Prisma.raw(`${v.column.status} <> 'failed' GROUP BY ${v.column.account_id}`)}) asked),
   reserved AS (
     INSERT INTO account_quotas AS q (account_id, day_start, day_segments, month_start, month_segments)
     SELECT account_id, day, segments, ${monthOf(Prisma.sql`day`)}, segments
@@ -34,17 +40,24 @@ export const segmentReservation = Prisma.sql`
     WHERE COALESCE(${room.dayRoom} >= EXCLUDED.day_segments, true)
       AND COALESCE(${room.monthRoom} >= EXCLUDED.month_segments, true)
     RETURNING q.account_id, q.day_start, q.day_segments, q.daily_segments, q.month_segments, q.monthly_segments)`;
+}
+
+/** The columns of the moved messages that segmentGiveBack reads. */
+export type GivenBackColumns = 'account_id' | 'status' | 'segments' | 'quota_day' | 'reached_carrier';
 
 /**
- * A CTE for the statement that moves messages (`moved`: id, account_id, status, segments,
- * quota_day, reached_carrier): the segments of those that failed or were cancelled before any
- * carrier took them go back to the day and the month they were reserved in, if those are still
- * the account's current ones. The account rows are locked in account order first.
+ * CTEs for the statement that moves messages (`moved`): the segments of those that failed or
+ * were cancelled before any carrier took them go back to the day and the month they were
+ * reserved in, if those are still the account's current ones. The account rows are locked in
+ * account order first.
  */
-export const segmentGiveBack = Prisma.sql`
+export function segmentGiveBack(moved: SqlRelation<GivenBackColumns>): Prisma.Sql {
+  const m = moved.column;
+  return Prisma.sql`
   given_back_rows AS (
-    SELECT account_id, quota_day, segments FROM moved
-    WHERE status IN ('failed', 'cancelled') AND NOT reached_carrier AND quota_day IS NOT NULL),
+    SELECT ${Prisma.raw(`${m.account_id} AS account_id, ${m.quota_day} AS quota_day, ${m.segments} AS segments`)}
+    FROM ${moved.name}
+    WHERE ${Prisma.raw(`${m.status} IN ('failed', 'cancelled') AND NOT ${m.reached_carrier} AND ${m.quota_day} IS NOT NULL`)}),
   given_back_accounts AS (
     SELECT q.account_id FROM account_quotas q
     WHERE q.account_id IN (SELECT account_id FROM given_back_rows)
@@ -57,3 +70,4 @@ export const segmentGiveBack = Prisma.sql`
         WHERE b.account_id = q.account_id
           AND ${monthOf(Prisma.sql`b.quota_day`)} = q.month_start), 0))
     FROM given_back_accounts l WHERE q.account_id = l.account_id)`;
+}

@@ -1,3 +1,4 @@
+import type { SqlRelation } from '../../db/sql-relation.js';
 import { Prisma } from '../../generated/prisma/client.js';
 
 /**
@@ -58,12 +59,27 @@ export function addToMessageStats(source: Prisma.Sql, counters = COUNTERS): Pris
     stats_totals AS (${addTo('message_stat_totals', 'account_id, bucket, slot', counters, 'stats_delta')})`;
 }
 
-/** One row of `message_stats`'s counters for a message in `status`, signed by `sign`. */
-export function messageStatsDelta(status: string, sign: 1 | -1): Prisma.Sql {
+/**
+ * One row of `message_stats`'s counters for a message in the column `status` with the column
+ * `segments` (each a column reference), signed by `sign`.
+ */
+export function messageStatsDelta(status: string, segments: string, sign: 1 | -1): Prisma.Sql {
   const statusCounters = COUNTERS.slice(2).map(
     (name) => `CASE WHEN ${status}::text = '${name}' THEN ${sign} ELSE 0 END AS ${name}`,
   );
-  return Prisma.raw([`${sign} AS messages`, `${sign} * segments AS segments`, ...statusCounters].join(', '));
+  return Prisma.raw(
+    [`${sign} AS messages`, `${sign} * ${segments} AS segments`, ...statusCounters].join(', '),
+  );
+}
+
+/** The columns a message's statistics are keyed by. */
+export type StatsKeyColumns = 'account_id' | 'created_at' | 'campaign_id' | 'country';
+
+/** The key of `message_stats` (account_id, bucket, campaign_id, country, carrier) of a message of `row`, under `carrier`. */
+export function messageStatsKey(row: SqlRelation<StatsKeyColumns>['column'], carrier: string): Prisma.Sql {
+  return Prisma.sql`${Prisma.raw(row.account_id)} AS account_id, ${statsBucket(row.created_at)} AS bucket,
+    COALESCE(${Prisma.raw(row.campaign_id)}, '') AS campaign_id, COALESCE(${Prisma.raw(row.country)}, '') AS country,
+    ${Prisma.raw(carrier)} AS carrier`;
 }
 
 /** Adds one delivery per row of `source` (account_id, bucket, campaign_id, bin) to `delivery_time_stats`. */
@@ -94,39 +110,53 @@ export async function countReply(
     SELECT 1`;
 }
 
+/** The columns of the messages a status change moved that countMoves reads. */
+export type MovedColumns =
+  | StatsKeyColumns
+  | 'carrier'
+  | 'from_carrier'
+  | 'status'
+  | 'from_status'
+  | 'segments'
+  | 'send_at'
+  | 'at';
+
 /**
  * CTEs (to follow a WITH) that restate the statistics of the messages a status change moved, read
- * from the CTE `moved` (its old status and carrier as from_status and from_carrier): each leaves
+ * from `moved` (with their old status and carrier as from_status and from_carrier): each leaves
  * its old status's counter, under its old carrier, for its new one; a delivery adds its time.
  */
-export function countMoves(): Prisma.Sql {
+export function countMoves(moved: SqlRelation<MovedColumns>): Prisma.Sql {
+  const m = moved.column;
   return Prisma.sql`
     ${addToMessageStats(Prisma.sql`
-      SELECT account_id, ${statsBucket('created_at')} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
-        COALESCE(country, '') AS country, COALESCE(from_carrier, '') AS carrier, ${messageStatsDelta('from_status', -1)}
-      FROM moved
+      SELECT ${messageStatsKey(m, `COALESCE(${m.from_carrier}, '')`)}, ${messageStatsDelta(m.from_status, m.segments, -1)}
+      FROM ${moved.name}
       UNION ALL
-      SELECT account_id, ${statsBucket('created_at')}, COALESCE(campaign_id, ''), COALESCE(country, ''),
-        COALESCE(carrier, ''), ${messageStatsDelta('status', 1)}
-      FROM moved`)},
+      SELECT ${messageStatsKey(m, `COALESCE(${m.carrier}, '')`)}, ${messageStatsDelta(m.status, m.segments, 1)}
+      FROM ${moved.name}`)},
     timed AS (${addToDeliveryTimes(Prisma.sql`
-      SELECT account_id, ${statsBucket('created_at')} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
-        ${deliveryTimeBin('GREATEST(created_at, COALESCE(send_at, created_at))', 'at')} AS bin
-      FROM moved WHERE status = 'delivered'`)})`;
+      SELECT ${Prisma.raw(m.account_id)} AS account_id, ${statsBucket(m.created_at)} AS bucket,
+        COALESCE(${Prisma.raw(m.campaign_id)}, '') AS campaign_id,
+        ${deliveryTimeBin(`GREATEST(${m.created_at}, COALESCE(${m.send_at}, ${m.created_at}))`, m.at)} AS bin
+      FROM ${moved.name} WHERE ${Prisma.raw(m.status)} = 'delivered'`)})`;
 }
+
+/** The columns of the messages pinned to a carrier that countCarrierPins reads. */
+export type PinnedColumns = StatsKeyColumns | 'carrier' | 'from_carrier' | 'status' | 'segments';
 
 /**
  * CTEs (to follow a WITH) that move the counters of messages pinned to a carrier before any status
- * change (CTE `pinned`: their status, old carrier as from_carrier and new one as carrier) from
+ * change (`pinned`: their status, old carrier as from_carrier and new one as carrier) from
  * the old carrier's key to the new one's, so a split by carrier stays equal to a count.
  */
-export function countCarrierPins(): Prisma.Sql {
+export function countCarrierPins(pinned: SqlRelation<PinnedColumns>): Prisma.Sql {
+  const p = pinned.column;
+  const repinned = Prisma.raw(`${p.from_carrier} IS DISTINCT FROM ${p.carrier}`);
   return addToMessageStats(Prisma.sql`
-      SELECT account_id, ${statsBucket('created_at')} AS bucket, COALESCE(campaign_id, '') AS campaign_id,
-        COALESCE(country, '') AS country, COALESCE(from_carrier, '') AS carrier, ${messageStatsDelta('status', -1)}
-      FROM pinned WHERE from_carrier IS DISTINCT FROM carrier
+      SELECT ${messageStatsKey(p, `COALESCE(${p.from_carrier}, '')`)}, ${messageStatsDelta(p.status, p.segments, -1)}
+      FROM ${pinned.name} WHERE ${repinned}
       UNION ALL
-      SELECT account_id, ${statsBucket('created_at')}, COALESCE(campaign_id, ''), COALESCE(country, ''),
-        COALESCE(carrier, ''), ${messageStatsDelta('status', 1)}
-      FROM pinned WHERE from_carrier IS DISTINCT FROM carrier`);
+      SELECT ${messageStatsKey(p, `COALESCE(${p.carrier}, '')`)}, ${messageStatsDelta(p.status, p.segments, 1)}
+      FROM ${pinned.name} WHERE ${repinned}`);
 }
