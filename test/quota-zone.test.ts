@@ -133,3 +133,21 @@ describe('a tenant flipping its time zone', () => {
     expect((await api(account, 'GET', '/v1/settings')).body.limits.timezone).toBe('Asia/Tokyo');
   });
 });
+
+describe('a reservation dated before the quota day already counted', () => {
+  it('counts in that later day: a process whose clock lags at midnight cannot start the day again', async () => {
+    const created = await t.createAccount();
+    await t.tern.services.accountQuotas.setLimits(created.account, { dailySegments: 3 });
+    const now = t.clock.now().getTime();
+    const midnight = Math.ceil((now + 3 * HOUR) / (24 * HOUR)) * 24 * HOUR;
+    moveClockTo(midnight + 5 * 60_000);
+    const account = await t.login(created);
+    for (let i = 0; i < 3; i++) expect((await send(account, 300 + i)).status).toBe(202);
+    // A lagging clock still on the day before: the later day's count holds.
+    moveClockTo(midnight - 5 * 60_000);
+    expect((await send(account, 310)).status).toBe(429);
+    moveClockTo(midnight + 6 * 60_000);
+    expect((await send(account, 311)).status).toBe(429);
+    expect(await storedMessages(account)).toBe(3);
+  });
+});

@@ -22,8 +22,6 @@ export interface TestDatabase {
    * rollups and quota counts: the ledger check leaves that account out. `reason` is for the reader.
    */
   leaveOutOfLedger(accountId: string, reason: string): void;
-  /** The same for the account's quota counts alone, for a test whose clock goes back a day. */
-  leaveQuotaOutOfLedger(accountId: string, reason: string): void;
 }
 
 /** This run's PgBouncer port: 0 without one, and outside vitest (the bench starts processes with this harness too). */
@@ -97,7 +95,6 @@ export async function createTestDatabase(options: { through?: PgBouncer } = {}):
   });
   const directUrl = withDatabase(SERVER_URL, name);
   const handWritten = new Set<string>();
-  const clockGoneBack = new Set<string>();
   let dropped = false;
   const dropDatabase = () =>
     admin(async (client) => void (await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)));
@@ -110,17 +107,13 @@ export async function createTestDatabase(options: { through?: PgBouncer } = {}):
       const check = !dropped;
       dropped = true;
       try {
-        if (check)
-          await checkLedger(directUrl, { except: [...handWritten], quotaExcept: [...clockGoneBack] });
+        if (check) await checkLedger(directUrl, { except: [...handWritten] });
       } finally {
         await dropDatabase();
       }
     },
     leaveOutOfLedger(accountId) {
       handWritten.add(accountId);
-    },
-    leaveQuotaOutOfLedger(accountId) {
-      clockGoneBack.add(accountId);
     },
   };
 }

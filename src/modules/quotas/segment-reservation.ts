@@ -2,8 +2,12 @@ import type { SqlRelation } from '../../db/sql-relation.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { monthOf, quotaCounts, quotaDayOf } from './quota-room.js';
 
-// The account's counts and room in the day (and month) a reservation falls in (quota-room.ts).
-const room = quotaCounts('q', Prisma.sql`EXCLUDED.day_start`);
+// The day a reservation counts in: its own, or the account's day already counted when that is
+// later. A process whose clock still reads the day before at midnight (clocks of several processes
+// never agree exactly) adds to the later day's count rather than starting its day again at zero.
+const countedDay = Prisma.sql`GREATEST(q.day_start, EXCLUDED.day_start)`;
+// The account's counts and room in that day and its month (quota-room.ts).
+const room = quotaCounts('q', countedDay);
 
 /** The columns of the rows to insert that segmentReservation reads. */
 export type ReservationColumns = 'account_id' | 'segments' | 'created_at' | 'status';
@@ -34,9 +38,9 @@ export function segmentReservation(v: SqlRelation<ReservationColumns>): Prisma.S
     FROM demand ORDER BY account_id
     ON CONFLICT (account_id) DO UPDATE SET
       day_segments = ${room.dayUsed} + EXCLUDED.day_segments,
-      day_start = EXCLUDED.day_start,
+      day_start = ${countedDay},
       month_segments = ${room.monthUsed} + EXCLUDED.month_segments,
-      month_start = EXCLUDED.month_start
+      month_start = ${monthOf(countedDay)}
     WHERE COALESCE(${room.dayRoom} >= EXCLUDED.day_segments, true)
       AND COALESCE(${room.monthRoom} >= EXCLUDED.month_segments, true)
     RETURNING q.account_id, q.day_start, q.day_segments, q.daily_segments, q.month_segments, q.monthly_segments)`;
