@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { migrateDatabase } from '../src/db/migrations.js';
 import { withDatabase } from '../src/db/schema-engine.js';
 import { sql } from './support/database.js';
 import { REDIS_URL, SERVER_URL } from './support/server-url.js';
@@ -46,7 +47,10 @@ afterEach(async (context) => {
   for (const cleanUp of cleanUps.splice(0).reverse()) await cleanUp();
 });
 
-/** A database nobody has created yet (Tern creates it) and a Redis prefix, dropped after the test. */
+/**
+ * A database nobody has created yet (Tern creates it; a test whose CLI runs first migrates it as
+ * `npm start` would, since the CLI never does) and a Redis prefix, dropped after the test.
+ */
 function sandbox(overrides: Record<string, string> = {}): Sandbox {
   const name = `tern_ops_${randomBytes(6).toString('hex')}`;
   const redisPrefix = `tern_ops_${randomBytes(6).toString('hex')}`;
@@ -180,6 +184,7 @@ describe('operations', { timeout: 180_000 }, () => {
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
       SIMULATOR_DELAY_MS: '50',
     });
+    await migrateDatabase(box.databaseUrl);
     const credentials = await createAccountWithCli(box.env);
     const tern = await startTernProcess('all', box.env);
     const { address: url, metrics: metricsUrl } = logged(tern, 'tern started')!;
@@ -333,6 +338,7 @@ describe('operations', { timeout: 180_000 }, () => {
 
   it('answers readiness 503 once a shutdown has begun, refuses new work with 503, and still completes an in-flight send', async () => {
     const box = sandbox({ METRICS_PORT: 'off', SHUTDOWN_TIMEOUT_MS: '10000' });
+    await migrateDatabase(box.databaseUrl);
     const credentials = await createAccountWithCli(box.env);
     const tern = await startTernProcess('all', box.env);
     const url = logged(tern, 'tern started')!.address as string;
@@ -396,6 +402,7 @@ describe('operations', { timeout: 180_000 }, () => {
       NODE_ENV: 'test',
       LOG_LEVEL: 'info',
     };
+    await migrateDatabase(box.databaseUrl);
     const credentials = await createAccountWithCli(env);
     // No build yet: this start must compile.
     const checkout = await checkoutWithoutBuild();
