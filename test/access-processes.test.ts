@@ -146,7 +146,7 @@ describe('the CLI', { timeout: 120_000 }, () => {
       cli(['accounts', 'create', '--email', `short-${email}`], 'short\n'),
       cli(['accounts', 'create', '--email', email, '--password', 'another long one']),
     ]);
-    expectFailure(short, 1, /invalid password \(too short\)/);
+    expectFailure(short, 1, /invalid password \(too short: from \d+ to \d+ characters\)/);
     expectFailure(duplicate, 1, /already exists/);
   });
 
