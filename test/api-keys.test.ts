@@ -269,6 +269,14 @@ describe('GET /v1/api-keys', () => {
     const lastUsed = async () =>
       (await sql(t.database.url, 'SELECT last_used_at FROM api_keys WHERE id = $1', [id])).rows[0]
         .last_used_at as Date | null;
+    const waitForIdlePool = async () => {
+      const pool = t.tern.deps.pool;
+      for (let i = 0; i < 500; i += 1) {
+        if (pool.waitingCount === 0 && pool.idleCount === pool.totalCount) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      throw new Error('the database pool never came idle');
+    };
     const waitForLastUsed = async (after: Date | null) => {
       for (let i = 0; i < 50; i += 1) {
         const value = await lastUsed();
@@ -286,7 +294,9 @@ describe('GET /v1/api-keys', () => {
     // Within the minute: the row is not written again.
     t.clock.advance(30_000);
     await Promise.all(Array.from({ length: 5 }, () => t.request('GET', '/v1/settings', { token: key })));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Not "after a while": once Tern's database pool is idle, any write those requests began
+    // (the write is not awaited by the request) has landed.
+    await waitForIdlePool();
     expect((await lastUsed())?.getTime()).toBe(first.getTime());
 
     // A minute after the last write: written again.

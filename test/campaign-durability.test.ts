@@ -18,7 +18,6 @@ import {
   logIn,
   pollUntil,
   recordCarrierHandovers,
-  sleep,
   startTernProcess,
   warnings,
   withDeadline,
@@ -315,6 +314,25 @@ async function releaseDeadBatch(s: Shared, caught: CaughtBatch): Promise<void> {
   );
 }
 
+/**
+ * An empty campaign overdue to start (scheduled an hour ago, no job for it): what the recovery
+ * sweep's campaign task takes up and logs, a sign that the task has looked at every campaign in
+ * that round. With no contacts it starts and finishes without a message.
+ */
+async function plantOverdueCampaign(s: Shared): Promise<void> {
+  const template = await api(s, 'POST', '/v1/templates', { name: 'Overdue marker', content: 'Hi' });
+  expect(template.status, JSON.stringify(template.body)).toBe(201);
+  const campaign = await api(s, 'POST', '/v1/campaigns', {
+    name: 'Overdue marker',
+    template: template.body.template,
+  });
+  expect(campaign.status, JSON.stringify(campaign.body)).toBe(201);
+  await s.pool.query(
+    `UPDATE campaigns SET status = 'scheduled', send_at = now() - interval '1 hour' WHERE id = $1`,
+    [campaign.body.campaign],
+  );
+}
+
 /** Backends waiting for a campaign row lock: an action (pause) queued behind a batch. */
 async function campaignLockWaiters(s: Shared): Promise<number> {
   const { rows } = await s.pool.query<{ waiting: number }>(
@@ -323,6 +341,23 @@ async function campaignLockWaiters(s: Shared): Promise<number> {
     [s.database.name],
   );
   return rows[0]!.waiting;
+}
+
+/** How many of the campaign's dispatch jobs are still to run (active, waiting or delayed). */
+async function campaignJobsPending(campaignId: string): Promise<number> {
+  const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, retryStrategy: () => null });
+  connection.on('error', () => undefined);
+  const queue = new Queue<CampaignDispatchJob>(campaignDispatchQueue.name, {
+    connection,
+    prefix: redisPrefix,
+  });
+  try {
+    const jobs = await queue.getJobs(['active', 'waiting', 'delayed', 'prioritized']);
+    return jobs.filter((job) => job.data.campaignId === campaignId).length;
+  } finally {
+    await queue.close().catch(() => undefined);
+    connection.disconnect();
+  }
 }
 
 /** The campaign's dispatch jobs as BullMQ sees them, for the account of a stuck campaign. */
@@ -533,11 +568,18 @@ describe('a campaign whose worker dies mid-dispatch', () => {
       expect(afterDeath).toMatchObject({ status: 'paused', messages: caught.committed, duplicated: 0 });
 
       await addContactsThroughApi(s, campaignId, '354');
+      await plantOverdueCampaign(s);
       const secondWorker = await startWorker(s);
       const restartedAt = Date.now();
-      // Long enough for the new worker's recovery sweep to have looked at the campaign, which it
-      // must leave alone while paused.
-      await sleep(Number(RECOVERY_ENV.RECOVERY_AFTER_MS) + 2 * Number(RECOVERY_ENV.RECOVERY_INTERVAL_MS));
+      // The new worker's recovery sweep has looked at the campaigns (it took the planted one up),
+      // and the stalled job of the dead batch has been run again and is gone from the queue:
+      // both had their chance to dispatch the campaign, which they must leave alone while paused.
+      await secondWorker.waitForOutput(/"msg":"recovery sweep re-enqueued overdue campaign jobs"/, 30_000);
+      await pollUntil(
+        "the dead batch's job to have run again",
+        async () => ((await campaignJobsPending(campaignId)) === 0 ? true : undefined),
+        { timeoutMs: 30_000, describe: () => dispatchJobs(campaignId) },
+      );
       expect(await campaignState(s, campaignId)).toMatchObject({
         status: 'paused',
         messages: caught.committed,

@@ -16,6 +16,9 @@ const SMPP_ENV = {
 const ESME_RINVDSTADR = 0x0000000b;
 
 let a: LoopbackSmsc;
+/** The submit_sm an SMSC has received, answered or not. */
+const submitsTo = (smsc: LoopbackSmsc) =>
+  smsc.received.filter((entry) => entry.command === 'submit_sm').length;
 let b: LoopbackSmsc;
 let t: TestTern;
 let alice: TestAccount;
@@ -124,6 +127,8 @@ describe('failover', () => {
 
   it('goes around an SMSC killed in the middle of a 5,000-contact campaign: each message delivered once, none left queued, and the SMSC used again once back', async () => {
     await route('4479', { carriers: 'a,b' });
+    // Submits the earlier tests left unanswered (silent on purpose): not this test's to wait for.
+    const unansweredBefore = submitsTo(a) - a.accepted.length;
     const contacts = 5_000;
     const campaign = await campaignOf(contacts, '4479');
     const isCampaign = (entry: { submit: { destination: string } }) =>
@@ -134,7 +139,15 @@ describe('failover', () => {
     await waitFor(async () => (a.accepted.filter(isCampaign).length > contacts / 3 ? true : null), 60_000);
     // The SMSC stops answering, then goes away: what it took was answered well before it went.
     a.behaviour = () => 'silent';
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Its answers out before it went, not 50 ms passed: every submit it had taken answered, and
+    // every session's outgoing buffer empty.
+    const submitted = submitsTo(a);
+    await waitFor(async () =>
+      a.accepted.length + unansweredBefore >= submitted &&
+      a.boundSessions.every((session) => session.socket.writableLength === 0)
+        ? true
+        : null,
+    );
     await a.close();
     await waitFor(async () => (b.accepted.some(isCampaign) ? true : null));
     a.behaviour = () => 'ok';

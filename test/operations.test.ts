@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { migrateDatabase } from '../src/db/migrations.js';
 import { withDatabase } from '../src/db/schema-engine.js';
 import { sql } from './support/database.js';
 import { REDIS_URL, SERVER_URL } from './support/server-url.js';
@@ -47,10 +46,7 @@ afterEach(async (context) => {
   for (const cleanUp of cleanUps.splice(0).reverse()) await cleanUp();
 });
 
-/**
- * A database nobody has created yet (Tern creates it; a test whose CLI runs first migrates it as
- * `npm start` would, since the CLI never does) and a Redis prefix, dropped after the test.
- */
+/** A database nobody has created yet (Tern creates it) and a Redis prefix, dropped after the test. */
 function sandbox(overrides: Record<string, string> = {}): Sandbox {
   const name = `tern_ops_${randomBytes(6).toString('hex')}`;
   const redisPrefix = `tern_ops_${randomBytes(6).toString('hex')}`;
@@ -184,9 +180,9 @@ describe('operations', { timeout: 180_000 }, () => {
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
       SIMULATOR_DELAY_MS: '50',
     });
-    await migrateDatabase(box.databaseUrl);
-    const credentials = await createAccountWithCli(box.env);
+    // Tern first: it creates and migrates the sandbox's database, which the CLI will not.
     const tern = await startTernProcess('all', box.env);
+    const credentials = await createAccountWithCli(box.env);
     const { address: url, metrics: metricsUrl } = logged(tern, 'tern started')!;
     expect(metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(metricsUrl).not.toBe(url);
@@ -338,9 +334,9 @@ describe('operations', { timeout: 180_000 }, () => {
 
   it('answers readiness 503 once a shutdown has begun, refuses new work with 503, and still completes an in-flight send', async () => {
     const box = sandbox({ METRICS_PORT: 'off', SHUTDOWN_TIMEOUT_MS: '10000' });
-    await migrateDatabase(box.databaseUrl);
-    const credentials = await createAccountWithCli(box.env);
+    // Tern first: it creates and migrates the sandbox's database, which the CLI will not.
     const tern = await startTernProcess('all', box.env);
+    const credentials = await createAccountWithCli(box.env);
     const url = logged(tern, 'tern started')!.address as string;
     const token = await logIn(url, credentials);
     expect((await apiRequest(url, 'GET', '/health/ready')).body).toMatchObject({
@@ -355,10 +351,17 @@ describe('operations', { timeout: 180_000 }, () => {
     socket.setEncoding('utf8').on('data', (chunk: string) => (answers += chunk));
     await new Promise((resolve) => socket.once('connect', resolve));
     const body = JSON.stringify({ to: '5511977770001', message: 'In flight at SIGTERM' });
+    // `Expect: 100-continue`, as curl sends with a large body: the server's "100 Continue" is
+    // the sign that it has the request's head and has begun the request, so the signal comes
+    // while the send is in flight however slow the host, not after a guessed pause.
     socket.write(
-      `POST /v1/messages/send HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`,
+      `POST /v1/messages/send HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\n\r\n${body.slice(0, 10)}`,
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await pollUntil(
+      'the server to take the request in',
+      async () => (answers.startsWith('HTTP/1.1 100 Continue\r\n\r\n') ? true : undefined),
+      { timeoutMs: 10_000, intervalMs: 10, describe: () => answers },
+    );
     tern.child.kill('SIGTERM');
     await tern.waitForOutput(/"msg":"draining in-flight requests and jobs"/, 10_000);
 
@@ -384,7 +387,7 @@ describe('operations', { timeout: 180_000 }, () => {
       async () => (/\r\n\r\n\{.*\}$/.test(answers) ? true : undefined),
       { timeoutMs: 10_000, describe: () => answers },
     );
-    expect(answers).toMatch(/^HTTP\/1\.1 202 /);
+    expect(answers).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 202 /);
     expect(answers).toMatch(/\r\nconnection: close\r\n/i);
     socket.destroy();
     const accepted = /"message":"(msg_[0-9a-f]+)"/.exec(answers)?.[1];
@@ -402,8 +405,6 @@ describe('operations', { timeout: 180_000 }, () => {
       NODE_ENV: 'test',
       LOG_LEVEL: 'info',
     };
-    await migrateDatabase(box.databaseUrl);
-    const credentials = await createAccountWithCli(env);
     // No build yet: this start must compile.
     const checkout = await checkoutWithoutBuild();
     cleanUps.push(() => rm(checkout, { recursive: true, force: true }));
@@ -414,6 +415,8 @@ describe('operations', { timeout: 180_000 }, () => {
       'tern: the sources changed since the last build; compiling to dist/',
     );
     const url = logged(first, 'tern started')!.address as string;
+    // After the start: Tern creates and migrates the sandbox's database, which the CLI will not.
+    const credentials = await createAccountWithCli(env);
     const token = await logIn(url, credentials);
 
     // Sends keep arriving while the whole process group gets SIGTERM, as systemd's KillMode=control-group does.

@@ -52,15 +52,19 @@ afterAll(async () => {
 });
 
 /**
- * Single sends from `token`, one every 150 ms until `until` resolves (at most STREAMED_AT_MOST,
- * within the account's limit): every answer.
+ * Single sends from `token`, one every 100 ms (a pace of traffic, not a wait) until `until`
+ * resolves (at most STREAMED_AT_MOST, within the account's limit): every answer, pushed into
+ * `answers` as it comes so the test can wait on the stream's progress.
  */
-async function sendStream(token: string, until: Promise<unknown>): Promise<ApiResult[]> {
+async function sendStream(
+  token: string,
+  until: Promise<unknown>,
+  answers: ApiResult[] = [],
+): Promise<ApiResult[]> {
   let done = false;
   void until.finally(() => {
     done = true;
   });
-  const answers: ApiResult[] = [];
   for (let i = 0; !done && i < STREAMED_AT_MOST; i += 1) {
     answers.push(
       await apiRequest(
@@ -71,7 +75,7 @@ async function sendStream(token: string, until: Promise<unknown>): Promise<ApiRe
         token,
       ),
     );
-    await sleep(150);
+    await sleep(100);
   }
   return answers;
 }
@@ -178,13 +182,22 @@ describe('Redis Sentinel', () => {
     );
 
     let failedOver: () => void = () => undefined;
+    const answers: ApiResult[] = [];
     const streamed = sendStream(
       streamer,
       new Promise<void>((resolve) => {
         failedOver = resolve;
       }),
+      answers,
     );
-    await sleep(300);
+    const streamState = () =>
+      `${answers.length} answers: ${answers.map((answer) => answer.status).join(',')}`;
+    // The stream is under way (sends accepted) before the master goes.
+    await pollUntil(
+      'the stream to have sends accepted',
+      async () => (answers.filter((answer) => answer.status === 202).length >= 2 ? true : undefined),
+      { timeoutMs: 20_000, intervalMs: 50, describe: streamState },
+    );
     await group.replicated();
     // In the middle of the campaign.
     expect(await campaignMessages()).toBeLessThan(CONTACTS);
@@ -197,7 +210,16 @@ describe('Redis Sentinel', () => {
       async () => ((await apiRequest(baseUrl, 'GET', '/health/ready')).status === 200 ? true : undefined),
       { timeoutMs: 20_000, describe: transcripts },
     );
-    await sleep(500);
+    // Sends accepted again through the new master before the stream ends, not merely time passed.
+    const answeredBeforeReady = answers.length;
+    await pollUntil(
+      'the stream to have sends accepted after the failover',
+      async () =>
+        answers.slice(answeredBeforeReady).filter((answer) => answer.status === 202).length >= 3
+          ? true
+          : undefined,
+      { timeoutMs: 20_000, intervalMs: 50, describe: streamState },
+    );
     failedOver();
     const stream = await streamed;
     expect(stream.filter((answer) => answer.status !== 202 && answer.status !== 503)).toEqual([]);

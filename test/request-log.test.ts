@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
+import { waitFor } from './support/wait.js';
 
 interface LogLine {
   level: number;
@@ -32,12 +33,25 @@ afterAll(async () => {
   await tern?.stop();
 });
 
-/** The log lines of one request, found by the id it answered with. */
-async function linesOf(response: { headers: Headers }): Promise<LogLine[]> {
+/** Waits for the line of the request that answered `response` (written once the answer is out). */
+async function requestLine(response: { headers: Headers }): Promise<LogLine> {
   const id = response.headers.get('x-request-id');
-  // The line is written once the answer is out: give the hook its turn.
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  return lines.filter((line) => line.request === id);
+  return waitFor(async () => lines.find((line) => line.request === id && line.msg === 'request'), 10_000, 10);
+}
+
+/**
+ * Waits until everything logged before now is in: a later request's line (a 404, which is
+ * logged) is written after every line of the requests answered before it.
+ */
+async function logSettled(): Promise<void> {
+  await requestLine(await tern.request('GET', '/v1/messages/msg_marker', { token: account.token }));
+}
+
+/** The log lines of one request, found by the id it answered with, once they are all in. */
+async function linesOf(response: { headers: Headers }): Promise<LogLine[]> {
+  await requestLine(response);
+  await logSettled();
+  return lines.filter((line) => line.request === response.headers.get('x-request-id'));
 }
 
 describe('request logs', () => {
@@ -67,7 +81,7 @@ describe('request logs', () => {
       body: { to: 'x' },
     });
     expect([invalid.status, anonymous.status, badBody.status]).toEqual([200, 401, 422]);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await requestLine(badBody);
     const written = lines.slice(before);
     expect(written.filter((line) => line.level >= ERROR)).toEqual([]);
     expect(written.filter((line) => line.msg === 'request').map((line) => [line.status, line.level])).toEqual(
@@ -83,8 +97,11 @@ describe('request logs', () => {
     const before = lines.length;
     for (const path of ['/health', '/health/live', '/health/ready'])
       expect((await tern.request('GET', path)).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(lines.slice(before).filter((line) => line.msg === 'request')).toEqual([]);
+    // Not "after a while": after a later request's line is in, which comes after theirs.
+    await logSettled();
+    expect(
+      lines.slice(before).filter((line) => line.msg === 'request' && line.path !== '/v1/messages/msg_marker'),
+    ).toEqual([]);
   });
 });
 

@@ -11,6 +11,9 @@ const SMPP_ENV = {
   SMPP_THROTTLE_BACKOFF_MS: '20',
   SMPP_SYSTEM_TYPE: 'tern',
 };
+/** The bind_transceiver PDUs an SMSC has received, refused or not. */
+const binds = (smsc: LoopbackSmsc) =>
+  smsc.received.filter((entry) => entry.command === 'bind_transceiver').length;
 const WEBHOOK_ENV = {
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
   WEBHOOK_ALLOW_INSECURE: 'true',
@@ -348,7 +351,15 @@ describe('a refused bind', () => {
       expect(open.body).toMatchObject({ status: 'ok', carriers: 'degraded' });
       for (const secret of ['ESME_RINVPASWD', 'default', '127.0.0.1', 'worker'])
         expect(JSON.stringify(open.body)).not.toContain(secret);
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Not "after a while": after the bind was tried, and refused, again since the message was
+      // accepted, with its send job still in the queue; only then is "still queued" a finding.
+      const bindsAtSend = binds(strict);
+      await waitFor(async () => {
+        if (binds(strict) < bindsAtSend + 2) return null;
+        const job = await other.tern.deps.queues.messageSend.getJob(response.body.message);
+        return job && ['waiting', 'delayed', 'prioritized'].includes(await job.getState()) ? true : null;
+      });
+      expect(strict.accepted).toHaveLength(0);
       const waiting = await other.request('GET', `/v1/messages/${response.body.message}`, {
         token: carol.token,
       });
