@@ -129,15 +129,15 @@ describe('binds across worker processes', () => {
       .filter((entry) => entry.command === 'submit_sm')
       .slice(-accepted.length)
       .map((entry) => entry.at);
-    // Hand-overs are spaced evenly on Redis's clock, so any 1-second window, however it is cut,
-    // holds PER_SECOND of them as they are handed over. The SMSC reads them after two processes'
-    // timers, submit windows and sockets, which under load can bring a late one up to a few
-    // slots closer to the next: a quarter of the pace is allowed for that. A count per calendar
-    // second would let up to 2 × PER_SECOND through across the turn of a second.
-    for (const start of times)
-      expect(times.filter((at) => at >= start && at < start + 1000).length).toBeLessThanOrEqual(
-        Math.ceil(PER_SECOND * 1.25),
-      );
+    // Hand-overs are spaced evenly on Redis's clock, so any window, however it is cut, holds the
+    // pace's share of them as they are handed over. The SMSC reads them after two processes'
+    // timers, submit windows and sockets, which under load bring a few late ones together: half
+    // a second's worth is allowed for that in any window, which a count per calendar second (up
+    // to 2 × PER_SECOND across the turn of a second) still exceeds.
+    const mostIn = (ms: number) =>
+      Math.max(...times.map((start) => times.filter((at) => at >= start && at < start + ms).length));
+    expect(mostIn(1000)).toBeLessThanOrEqual(PER_SECOND * 1.5);
+    expect(mostIn(3000)).toBeLessThanOrEqual(PER_SECOND * 3.5);
     expect(times.at(-1)! - times[0]!).toBeGreaterThanOrEqual((100 / PER_SECOND - 1) * 1000);
   }, 90_000);
 });

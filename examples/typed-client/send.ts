@@ -29,6 +29,9 @@ const { send_message: sent } = await client.request(SendMessageDocument, {
 if (sent.__typename === 'ValidationError') {
   throw new Error(`refused: ${sent.error_details.map((d) => `${d.field} ${d.issue}`).join(', ')}`);
 }
+if (sent.__typename === 'QuotaExceededError') {
+  throw new Error(`over the account's quota: try again in ${sent.error_retry_after} s`);
+}
 
 const { messages } = await client.request(MessagesDocument, { to, perPage: 5 });
 if (messages.__typename !== 'MessagePage') throw new Error(messages.error_message);
