@@ -278,7 +278,7 @@ async function catchBatchInsideTransaction(s: Shared, campaignId: string): Promi
          WHERE datname = $1 AND wait_event_type = 'Lock' AND $2 = ANY(pg_blocking_pids(pid))
            -- The statement of insertMessageRows, whose INSERT comes after its rows and reservation,
            -- past the part of a long statement pg_stat_activity keeps.
-           AND query ILIKE '%AS v(id, account_id, campaign_id, contact_id%'`,
+           AND query ILIKE '%AS v("id", "account_id", "campaign_id", "contact_id"%'`,
         [s.database.name, rivalPid],
       );
       return rows[0]?.pid;
