@@ -77,10 +77,10 @@ describe('failover', () => {
     const catalog = t.tern.services.carrierCatalog;
     await catalog.updateCarrier('b', { binds: 2 });
     await waitFor(async () => (b.boundSessions.length === 2 ? true : null), 20_000);
-    expect(t.tern.carriers!.health().find((entry) => entry.carrier === 'b')).toMatchObject({
-      bindsOpen: 2,
-      binds: 2,
-    });
+    // The SMSC counts a session once it sent bind_resp; Tern once it has read it.
+    const health = () => t.tern.carriers!.health().find((entry) => entry.carrier === 'b');
+    await waitFor(async () => (health()?.bindsOpen === 2 ? true : null), 20_000);
+    expect(health()).toMatchObject({ bindsOpen: 2, binds: 2 });
     await catalog.updateCarrier('b', { binds: 1 });
     await waitFor(async () => (b.boundSessions.length === 1 ? true : null), 20_000);
   });

@@ -2,22 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ServiceUnavailableError } from '../../errors.js';
+import { TAKE_LEASED_SLOT } from '../../lib/leased-slots.js';
 
 // A slot is held by a lease that its process renews; a process that dies without releasing its
 // slots (killed, or cut off from Redis) gives them back when their leases run out.
 const LEASE_MS = 60_000;
 const RENEW_EVERY_MS = 20_000;
-
-// Atomic across processes: drop expired leases, refuse when the account holds `max`, else take one.
-// Redis' own clock dates the leases, so the processes' clocks need not agree.
-const ACQUIRE = `
-local now = redis.call('TIME')
-local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', nowMs)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
-redis.call('ZADD', KEYS[1], nowMs + tonumber(ARGV[2]), ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1`;
 
 const RENEW = `
 local now = redis.call('TIME')
@@ -55,7 +45,7 @@ export class SubscriptionSlots {
     const slot = randomUUID();
     let taken: unknown;
     try {
-      taken = await this.redis.eval(ACQUIRE, 1, this.key(accountId), this.max, LEASE_MS, slot);
+      taken = await this.redis.eval(TAKE_LEASED_SLOT, 1, this.key(accountId), this.max, LEASE_MS, slot);
     } catch (error) {
       this.logger.warn({ err: error, account: accountId }, 'subscription refused: Redis unavailable');
       throw new ServiceUnavailableError(

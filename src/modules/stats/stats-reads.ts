@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { RateLimitedError, ServiceUnavailableError } from '../../errors.js';
 import type { Prisma } from '../../generated/prisma/client.js';
+import { TAKE_LEASED_SLOT } from '../../lib/leased-slots.js';
 
 /** What bounds one account's statistics reads, so that they cannot stall other accounts. */
 export interface StatsReadLimits {
@@ -38,17 +39,6 @@ export function statsReadCost(from: Date, to: Date, splits: number): number {
   const days = Math.max(1, Math.ceil((to.getTime() - from.getTime()) / 86_400_000));
   return days * (1 + splits);
 }
-
-// Atomic across processes: drop expired leases, refuse when the account holds `max`, else take one.
-// Redis' own clock dates the leases, so the processes' clocks need not agree.
-const ACQUIRE = `
-local now = redis.call('TIME')
-local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', nowMs)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
-redis.call('ZADD', KEYS[1], nowMs + tonumber(ARGV[2]), ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1`;
 
 /** PostgreSQL's code for a statement cancelled by statement_timeout. */
 const QUERY_CANCELED = '57014';
@@ -94,7 +84,7 @@ export class StatsReads {
     const slot = randomUUID();
     let taken: unknown;
     try {
-      taken = await redis.eval(ACQUIRE, 1, key, limits.concurrency, this.leaseMs, slot);
+      taken = await redis.eval(TAKE_LEASED_SLOT, 1, key, limits.concurrency, this.leaseMs, slot);
     } catch (error) {
       logger.warn({ err: error, account: accountId }, 'statistics read not counted: Redis unavailable');
       return () => undefined;
