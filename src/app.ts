@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
-import { CarrierPool } from './carriers/carrier-pool.js';
 import { defaultCarrierConflict, defaultCarrierUrl } from './carriers/index.js';
+import { CarrierPool } from './carriers/routing/carrier-pool.js';
 import { ConfigError } from './config/environment.js';
 import type { Role } from './config.js';
 import { readDatabaseTimeZones } from './db/time-zones.js';

@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
 import { createTern, type Tern } from './app.js';
-import { CarrierHealthBoard } from './carriers/carrier-health.js';
+import { CarrierHealthBoard } from './carriers/routing/carrier-health.js';
 import { CLUSTER_ROLE_VARIABLE, type ClusterPlan, clusterPlan, superviseCluster } from './cluster.js';
 import { ConfigError, environmentWithDotEnv } from './config/environment.js';
 import { type Config, loadConfig, type Role } from './config.js';

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { CarrierCatalog } from './carriers/carrier-catalog.js';
-import { CarrierDirectory } from './carriers/carrier-directory.js';
-import { CarrierHealthBoard } from './carriers/carrier-health.js';
 import { carrierDefaultSender } from './carriers/index.js';
+import { CarrierDirectory } from './carriers/routing/carrier-directory.js';
+import { CarrierHealthBoard } from './carriers/routing/carrier-health.js';
 import type { Dependencies } from './deps.js';
 import { CampaignDispatchJobs } from './jobs/campaign-dispatch.job.js';
 import { ContactImportJobs } from './jobs/contact-import.job.js';

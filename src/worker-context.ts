@@ -1,5 +1,5 @@
 import type { Worker } from 'bullmq';
-import type { CarrierPool } from './carriers/carrier-pool.js';
+import type { CarrierPool } from './carriers/routing/carrier-pool.js';
 import type { Dependencies } from './deps.js';
 
 /**

@@ -10,8 +10,8 @@ import {
   type OutboundSms,
 } from '../src/carriers/carrier.js';
 import { analyzeText } from '../src/carriers/encoding.js';
-import { SmppCarrier, type SmppCarrierOptions } from '../src/carriers/smpp-carrier.js';
-import { submitBodies } from '../src/carriers/smpp-segments.js';
+import { SmppCarrier, type SmppCarrierOptions } from '../src/carriers/smpp/smpp-carrier.js';
+import { submitBodies } from '../src/carriers/smpp/smpp-segments.js';
 import { ConfigError } from '../src/config/environment.js';
 import { loadConfig } from '../src/config.js';
 import { createPool, createPrismaClient } from '../src/db/prisma.js';

@@ -6,7 +6,7 @@ import type { Carrier } from './carrier.js';
 import type { CarrierCatalog, CarrierRecord } from './carrier-catalog.js';
 import { endpointOf, numberOption } from './carrier-url.js';
 import { SimulatorCarrier } from './simulator-carrier.js';
-import { SmppCarrier } from './smpp-carrier.js';
+import { SmppCarrier } from './smpp/smpp-carrier.js';
 
 // A receipt that overtook its submit_sm_resp in another process is looked at again this often.
 const SMPP_RECEIPT_POLL_MS = 500;

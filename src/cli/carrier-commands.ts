@@ -1,6 +1,6 @@
 import type { CarrierRecord, RouteRecord } from '../carriers/carrier-catalog.js';
-import type { WorkerCarrierHealth } from '../carriers/carrier-health.js';
-import { RouteTable } from '../carriers/route-table.js';
+import type { WorkerCarrierHealth } from '../carriers/routing/carrier-health.js';
+import { RouteTable } from '../carriers/routing/route-table.js';
 import { AppError } from '../errors.js';
 import type { Services } from '../services.js';
 import { accountOf, type Group, print, UsageError, type Values } from './command-kit.js';

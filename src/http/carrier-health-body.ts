@@ -1,4 +1,4 @@
-import type { WorkerCarrierHealth } from '../carriers/carrier-health.js';
+import type { WorkerCarrierHealth } from '../carriers/routing/carrier-health.js';
 import { errorCountsByKind } from '../metrics/metrics.js';
 
 /** A worker's carrier as GET /health shows it, in the API's snake_case names. */

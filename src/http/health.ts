@@ -1,5 +1,5 @@
 import { readdirSync } from 'node:fs';
-import type { WorkerCarrierHealth } from '../carriers/carrier-health.js';
+import type { WorkerCarrierHealth } from '../carriers/routing/carrier-health.js';
 import { DEFAULT_MIGRATIONS_DIR } from '../db/migrations.js';
 import type { Dependencies } from '../deps.js';
 import { carrierHealthBody } from './carrier-health-body.js';

@@ -8,7 +8,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
-import type { WorkerCarrierHealth } from '../carriers/carrier-health.js';
+import type { WorkerCarrierHealth } from '../carriers/routing/carrier-health.js';
 import type { Dependencies } from '../deps.js';
 import type { Context } from '../graphql/context.js';
 import { createFieldRateLimits } from '../graphql/field-rate-limits.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseRouteChoice, type RouteRecord } from '../../src/carriers/carrier-catalog.js';
 import { splitCarrierUrl } from '../../src/carriers/carrier-url.js';
-import { Circuit } from '../../src/carriers/circuit.js';
-import { carrierOrder, RouteTable } from '../../src/carriers/route-table.js';
+import { Circuit } from '../../src/carriers/routing/circuit.js';
+import { carrierOrder, RouteTable } from '../../src/carriers/routing/route-table.js';
 
 const route = (
   id: string,

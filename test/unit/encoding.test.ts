@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { analyzeText } from '../../src/carriers/encoding.js';
-import { concatenationUdh, readConcatenation, submitBodies } from '../../src/carriers/smpp-segments.js';
+import { concatenationUdh, readConcatenation, submitBodies } from '../../src/carriers/smpp/smpp-segments.js';
 
 const withoutUdh = (shortMessage: Buffer) => shortMessage.subarray(6);
 

@@ -1,6 +1,6 @@
 import type { PDU } from 'smpp';
 import { describe, expect, it } from 'vitest';
-import { isDeliveryReceipt, parseReceipt } from '../../src/carriers/smpp-receipt.js';
+import { isDeliveryReceipt, parseReceipt } from '../../src/carriers/smpp/smpp-receipt.js';
 
 const pdu = (fields: Partial<PDU>) => fields as PDU;
 const receiptText = (stat: string, err = '000') =>

@@ -1,6 +1,6 @@
 import { Worker } from 'bullmq';
 import { CarrierUnavailableError } from '../../carriers/carrier.js';
-import type { CarrierPool } from '../../carriers/carrier-pool.js';
+import type { CarrierPool } from '../../carriers/routing/carrier-pool.js';
 import { type MessageSendJob, messageSendQueue } from '../../jobs/message-send.job.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
 import type { WorkerContext } from '../../worker-context.js';

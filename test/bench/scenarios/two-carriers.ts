@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { RouteRecord } from '../../../src/carriers/carrier-catalog.js';
-import { carrierOrder, RouteTable } from '../../../src/carriers/route-table.js';
+import { carrierOrder, RouteTable } from '../../../src/carriers/routing/route-table.js';
 import { LoopbackSmsc } from '../../support/smsc.js';
 import type { Bench } from '../bench.js';
 import type { FlowResult, RunnableScenario } from './scenario.js';

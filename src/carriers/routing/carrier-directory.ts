@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { CarrierCatalog, CarrierRecord, CarrierSettings } from './carrier-catalog.js';
+import type { CarrierCatalog, CarrierRecord, CarrierSettings } from '../carrier-catalog.js';
 import { type RouteMatch, RouteTable } from './route-table.js';
 
 /**

@@ -1,9 +1,9 @@
 import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { PDU, PduFields } from 'smpp';
-import type { SmppConfig } from '../config.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
-import type { Clock } from '../lib/clock.js';
+import type { SmppConfig } from '../../config.js';
+import type { PrismaClient } from '../../generated/prisma/client.js';
+import type { Clock } from '../../lib/clock.js';
 import {
   type Carrier,
   type CarrierEventSink,
@@ -11,7 +11,7 @@ import {
   CarrierUnavailableError,
   type OutboundSms,
   type SubmitResult,
-} from './carrier.js';
+} from '../carrier.js';
 import { destinationAddress, sourceAddress } from './smpp-address.js';
 import { SmppInbound } from './smpp-inbound.js';
 import { isDeliveryReceipt } from './smpp-receipt.js';

@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { BindLeases } from './bind-leases.js';
 import {
   type Carrier,
   type CarrierEventSink,
@@ -8,12 +7,13 @@ import {
   CarrierRejectedError,
   CarrierUnavailableError,
   type OutboundSms,
-} from './carrier.js';
-import type { CarrierRecord } from './carrier-catalog.js';
+} from '../carrier.js';
+import type { CarrierRecord } from '../carrier-catalog.js';
+import type { CarrierDependencies } from '../index.js';
+import { BindLeases } from './bind-leases.js';
 import type { CarrierDirectory } from './carrier-directory.js';
 import type { CircuitOptions } from './circuit.js';
 import { ClusterPace } from './cluster-pace.js';
-import type { CarrierDependencies } from './index.js';
 import { PooledCarrier, signatureOf } from './pooled-carrier.js';
 import { carrierOrder } from './route-table.js';
 

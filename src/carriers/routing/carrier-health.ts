@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { CarrierHealth } from './carrier.js';
+import type { CarrierHealth } from '../carrier.js';
 
 /** This process's carriers as they are this instant. */
 export type CarrierHealthSource = () => CarrierHealth[];

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import smpp, { type PDU, type PduFields } from 'smpp';
-import { CarrierRejectedError, CarrierUnavailableError } from './carrier.js';
+import { CarrierRejectedError, CarrierUnavailableError } from '../carrier.js';
 import type { SubmitBody } from './smpp-segments.js';
 import type { SmppSession } from './smpp-session.js';
 import { backoffMs, type SmppErrorCounts, STATUS, sleep, statusName } from './smpp-status.js';

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { PDU } from 'smpp';
-import type { PrismaClient } from '../generated/prisma/client.js';
-import { PollingLoop } from '../jobs/polling-loop.js';
-import type { Clock } from '../lib/clock.js';
-import type { CarrierEventSink } from './carrier.js';
+import type { PrismaClient } from '../../generated/prisma/client.js';
+import { PollingLoop } from '../../jobs/polling-loop.js';
+import type { Clock } from '../../lib/clock.js';
+import type { CarrierEventSink } from '../carrier.js';
 import { decodedText, parseReceipt } from './smpp-receipt.js';
 import type { SmppErrorCounts } from './smpp-status.js';
 

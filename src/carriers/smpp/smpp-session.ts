@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import smpp, { type PDU, type Session } from 'smpp';
-import type { SmppConfig } from '../config.js';
-import { CarrierUnavailableError } from './carrier.js';
+import type { SmppConfig } from '../../config.js';
+import { CarrierUnavailableError } from '../carrier.js';
 import { backoffMs, type SmppErrorCounts, STATUS, statusName } from './smpp-status.js';
 
 export type BindState = 'connecting' | 'bound' | 'disconnected' | 'bind_failed' | 'stopped';

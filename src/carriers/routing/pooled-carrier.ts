@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import type { Carrier, CarrierEventSink, CarrierHealth } from './carrier.js';
-import type { CarrierRecord } from './carrier-catalog.js';
+import type { Carrier, CarrierEventSink, CarrierHealth } from '../carrier.js';
+import type { CarrierRecord } from '../carrier-catalog.js';
+import { type CarrierDependencies, carrierBinds, carrierFromRecord } from '../index.js';
 import { Circuit, type CircuitOptions } from './circuit.js';
 import type { ClusterPace } from './cluster-pace.js';
-import { type CarrierDependencies, carrierBinds, carrierFromRecord } from './index.js';
 
 interface Session {
   carrier: Carrier;

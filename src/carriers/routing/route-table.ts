@@ -1,4 +1,4 @@
-import type { RouteRecord } from './carrier-catalog.js';
+import type { RouteRecord } from '../carrier-catalog.js';
 
 /** The route a number takes and why. */
 export interface RouteMatch {

@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { PDU } from 'smpp';
-import type { PrismaClient } from '../generated/prisma/client.js';
-import type { Clock } from '../lib/clock.js';
-import type { CarrierEventSink } from './carrier.js';
+import type { PrismaClient } from '../../generated/prisma/client.js';
+import type { Clock } from '../../lib/clock.js';
+import type { CarrierEventSink } from '../carrier.js';
 import { inboundNumber } from './smpp-address.js';
 import { decodedText, udhElements } from './smpp-receipt.js';
 import { type Concatenation, readConcatenation } from './smpp-segments.js';

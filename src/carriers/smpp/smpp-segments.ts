@@ -3,7 +3,7 @@
  * per octet (data_coding 0, what SMSCs expect over SMPP), UCS-2 as UTF-16BE (data_coding 8); a
  * long message either as concatenated parts with a UDH, or as one PDU with message_payload.
  */
-import { type Encoding, GSM7_CODES, GSM7_ESCAPE, GSM7_EXTENSION, segmentCharacters } from './encoding.js';
+import { type Encoding, GSM7_CODES, GSM7_ESCAPE, GSM7_EXTENSION, segmentCharacters } from '../encoding.js';
 
 const GSM7_QUESTION_MARK = GSM7_CODES.get('?')!;
 
