@@ -15,6 +15,11 @@ export interface HttpProvider {
   request(sms: OutboundSms, context: SendContext): ProviderRequest;
   /** What the provider's answer to that request means. */
   answer(response: ProviderResponse): ProviderAnswer;
+  /**
+   * Requests made when the carrier starts, each safe to repeat (the Android app's webhooks, which
+   * Tern registers itself); none for providers told per message or by the operator.
+   */
+  startRequests?(context: SendContext): ProviderRequest[];
   /** Whether a callback comes from the provider (its signature, or the secret in its path). */
   verify(call: ProviderCallback, now: Date): boolean;
   /** The delivery reports and replies a verified callback carries (none for a call it ignores). */
@@ -56,9 +61,7 @@ export interface ProviderCallback {
   rawBody: Buffer;
 }
 
-export type ProviderEvent =
-  | { kind: 'report'; report: DeliveryReport }
-  | { kind: 'reply'; reply: InboundSms };
+export type ProviderEvent = { kind: 'report'; report: DeliveryReport } | { kind: 'reply'; reply: InboundSms };
 
 /** What a provider is made with, from the carrier's record. */
 export interface ProviderSettings {
