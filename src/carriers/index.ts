@@ -5,6 +5,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Carrier } from './carrier.js';
 import type { CarrierCatalog, CarrierRecord } from './carrier-catalog.js';
 import { endpointOf, numberOption } from './carrier-url.js';
+import { createHttpCarrier } from './http/http-carriers.js';
 import { SimulatorCarrier } from './simulator-carrier.js';
 import { SmppCarrier } from './smpp/smpp-carrier.js';
 
@@ -60,6 +61,10 @@ export function carrierFromRecord(record: CarrierRecord, deps: CarrierDependenci
       pollMs: Math.min(100, Math.max(10, delayMs)),
     });
   }
+  if (endpoint.kind === 'http') {
+    const { prisma, clock } = deps;
+    return createHttpCarrier(record, { prisma, clock, logger, ...config })!;
+  }
   const { options } = endpoint;
   const defaults = config.smppDefaults;
   const concat = options.get('concat');
@@ -82,7 +87,10 @@ export function carrierFromRecord(record: CarrierRecord, deps: CarrierDependenci
   });
 }
 
-/** Whether the carrier holds sessions that count against its binds. */
+/** Whether the carrier holds sessions that count against its binds (SMPP); an HTTP carrier holds none. */
 export function carrierBinds(record: CarrierRecord): boolean {
   return endpointOf(record.url).kind === 'smpp';
 }
+
+/** The receiver of HTTP providers' callbacks, for the API's POST /carriers/{name}/events. */
+export { CarrierCallbacks } from './http/carrier-callbacks.js';
