@@ -1,8 +1,12 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CarrierCatalog } from '../src/carriers/carrier-catalog.js';
 import { AppError } from '../src/errors.js';
 import { FakeGeneric, GENERIC_TEMPLATE, GENERIC_TOKEN } from './support/fake-providers/fake-generic.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
+import { runCliCommand } from './support/tern-processes.js';
 import { waitFor } from './support/wait.js';
 
 // HTTP carriers as the operator adds them (URLs, secrets, templates, PUBLIC_URL), and the generic
@@ -133,6 +137,46 @@ describe('adding HTTP carriers', () => {
     expect(
       await refusal(() => catalog.addCarrier('bad', { url: 'twilio://nope:token@api.twilio.com?from=1' })),
     ).toMatch(/account SID/);
+  });
+});
+
+describe('carriers add from the CLI', () => {
+  const cliEnv = (extra: Record<string, string>) => ({
+    DATABASE_URL: t.database.url,
+    DIRECT_DATABASE_URL: t.database.directUrl,
+    REDIS_PREFIX: t.redisPrefix,
+    LOG_LEVEL: 'warn',
+    ...extra,
+  });
+
+  it('adds a generic carrier with --template FILE and lists it without its secret, and refuses without PUBLIC_URL', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'tern-template-')), 'provider.json');
+    writeFileSync(file, JSON.stringify(GENERIC_TEMPLATE));
+    const args = ['carriers', 'add', 'cli-gen', '--url', fake.url(), '--template', file];
+    const refused = await runCliCommand(args, cliEnv({}));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('PUBLIC_URL');
+    const added = await runCliCommand(args, cliEnv({ PUBLIC_URL }));
+    expect(added.code, added.stderr).toBe(0);
+    const line = JSON.parse(added.stdout.trim());
+    expect(line).toMatchObject({
+      carrier: 'cli-gen',
+      kind: 'http',
+      url: `http://acme@${new URL(fake.url()).host}/`,
+      callback_url: expect.stringMatching(
+        /^https:\/\/tern\.example\.com\/carriers\/cli-gen\/events\/[A-Za-z0-9_-]{32}$/,
+      ),
+    });
+    expect(added.stdout).not.toContain(GENERIC_TOKEN);
+    const badFile = `${file}.bad`;
+    writeFileSync(badFile, '{"request": {}}');
+    const bad = await runCliCommand(
+      ['carriers', 'update', 'cli-gen', '--template', badFile],
+      cliEnv({ PUBLIC_URL }),
+    );
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/invalid --template: request.method/);
+    await t.tern.services.carrierCatalog.removeCarrier('cli-gen');
   });
 });
 
