@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CarrierCatalog } from '../src/carriers/carrier-catalog.js';
 import { AppError } from '../src/errors.js';
-import { FakeGeneric, GENERIC_TEMPLATE, GENERIC_TOKEN } from './support/fake-providers/fake-generic.js';
+import {
+  FakeGeneric,
+  GENERIC_TEMPLATE,
+  GENERIC_TOKEN,
+  KANNEL_TEMPLATE,
+} from './support/fake-providers/fake-generic.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 import { runCliCommand } from './support/tern-processes.js';
 import { waitFor } from './support/wait.js';
@@ -32,6 +37,8 @@ beforeAll(async () => {
   callbackUrl = catalog.describe(added).callbackUrl!;
   await catalog.addCarrier('backup', { url: 'simulator://?delay_ms=10' });
   await catalog.addRoute('4477', null, { carriers: 'gen,backup' });
+  await catalog.addCarrier('kannel', { url: fake.url(), template: JSON.stringify(KANNEL_TEMPLATE) });
+  await catalog.addRoute('4478', null, { carriers: 'kannel' });
   await t.tern.services.carrierDirectory.refresh();
   await waitFor(async () =>
     t.tern.carriers!.health().some((entry) => entry.carrier === 'gen' && entry.state === 'ready')
@@ -225,5 +232,21 @@ describe('the generic template', () => {
     fake.answerNext({ kind: 'answer', status: 503, body: { error: { code: 'BUSY' } } });
     const id = await send('+447700900004');
     expect((await settled(id, (body) => body.carrier && body.status !== 'queued')).carrier).toBe('backup');
+  });
+
+  it('speaks to a Kannel-style interface: GET with the text in the query, a report by GET with our reference', async () => {
+    const id = await send('+447800900001', 'Ça va? 100% & more');
+    await settled(id, (body) => body.status === 'sent');
+    const query = fake.kannel.find((entry) => entry.get('to') === '+447800900001')!;
+    expect(query.get('text')).toBe('Ça va? 100% & more');
+    expect(query.get('username')).toBe('acme');
+    const dlrUrl = query.get('dlr-url')!;
+    const { carriers } = await t.tern.services.carrierCatalog.settings();
+    const secret = carriers.find((carrier) => carrier.name === 'kannel')!.callbackSecret;
+    expect(dlrUrl).toBe(`${PUBLIC_URL}/carriers/kannel/events/${secret}?ref=${id}&type=%d`);
+    // Kannel fills in %d (1: delivered) and calls the URL.
+    const report = await t.request('GET', dlrUrl.replace('%d', '1').slice(PUBLIC_URL.length));
+    expect(report.status).toBe(200);
+    await settled(id, (body) => body.status === 'delivered');
   });
 });

@@ -43,8 +43,15 @@ const templateSchema = z.strictObject({
     body: z.string().max(8000).optional(),
   }),
   answer: z.strictObject({
-    /** Where the provider's id is: a JSON pointer into the answer, or a regex whose first group is it. */
-    id: z.union([z.strictObject({ json_pointer: pointer }), z.strictObject({ regex: pattern })]),
+    /**
+     * Where the provider's id is: a JSON pointer into the answer, a regex whose first group is it,
+     * or, for a provider that gives none but echoes ours in its reports (Kannel), our reference.
+     */
+    id: z.union([
+      z.strictObject({ json_pointer: pointer }),
+      z.strictObject({ regex: pattern }),
+      z.strictObject({ use_reference: z.literal(true) }),
+    ]),
     /** A 2xx answer whose body matches this is a refusal for good too (providers that answer 200 to errors). */
     rejected_body: pattern.optional(),
     /** Where the provider's error code is in a refusal: a JSON pointer, or a regex's first group. */

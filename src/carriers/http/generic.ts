@@ -33,10 +33,10 @@ function bodyEscape(headers: Record<string, string>): Escape {
 
 function pick(
   body: string,
-  how: { json_pointer: string } | { regex: string } | undefined,
+  how: { json_pointer: string } | { regex: string } | { use_reference: true } | undefined,
   json: Record<string, unknown> | null,
 ): string | null {
-  if (!how) return null;
+  if (!how || 'use_reference' in how) return null;
   if ('regex' in how) return new RegExp(how.regex).exec(body)?.[1] ?? null;
   let value: unknown = json;
   for (const step of how.json_pointer.split('/').slice(1)) {
@@ -46,13 +46,17 @@ function pick(
   return typeof value === 'string' || typeof value === 'number' ? String(value) : null;
 }
 
-function readAnswer(template: GenericTemplate, response: ProviderResponse): ProviderAnswer {
+function readAnswer(
+  template: GenericTemplate,
+  response: ProviderResponse,
+  reference: string,
+): ProviderAnswer {
   const json = parseJsonObject(response.body);
   const { answer } = template;
   const ok = response.status >= 200 && response.status < 300;
   const refused = answer.rejected_body && new RegExp(answer.rejected_body).test(response.body);
   if (ok && !refused) {
-    const id = pick(response.body, answer.id, json);
+    const id = 'use_reference' in answer.id ? reference : pick(response.body, answer.id, json);
     if (id) return { outcome: 'accepted', providerMessageId: id };
     return { outcome: 'temporary', message: `HTTP ${response.status} without the provider's id` };
   }
@@ -133,7 +137,7 @@ export function createGenericProvider(settings: ProviderSettings, text: string |
         ...(request.body === undefined ? {} : { body: fill(request.body, values, escapeBody) }),
       };
     },
-    answer: (response) => readAnswer(template, response),
+    answer: (response, sms) => readAnswer(template, response, sms.reference),
     verify(call: ProviderCallback) {
       const given = Buffer.from(new URL(call.url).pathname.split('/').at(-1) ?? '');
       return (

@@ -101,7 +101,7 @@ export class HttpCarrier implements Carrier {
       this.note('outcome_unknown', `no answer to a request that went out: ${error.message}`);
       throw new CarrierUnavailableError(`${this.name} did not answer: ${error.message}`, true);
     }
-    const answer = this.provider.answer(response);
+    const answer = this.provider.answer(response, message);
     if (answer.outcome === 'accepted') return { carrierMessageId: answer.providerMessageId };
     if (answer.outcome === 'rejected') {
       this.note('rejected', `carrier_${answer.code}: ${answer.message}`);

@@ -13,8 +13,8 @@ export interface HttpProvider {
   readonly deduplicatesByReference: boolean;
   /** The request that hands over one message (the provider cuts long texts itself). */
   request(sms: OutboundSms, context: SendContext): ProviderRequest;
-  /** What the provider's answer to that request means. */
-  answer(response: ProviderResponse): ProviderAnswer;
+  /** What the provider's answer to the request for `sms` means. */
+  answer(response: ProviderResponse, sms: OutboundSms): ProviderAnswer;
   /**
    * Requests made when the carrier starts, each safe to repeat (the Android app's webhooks, which
    * Tern registers itself); none for providers told per message or by the operator.

@@ -38,8 +38,23 @@ export const GENERIC_TEMPLATE = {
   },
 };
 
+/**
+ * The Kannel-style template of docs/carriers.md: GET /cgi-bin/sendsms, an answer without an id,
+ * and a delivery report called back by GET with our reference and Kannel's DLR type (%d).
+ */
+export const KANNEL_TEMPLATE = {
+  request: {
+    method: 'GET',
+    url: '/cgi-bin/sendsms?username={username}&password={password}&to={to_plus}&from={from}&text={text}&dlr-mask=19&dlr-url={callback_url}%3Fref%3D{reference}%26type%3D%25d',
+  },
+  answer: { id: { use_reference: true }, rejected_body: '^[1-9][0-9]*:' },
+  report: { id: 'ref', status: 'type', delivered: ['1'], failed: ['2', '16'] },
+};
+
 export class FakeGeneric {
   readonly messages: GenericMessage[] = [];
+  /** What reached /cgi-bin/sendsms (Kannel's interface): each request's query. */
+  readonly kannel: URLSearchParams[] = [];
   requests = 0;
   private behaviours: GenericBehaviour[] = [];
 
@@ -76,6 +91,13 @@ export class FakeGeneric {
     const answer = (status: number, body: unknown): void => {
       response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     };
+    if (request.method === 'GET' && request.url?.startsWith('/cgi-bin/sendsms?')) {
+      const query = new URL(request.url, 'http://kannel').searchParams;
+      if (query.get('password') !== GENERIC_TOKEN)
+        return void response.writeHead(403).end('Authorization failed for sendsms');
+      this.kannel.push(query);
+      return void response.writeHead(202, { 'content-type': 'text/plain' }).end('0: Accepted for delivery');
+    }
     if (request.method !== 'POST' || request.url !== '/api/v1/sms')
       return answer(404, { error: { code: 'NOT_FOUND' } });
     if (request.headers.authorization !== `Bearer ${GENERIC_TOKEN}`)
