@@ -107,6 +107,15 @@ describe('adding HTTP carriers', () => {
     );
   });
 
+  it('stops a start without PUBLIC_URL once an HTTP carrier exists, and refuses a PUBLIC_URL with a query', async () => {
+    await expect(startTern({ sharing: t })).rejects.toThrow(
+      /PUBLIC_URL is not set, and the HTTP carriers gen, kannel/,
+    );
+    await expect(
+      startTern({ sharing: t, env: { PUBLIC_URL: 'https://tern.example.com/?a=1' } }),
+    ).rejects.toThrow(/PUBLIC_URL/);
+  });
+
   it.each([
     ['no template', undefined, /--template FILE is required/],
     ['not JSON', '{', /invalid --template: not JSON/],

@@ -5,7 +5,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Carrier } from './carrier.js';
 import type { CarrierCatalog, CarrierRecord } from './carrier-catalog.js';
 import { endpointOf, numberOption } from './carrier-url.js';
-import { createHttpCarrier } from './http/http-carriers.js';
+import { carrierCallsBack, createHttpCarrier } from './http/http-carriers.js';
 import { SimulatorCarrier } from './simulator-carrier.js';
 import { SmppCarrier } from './smpp/smpp-carrier.js';
 
@@ -45,6 +45,18 @@ export async function defaultCarrierConflict(
   if (config.carrier !== 'smpp' || !config.smppUrl) return null;
   if (!(await catalog.defaultDiffersFrom(config.smppUrl))) return null;
   return 'SMPP_URL (CARRIER=smpp) differs from carrier default, which was made from it at the first start and is now changed through the CLI only: apply the new URL with `npm run cli -- carriers update default --url …`, or unset SMPP_URL and CARRIER';
+}
+
+/**
+ * PUBLIC_URL is needed once an HTTP carrier whose provider calls back exists: without it the
+ * provider is told no callback URL and every callback is refused. The line that stops start-up
+ * then, naming the variable and the carriers; null when nothing is missing.
+ */
+export function publicUrlMissing(config: Config, records: readonly CarrierRecord[]): string | null {
+  if (config.publicUrl) return null;
+  const needing = records.filter((record) => carrierCallsBack(record.url)).map((record) => record.name);
+  if (needing.length === 0) return null;
+  return `PUBLIC_URL is not set, and the HTTP carrier${needing.length === 1 ? '' : 's'} ${needing.join(', ')} send${needing.length === 1 ? 's' : ''} delivery reports and replies to PUBLIC_URL/carriers/NAME/events: set PUBLIC_URL to the address the providers reach Tern at`;
 }
 
 /** A carrier as its record describes it; the only place that knows the kinds. */

@@ -89,6 +89,12 @@ export function callbackUrlOf(
   return `${publicUrl}${callbackPath(record.name, httpProviderKind(endpoint.provider)!, record.callbackSecret)}`;
 }
 
+/** Whether the carrier's provider calls Tern back (and so needs PUBLIC_URL). */
+export function carrierCallsBack(url: string): boolean {
+  const endpoint = endpointOf(url);
+  return endpoint.kind === 'http' && httpProviderKind(endpoint.provider)!.callsBack;
+}
+
 export function newCallbackSecret(): string {
   return randomBytes(24).toString('base64url');
 }
