@@ -259,3 +259,22 @@ describe('the generic template', () => {
     await settled(id, (body) => body.status === 'delivered');
   });
 });
+
+describe('refused callbacks', () => {
+  // Last in the file: it uses up the loopback address's budget of refusals for a minute.
+  it('answers 429 to an address past 60 refused calls a minute, and takes no more of its calls then', async () => {
+    // Earlier tests of this file made a few refused calls of the same minute already.
+    const statuses: number[] = [];
+    while (statuses.length <= 60 && statuses.at(-1) !== 429)
+      statuses.push(
+        (await t.request('POST', '/carriers/gen/events/wrong', { body: { status: 'DELIVRD' } })).status,
+      );
+    expect(statuses.at(-1)).toBe(429);
+    expect(statuses.slice(0, -1).every((status) => status === 401)).toBe(true);
+    expect(statuses.length).toBeGreaterThan(50);
+    const refused = await t.request('POST', '/carriers/gen/events/wrong', { body: {} });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('rate_limited');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});

@@ -38,7 +38,7 @@ beforeAll(async () => {
   alice = await t.createAccount();
   const catalog = t.tern.services.carrierCatalog;
   await catalog.addCarrier('tw', { url: fake.url() });
-  await catalog.addCarrier('tw-slow', { url: fake.url('from=%2B15550001111&timeout_ms=200') });
+  await catalog.addCarrier('tw-slow', { url: fake.url('from=+15550001111&timeout_ms=200') });
   await catalog.addCarrier('tw-down', {
     url: fake.url().replace(`127.0.0.1:${fake.port}`, `127.0.0.1:${closedPort}`),
   });

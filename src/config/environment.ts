@@ -127,7 +127,8 @@ export const environmentSchema = z.object({
       const url = new URL(text);
       return !url.search && !url.hash && !url.username && !url.password;
     }, 'expected http(s)://host[:port][/path], without query, fragment or credentials')
-    .transform((text) => text.replace(/\/+$/, ''))
+    // As a URL prints it (host in lower case…): the form callback URLs are given, and signed, in.
+    .transform((text) => new URL(text).href.replace(/\/+$/, ''))
     .optional(),
   WEBHOOK_ALLOW_INSECURE: booleanFlag.default(false),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: booleanFlag.default(false),

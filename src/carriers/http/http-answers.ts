@@ -45,3 +45,23 @@ export function plusNumber(number: string): string {
 export function withoutPlus(number: string): string {
   return number.trim().replace(/^\+/, '');
 }
+
+/**
+ * A query option as written, percent-decoded but with `+` kept: `?from=+15550001111` is the
+ * number with its plus, where form decoding would make it a space.
+ */
+export function queryOption(url: URL, name: string): string | null {
+  for (const pair of url.search.slice(1).split('&')) {
+    const [key = '', value = ''] = pair.split('=', 2);
+    if (safeDecode(key) === name) return safeDecode(value);
+  }
+  return null;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}

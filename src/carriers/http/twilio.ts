@@ -5,6 +5,7 @@ import {
   headerOf,
   parseJsonObject,
   plusNumber,
+  queryOption,
   safeCode,
   statusAnswer,
   withoutPlus,
@@ -67,8 +68,8 @@ function urlForms(text: string): string[] {
 export function createTwilioProvider(settings: ProviderSettings): HttpProvider {
   const accountSid = decodeURIComponent(settings.url.username);
   if (!ACCOUNT_SID.test(accountSid)) throw invalid('the user must be an account SID (AC and 32 hex digits)');
-  const from = settings.url.searchParams.get('from');
-  const service = settings.url.searchParams.get('messaging_service');
+  const from = queryOption(settings.url, 'from');
+  const service = queryOption(settings.url, 'messaging_service');
   if ((from === null) === (service === null))
     throw invalid('give exactly one of from= or messaging_service=');
   if (service !== null && !SERVICE_SID.test(service))

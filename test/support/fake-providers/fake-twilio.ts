@@ -46,7 +46,7 @@ export class FakeTwilio {
   }
 
   /** The carrier URL for Tern: plain HTTP to this loopback server. */
-  url(options = 'from=%2B15550001111'): string {
+  url(options = 'from=+15550001111'): string {
     return `twilio://${ACCOUNT_SID}:${AUTH_TOKEN}@127.0.0.1:${this.port}?tls=false&${options}`;
   }
 
