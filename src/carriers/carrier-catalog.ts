@@ -229,7 +229,9 @@ export class CarrierCatalog {
       input.url === undefined
         ? { url: current!.url, password: current!.password }
         : splitCarrierUrl(input.url);
-    const template = input.template ?? current?.template ?? null;
+    // A template stays with a new URL of the same kind only.
+    const kept = current?.template && carrierKind(current.url) === carrierKind(url) ? current.template : null;
+    const template = input.template ?? kept;
     const http = checkHttpCarrier({ name, url, secret: password, template, publicUrl: this.publicUrl });
     const callbackSecret = http ? (current?.callbackSecret ?? newCallbackSecret()) : null;
     return {
