@@ -54,6 +54,8 @@ const templateSchema = z.strictObject({
     ]),
     /** A 2xx answer whose body matches this is a refusal for good too (providers that answer 200 to errors). */
     rejected_body: pattern.optional(),
+    /** A 2xx answer whose body matches this is a refusal for now: the next carrier may take the message. */
+    temporary_body: pattern.optional(),
     /** Where the provider's error code is in a refusal: a JSON pointer, or a regex's first group. */
     error_code: z
       .union([z.strictObject({ json_pointer: pointer }), z.strictObject({ regex: pattern })])

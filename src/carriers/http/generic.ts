@@ -54,6 +54,8 @@ function readAnswer(
   const json = parseJsonObject(response.body);
   const { answer } = template;
   const ok = response.status >= 200 && response.status < 300;
+  if (ok && answer.temporary_body && new RegExp(answer.temporary_body).test(response.body))
+    return { outcome: 'temporary', message: `HTTP ${response.status}: ${response.body.slice(0, 200)}` };
   const refused = answer.rejected_body && new RegExp(answer.rejected_body).test(response.body);
   if (ok && !refused) {
     const id = 'use_reference' in answer.id ? reference : pick(response.body, answer.id, json);
