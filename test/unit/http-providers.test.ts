@@ -138,4 +138,19 @@ describe('the generic template', () => {
       code: '403',
     });
   });
+
+  it('reads a 2xx body as a refusal for good or for now, as Kannel reads its regexes', () => {
+    const provider = createGenericProvider(
+      settings('https://sms.example.com'),
+      JSON.stringify({
+        request: { method: 'GET', url: '/' },
+        answer: { id: { regex: 'ID: (\\w+)' }, rejected_body: 'failure', temporary_body: 'retry later' },
+      }),
+    );
+    expect(provider.answer(response(200, 'failure: unknown number'), SMS)).toMatchObject({
+      outcome: 'rejected',
+      code: 'rejected',
+    });
+    expect(provider.answer(response(200, 'retry later'), SMS).outcome).toBe('temporary');
+  });
 });
