@@ -58,6 +58,7 @@ export class CarrierCallbacks {
       return 'refused';
     }
     const events = made.provider.events(callback, now);
+    if (events.length === 0) return 'accepted';
     await this.events.store(name, events);
     await this.events.apply(name, this.options.sinkFor(name), events);
     return 'accepted';
