@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
-import { defaultCarrierConflict, defaultCarrierUrl } from './carriers/index.js';
+import { defaultCarrierConflict, defaultCarrierUrl, publicUrlMissing } from './carriers/index.js';
 import { CarrierPool } from './carriers/routing/carrier-pool.js';
 import { ConfigError } from './config/environment.js';
 import type { Role } from './config.js';
@@ -90,6 +90,8 @@ export function createTern(deps: Dependencies, role: Role): Tern {
       const conflict = await defaultCarrierConflict(deps.config, services.carrierCatalog);
       if (conflict) throw new ConfigError(conflict);
       await services.carrierDirectory.ready();
+      const missing = publicUrlMissing(deps.config, services.carrierDirectory.carriers);
+      if (missing) throw new ConfigError(missing);
       services.carrierDirectory.start();
       // Listening first: a port another process holds stops this one before it takes workers or bind leases.
       const address = http ? await http.listen({ host: deps.config.host, port: deps.config.port }) : null;

@@ -78,6 +78,8 @@ export interface Config {
   recoveryIntervalMs: number;
   recoveryAfterMs: number;
   claimLeaseMs: number;
+  /** PUBLIC_URL without its trailing slash: where HTTP carriers' providers call back; null when not set. */
+  publicUrl: string | null;
   databasePoolSize: number;
   rateLimitMax: number;
   rateLimitWindowSeconds: number;
@@ -155,6 +157,7 @@ export function loadConfig(
     recoveryIntervalMs: env.RECOVERY_INTERVAL_MS,
     recoveryAfterMs: env.RECOVERY_AFTER_MS,
     claimLeaseMs: env.CLAIM_LEASE_MS,
+    publicUrl: env.PUBLIC_URL ?? null,
     graphiql: env.GRAPHIQL ?? !production,
     dashboard: env.DASHBOARD,
     introspection: env.GRAPHQL_INTROSPECTION ?? !production,

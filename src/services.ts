@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { CarrierCatalog } from './carriers/carrier-catalog.js';
-import { carrierDefaultSender } from './carriers/index.js';
+
+import { CarrierCallbacks, carrierDefaultSender } from './carriers/index.js';
 import { CarrierDirectory } from './carriers/routing/carrier-directory.js';
 import { CarrierHealthBoard } from './carriers/routing/carrier-health.js';
 import type { Dependencies } from './deps.js';
@@ -95,6 +96,8 @@ export interface Services {
   carrierDirectory: CarrierDirectory;
   /** Every worker's carriers, binds and circuits, shared through Redis. */
   carrierHealth: CarrierHealthBoard;
+  /** Reports and replies HTTP carriers' providers call back with (POST /carriers/{name}/events). */
+  carrierCallbacks: CarrierCallbacks;
 }
 
 /** The composition root of the domain layer: each service made once, with what it depends on. */
@@ -116,7 +119,7 @@ export function createServices(deps: Dependencies): Services {
     metrics: deps.metrics,
     logger: logger('quotas'),
   });
-  const carrierCatalog = new CarrierCatalog(prisma, config.carrierSecretKey);
+  const carrierCatalog = new CarrierCatalog(prisma, config.carrierSecretKey, config.publicUrl);
   const carrierDirectory = new CarrierDirectory(carrierCatalog, logger('carriers'), CARRIER_SETTINGS_POLL_MS);
   const messages = messageServices(deps, {
     ...jobs,
@@ -126,9 +129,11 @@ export function createServices(deps: Dependencies): Services {
     logger,
     routes: carrierDirectory,
   });
+  const carrierCallbacks = callbackReceiver(deps, carrierCatalog, carrierDirectory, messages.carrierReports);
   return {
     carrierCatalog,
     carrierDirectory,
+    carrierCallbacks,
     carrierHealth: new CarrierHealthBoard(deps.redis, config.redisPrefix, logger('carrier-health')),
     ...accountServices(deps, logger),
     ...messages,
@@ -283,6 +288,23 @@ function messageServices(
       pollMs: SCHEDULED_RELEASE_POLL_MS,
     }),
   };
+}
+
+function callbackReceiver(
+  { prisma, clock, config, logger }: Dependencies,
+  catalog: CarrierCatalog,
+  directory: CarrierDirectory,
+  reports: CarrierReports,
+): CarrierCallbacks {
+  return new CarrierCallbacks({
+    prisma,
+    clock,
+    logger: logger.child({ module: 'carriers' }),
+    publicUrl: config.publicUrl,
+    // The directory's copy, or the catalog for a carrier added since it was read.
+    carrier: async (name) => directory.carrier(name) ?? (await catalog.carrier(name).catch(() => null)),
+    sinkFor: (carrier) => reports.sinkFor(carrier),
+  });
 }
 
 function campaignServices(

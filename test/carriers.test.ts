@@ -118,7 +118,9 @@ describe('carriers and routes from the CLI', () => {
     );
     expect(added).toEqual({
       carrier: 'c',
+      kind: 'smpp',
       url: `smpp://tern@127.0.0.1:${c.port}`,
+      callback_url: null,
       max_per_second: 500,
       binds: 2,
       enabled: true,

@@ -79,6 +79,14 @@ async function seed(database: TestDatabase, accountId: string): Promise<void> {
   );
   await sql(
     databaseUrl,
+    `INSERT INTO carrier_callback_events (carrier, kind, carrier_message_id, event, received_at, applied_at) VALUES
+       ('tw', 'delivered', 'applied_old', '{}', ${OLD}, ${OLD}),
+       ('tw', 'delivered', 'unmatched_old', '{}', ${OLD}, NULL),
+       ('tw', 'reply', 'kept_unmatched_recent', '{}', ${RECENT}, NULL),
+       ('tw', 'failed', 'kept_applied_recent', '{}', ${OLD}, ${RECENT})`,
+  );
+  await sql(
+    databaseUrl,
     `INSERT INTO smpp_inbound_parts (source_addr, destination_addr, concat_ref, parts, part, text, received_at) VALUES
        ('5511999990001', 'Tern', 3, 2, 1, 'half of an old reply', ${OLD}),
        ('kept', 'Tern', 4, 2, 1, 'half of a recent reply', ${RECENT})`,
@@ -107,6 +115,7 @@ async function remaining(databaseUrl: string): Promise<Record<string, string[]>>
     pending_webhook_deliveries: 'id',
     smpp_parts: "reference || '#' || part",
     smpp_receipts: 'smsc_message_id',
+    carrier_callback_events: 'carrier_message_id',
     smpp_inbound_parts: 'source_addr',
     simulated_submissions: 'reference',
     idempotency_keys: 'key',
@@ -126,6 +135,7 @@ const AFTER_SWEEP = {
   pending_webhook_deliveries: ['kept_pending'],
   smpp_parts: ['kept_msg_recent#1'],
   smpp_receipts: ['kept_applied_recent', 'kept_unmatched_recent'],
+  carrier_callback_events: ['kept_applied_recent', 'kept_unmatched_recent'],
   smpp_inbound_parts: ['kept'],
   simulated_submissions: ['kept_reported_recent', 'kept_unreported_old'],
   idempotency_keys: ['kept_order_recent'],
@@ -145,6 +155,7 @@ describe('retention', () => {
       events: 2,
       smpp_parts: 2,
       smpp_receipts: 2,
+      carrier_callback_events: 2,
       smpp_inbound_parts: 1,
       simulated_submissions: 1,
       idempotency_keys: 2,

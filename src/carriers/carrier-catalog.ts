@@ -4,6 +4,7 @@ import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { newId } from '../lib/ids.js';
 import { SealedBox } from '../lib/sealed-box.js';
 import { CARRIER_NAME, splitCarrierUrl } from './carrier-url.js';
+import { callbackUrlOf, carrierKind, checkHttpCarrier, newCallbackSecret } from './http/http-carriers.js';
 
 /** A configured carrier as the processes use it: the password opened. */
 export interface CarrierRecord {
@@ -11,6 +12,10 @@ export interface CarrierRecord {
   /** Without the password. */
   url: string;
   password: string | null;
+  /** An HTTP carrier's secret for its callbacks, made by Tern at add; null for other kinds. */
+  callbackSecret: string | null;
+  /** The generic HTTP carrier's template (JSON text); null for other kinds. */
+  template: string | null;
   maxPerSecond: number | null;
   binds: number;
   enabled: boolean;
@@ -34,6 +39,8 @@ export interface CarrierSettings {
 
 export interface CarrierInput {
   url?: string;
+  /** The template file's text, for an http(s):// carrier. */
+  template?: string;
   maxPerSecond?: number | null;
   binds?: number;
 }
@@ -48,6 +55,8 @@ export interface RouteInput {
 interface CarrierColumns {
   url?: string;
   passwordSealed?: string | null;
+  callbackSecretSealed?: string | null;
+  template?: string | null;
   maxPerSecond?: number | null;
   binds?: number;
 }
@@ -69,6 +78,8 @@ export class CarrierCatalog {
   constructor(
     private readonly prisma: PrismaClient,
     key: Buffer,
+    /** PUBLIC_URL: an HTTP carrier its provider calls back cannot be added without it. */
+    private readonly publicUrl: string | null = null,
   ) {
     this.box = new SealedBox(key);
   }
@@ -76,7 +87,7 @@ export class CarrierCatalog {
   async addCarrier(name: string, input: CarrierInput & { url: string }): Promise<CarrierRecord> {
     if (!CARRIER_NAME.test(name)) throw invalid('invalid NAME: 1..40 of a-z, 0-9 and -');
     try {
-      const data = this.carrierData(name, input);
+      const data = this.carrierData(name, input, null);
       await this.prisma.carrier.create({ data: { name, ...data, url: data.url ?? input.url } });
     } catch (error) {
       if (isUniqueViolation(error)) throw new ConflictError(`a carrier named ${name} exists already`);
@@ -86,8 +97,8 @@ export class CarrierCatalog {
   }
 
   async updateCarrier(name: string, input: CarrierInput): Promise<CarrierRecord> {
-    await this.carrier(name);
-    await this.prisma.carrier.update({ where: { name }, data: this.carrierData(name, input) });
+    const current = await this.carrier(name);
+    await this.prisma.carrier.update({ where: { name }, data: this.carrierData(name, input, current) });
     return this.carrier(name);
   }
 
@@ -117,6 +128,11 @@ export class CarrierCatalog {
     const row = await this.prisma.carrier.findUnique({ where: { name } });
     if (!row) throw new AppError('not_found', `no carrier is named ${name}`);
     return this.record(row);
+  }
+
+  /** What `carriers list` shows of a carrier besides its record: its kind and where its provider calls back. */
+  describe(record: CarrierRecord): { kind: string; callbackUrl: string | null } {
+    return { kind: carrierKind(record.url), callbackUrl: callbackUrlOf(record, this.publicUrl) };
   }
 
   async addRoute(prefix: string, accountId: string | null, input: RouteInput): Promise<RouteRecord> {
@@ -169,7 +185,7 @@ export class CarrierCatalog {
     await this.prisma.$transaction(async (tx) => {
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('tern carriers default'))`;
       if ((await tx.carrier.count()) > 0) return;
-      const data = this.carrierData('default', { url, maxPerSecond });
+      const data = this.carrierData('default', { url, maxPerSecond }, null);
       await tx.carrier.create({ data: { name: 'default', ...data, url: data.url ?? url } });
       await tx.route.create({
         data: { id: newId('rte'), prefix: '*', accountId: null, scope: '', carriers: ['default'] },
@@ -189,7 +205,8 @@ export class CarrierCatalog {
     return stored.url !== given.url || stored.password !== given.password;
   }
 
-  private carrierData(name: string, input: CarrierInput): CarrierColumns {
+  /** The columns `input` sets; `current` is the carrier being updated, null for a new one. */
+  private carrierData(name: string, input: CarrierInput, current: CarrierRecord | null): CarrierColumns {
     const data: CarrierColumns = {};
     if (input.maxPerSecond !== undefined) {
       if (input.maxPerSecond !== null && !(input.maxPerSecond >= 1))
@@ -201,9 +218,29 @@ export class CarrierCatalog {
         throw invalid(`invalid --binds: a whole number from 1 to ${MAX_BINDS}`);
       data.binds = input.binds;
     }
-    if (input.url === undefined) return data;
-    const { url, password } = splitCarrierUrl(input.url);
-    return { ...data, url, passwordSealed: password === null ? null : this.box.seal(name, password) };
+    if (input.url === undefined && input.template === undefined) return data;
+    return { ...data, ...this.addressData(name, input, current) };
+  }
+
+  /** The URL, its secret, and an HTTP carrier's template and callback secret, checked together. */
+  private addressData(name: string, input: CarrierInput, current: CarrierRecord | null): CarrierColumns {
+    if (input.url === undefined && current === null) throw invalid('--url is required');
+    const { url, password } =
+      input.url === undefined
+        ? { url: current!.url, password: current!.password }
+        : splitCarrierUrl(input.url);
+    // A template stays with a new URL of the same kind only.
+    const kept = current?.template && carrierKind(current.url) === carrierKind(url) ? current.template : null;
+    const template = input.template ?? kept;
+    const http = checkHttpCarrier({ name, url, secret: password, template, publicUrl: this.publicUrl });
+    const callbackSecret = http ? (current?.callbackSecret ?? newCallbackSecret()) : null;
+    return {
+      url,
+      passwordSealed: password === null ? null : this.box.seal(name, password),
+      callbackSecretSealed:
+        callbackSecret === null ? null : this.box.seal(`${name}:callback`, callbackSecret),
+      template: http ? template : null,
+    };
   }
 
   private async routeData(input: RouteInput) {
@@ -221,15 +258,20 @@ export class CarrierCatalog {
     name: string;
     url: string;
     passwordSealed: string | null;
+    callbackSecretSealed: string | null;
+    template: string | null;
     maxPerSecond: number | null;
     binds: number;
     enabled: boolean;
   }): CarrierRecord {
-    const { passwordSealed, ...rest } = row;
+    const { passwordSealed, callbackSecretSealed, ...rest } = row;
     return {
       name: rest.name,
       url: rest.url,
       password: passwordSealed === null ? null : this.box.unseal(row.name, passwordSealed),
+      callbackSecret:
+        callbackSecretSealed === null ? null : this.box.unseal(`${row.name}:callback`, callbackSecretSealed),
+      template: rest.template,
       maxPerSecond: rest.maxPerSecond,
       binds: rest.binds,
       enabled: rest.enabled,

@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js';
+import { httpProviderKind } from './http/providers.js';
 
 /** What a carrier's URL says, its password apart. */
 export type CarrierEndpoint =
@@ -10,6 +11,15 @@ export type CarrierEndpoint =
       tls: boolean;
       systemId: string;
       options: URLSearchParams;
+    }
+  | {
+      kind: 'http';
+      /** The URL scheme, which names the provider (twilio, vonage, …; http and https for a template). */
+      provider: string;
+      /** Where its API is: `https://host[:port]`, or `http://` with the option `tls=false`. */
+      baseUrl: string;
+      url: URL;
+      options: URLSearchParams;
     };
 
 export const CARRIER_NAME = /^[a-z0-9-]{1,40}$/;
@@ -17,11 +27,14 @@ export const CARRIER_NAME = /^[a-z0-9-]{1,40}$/;
 function invalidUrl(why: string): AppError {
   return new AppError(
     'validation_error',
-    `invalid --url: ${why} (smpp://system_id:password@host:port[?options], smpps:// for TLS, or simulator://)`,
+    `invalid --url: ${why} (smpp://system_id:password@host:port[?options], smpps:// for TLS, simulator://, twilio://, vonage://, infobip://, android://, or http(s):// with --template; see docs/carriers.md)`,
   );
 }
 
-/** The URL split into what may be shown (no password) and the password, which is sealed apart. */
+/**
+ * The URL split into what may be shown and its secret, which is sealed apart: the password, or
+ * for a provider whose secret is an API key in the user part (infobip://API_KEY@…), the user.
+ */
 export function splitCarrierUrl(text: string): { url: string; password: string | null } {
   let url: URL;
   try {
@@ -29,11 +42,15 @@ export function splitCarrierUrl(text: string): { url: string; password: string |
   } catch {
     throw invalidUrl('not a URL');
   }
-  const password = url.password ? decodeURIComponent(url.password) : null;
+  const secretIn = httpProviderKind(url.protocol.slice(0, -1))?.secretIn ?? 'password';
+  const secret = secretIn === 'username' ? url.username : url.password;
+  const password = secret ? decodeURIComponent(secret) : null;
   url.password = '';
-  endpointOf(url.toString());
-  if (password && password.length > 8)
+  if (secretIn === 'username') url.username = '';
+  const endpoint = endpointOf(url.toString());
+  if (endpoint.kind === 'smpp' && password && password.length > 8)
     throw invalidUrl('a password longer than the 8 characters SMPP 3.4 allows');
+  if (password && password.length > 512) throw invalidUrl('a secret longer than 512 characters');
   return { url: url.toString(), password };
 }
 
@@ -41,6 +58,8 @@ export function splitCarrierUrl(text: string): { url: string; password: string |
 export function endpointOf(text: string): CarrierEndpoint {
   const url = new URL(text);
   if (url.protocol === 'simulator:') return { kind: 'simulator', options: url.searchParams };
+  const provider = url.protocol.slice(0, -1);
+  if (httpProviderKind(provider)) return httpEndpoint(provider, url);
   if (url.protocol !== 'smpp:' && url.protocol !== 'smpps:') throw invalidUrl(`the scheme ${url.protocol}`);
   if (!url.hostname) throw invalidUrl('no host');
   const systemId = decodeURIComponent(url.username);
@@ -52,6 +71,24 @@ export function endpointOf(text: string): CarrierEndpoint {
     port: url.port ? Number(url.port) : tls ? 3550 : 2775,
     tls,
     systemId,
+    options: url.searchParams,
+  };
+}
+
+function httpEndpoint(provider: string, url: URL): CarrierEndpoint {
+  if (!url.hostname) throw invalidUrl('no host');
+  const tlsOption = url.searchParams.get('tls');
+  if (tlsOption !== null && tlsOption !== 'true' && tlsOption !== 'false')
+    throw invalidUrl('the option tls must be true or false');
+  const template = provider === 'http' || provider === 'https';
+  if (template && url.pathname !== '/' && url.pathname !== '')
+    throw invalidUrl("a path: the template's url gives the path");
+  const tls = template ? provider === 'https' : tlsOption !== 'false';
+  return {
+    kind: 'http',
+    provider,
+    baseUrl: `${tls ? 'https' : 'http'}://${url.host}`,
+    url,
     options: url.searchParams,
   };
 }

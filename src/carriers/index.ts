@@ -5,6 +5,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Carrier } from './carrier.js';
 import type { CarrierCatalog, CarrierRecord } from './carrier-catalog.js';
 import { endpointOf, numberOption } from './carrier-url.js';
+import { carrierCallsBack, createHttpCarrier } from './http/http-carriers.js';
 import { SimulatorCarrier } from './simulator-carrier.js';
 import { SmppCarrier } from './smpp/smpp-carrier.js';
 
@@ -46,6 +47,18 @@ export async function defaultCarrierConflict(
   return 'SMPP_URL (CARRIER=smpp) differs from carrier default, which was made from it at the first start and is now changed through the CLI only: apply the new URL with `npm run cli -- carriers update default --url …`, or unset SMPP_URL and CARRIER';
 }
 
+/**
+ * PUBLIC_URL is needed once an HTTP carrier whose provider calls back exists: without it the
+ * provider is told no callback URL and every callback is refused. The line that stops start-up
+ * then, naming the variable and the carriers; null when nothing is missing.
+ */
+export function publicUrlMissing(config: Config, records: readonly CarrierRecord[]): string | null {
+  if (config.publicUrl) return null;
+  const needing = records.filter((record) => carrierCallsBack(record.url)).map((record) => record.name);
+  if (needing.length === 0) return null;
+  return `PUBLIC_URL is not set, and the HTTP carrier${needing.length === 1 ? '' : 's'} ${needing.join(', ')} send${needing.length === 1 ? 's' : ''} delivery reports and replies to PUBLIC_URL/carriers/NAME/events: set PUBLIC_URL to the address the providers reach Tern at`;
+}
+
 /** A carrier as its record describes it; the only place that knows the kinds. */
 export function carrierFromRecord(record: CarrierRecord, deps: CarrierDependencies): Carrier {
   const { config } = deps;
@@ -59,6 +72,10 @@ export function carrierFromRecord(record: CarrierRecord, deps: CarrierDependenci
       submitLatencyMs: numberOption(endpoint.options, 'submit_latency_ms', config.simulatorSubmitLatencyMs),
       pollMs: Math.min(100, Math.max(10, delayMs)),
     });
+  }
+  if (endpoint.kind === 'http') {
+    const { prisma, clock } = deps;
+    return createHttpCarrier(record, { prisma, clock, logger, ...config })!;
   }
   const { options } = endpoint;
   const defaults = config.smppDefaults;
@@ -82,7 +99,10 @@ export function carrierFromRecord(record: CarrierRecord, deps: CarrierDependenci
   });
 }
 
-/** Whether the carrier holds sessions that count against its binds. */
+/** Whether the carrier holds sessions that count against its binds (SMPP); an HTTP carrier holds none. */
 export function carrierBinds(record: CarrierRecord): boolean {
   return endpointOf(record.url).kind === 'smpp';
 }
+
+/** The receiver of HTTP providers' callbacks, for the API's POST /carriers/{name}/events. */
+export { CarrierCallbacks } from './http/carrier-callbacks.js';

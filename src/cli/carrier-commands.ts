@@ -1,4 +1,6 @@
+import { readFileSync, statSync } from 'node:fs';
 import type { CarrierRecord, RouteRecord } from '../carriers/carrier-catalog.js';
+import { MAX_TEMPLATE_BYTES } from '../carriers/http/generic-template.js';
 import type { WorkerCarrierHealth } from '../carriers/routing/carrier-health.js';
 import { RouteTable } from '../carriers/routing/route-table.js';
 import { AppError } from '../errors.js';
@@ -8,10 +10,11 @@ import { accountOf, type Group, print, UsageError, type Values } from './command
 // The operator's carriers and routes: `carriers …` and `routes …`; src/cli.ts parses and runs them.
 
 const CARRIER_LINE =
-  'Prints {"carrier","url","max_per_second","binds","enabled","binds_open","state","circuit","last_error"}; the URL never shows the password. last_error is the latest trouble a worker reports (a refused bind names the SMSC\'s status, e.g. ESME_RINVPASWD), null when none.';
+  'Prints {"carrier","kind","url","callback_url","max_per_second","binds","enabled","binds_open","state","circuit","last_error"}; the URL never shows the password or API key; callback_url (HTTP carriers) is where the provider sends reports and replies, PUBLIC_URL/carriers/NAME/events. last_error is the latest trouble a worker reports (a refused bind names the SMSC\'s status, e.g. ESME_RINVPASWD), null when none.';
 const ROUTE_LINE = 'Prints {"route","prefix","account","carriers","split"}.';
 const CARRIER_OPTIONS = {
   url: { type: 'string' },
+  template: { type: 'string' },
   'max-per-second': { type: 'string' },
   binds: { type: 'string' },
 } as const;
@@ -23,11 +26,11 @@ export const CARRIER_GROUPS: Record<string, Group> = {
     commands: {
       add: {
         summary: 'add a carrier; every running process binds to it within seconds',
-        synopsis: 'NAME --url URL [--max-per-second N] [--binds N]',
+        synopsis: 'NAME --url URL [--template FILE] [--max-per-second N] [--binds N]',
         options: CARRIER_OPTIONS,
         positional: 'name',
         required: ['name', 'url'],
-        details: `NAME is 1..40 of a-z, 0-9 and -. URL is smpp://system_id:password@host:port[?source_addr=…&window=…&system_type=…&concat=udh|payload] (smpps:// for TLS) or simulator://[?delay_ms=…]. --max-per-second is one pace for the whole cluster (none: unpaced); --binds is how many SMPP sessions the whole cluster keeps open (default 1), shared among the worker processes.\n${CARRIER_LINE}`,
+        details: `NAME is 1..40 of a-z, 0-9 and -. URL is smpp://system_id:password@host:port[?source_addr=…&window=…&system_type=…&concat=udh|payload] (smpps:// for TLS) or simulator://[?delay_ms=…]; twilio://ACCOUNT_SID:AUTH_TOKEN@api.twilio.com?from=…|messaging_service=MG…, or http(s)://[user:password@]host with --template FILE (JSON, docs/carriers.md); tls=false speaks plain HTTP to a provider on loopback. An HTTP carrier needs PUBLIC_URL. --max-per-second is one pace for the whole cluster (none: unpaced); --binds is how many SMPP sessions the whole cluster keeps open (default 1), shared among the worker processes.\n${CARRIER_LINE}`,
         async run(services, values) {
           const added = await services.carrierCatalog.addCarrier(String(values.name), {
             ...carrierInput(values),
@@ -48,7 +51,7 @@ export const CARRIER_GROUPS: Record<string, Group> = {
       },
       update: {
         summary: 'change a carrier; a new URL makes every process bind again',
-        synopsis: 'NAME [--url URL] [--max-per-second N|none] [--binds N]',
+        synopsis: 'NAME [--url URL] [--template FILE] [--max-per-second N|none] [--binds N]',
         options: CARRIER_OPTIONS,
         positional: 'name',
         required: ['name'],
@@ -171,11 +174,25 @@ function wholeNumber(values: Values, option: string): number | undefined {
 function carrierInput(values: Values) {
   const pace = values['max-per-second'];
   return {
+    ...(typeof values.template === 'string' ? { template: readTemplate(values.template) } : {}),
     ...(pace === undefined
       ? {}
       : { maxPerSecond: pace === 'none' ? null : wholeNumber(values, 'max-per-second') }),
     ...(values.binds === undefined ? {} : { binds: wholeNumber(values, 'binds') }),
   };
+}
+
+/** The template file's text, refused unread when it is larger than any template may be. */
+function readTemplate(path: string): string {
+  let size: number;
+  try {
+    size = statSync(path).size;
+  } catch {
+    throw new UsageError(`--template: cannot read ${path}`);
+  }
+  if (size > MAX_TEMPLATE_BYTES)
+    throw new UsageError(`--template: ${path} is over ${MAX_TEMPLATE_BYTES} bytes`);
+  return readFileSync(path, 'utf8');
 }
 
 function routeInput(values: Values) {
@@ -194,9 +211,12 @@ async function printCarriers(services: Services, carriers: CarrierRecord[]): Pro
   const published = await services.carrierHealth.read(null);
   for (const carrier of carriers) {
     const seen = published.filter((entry) => entry.carrier === carrier.name);
+    const { kind, callbackUrl } = services.carrierCatalog.describe(carrier);
     print({
       carrier: carrier.name,
+      kind,
       url: carrier.url,
+      callback_url: callbackUrl,
       max_per_second: carrier.maxPerSecond,
       binds: carrier.binds,
       enabled: carrier.enabled,

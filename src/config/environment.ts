@@ -118,6 +118,18 @@ export const environmentSchema = z.object({
   RECOVERY_INTERVAL_MS: decimal(100, LONGEST_TIMER_MS).default(5_000),
   RECOVERY_AFTER_MS: decimal(100, LONGEST_TIMER_MS).default(15_000),
   CLAIM_LEASE_MS: decimal(100, LONGEST_TIMER_MS).default(60_000),
+  // The address HTTP carriers' providers reach Tern at (their reports and replies): scheme, host,
+  // an optional port and path prefix; no query, fragment or credentials.
+  PUBLIC_URL: z
+    .url({ protocol: /^https?$/ })
+    .max(300)
+    .refine((text) => {
+      const url = new URL(text);
+      return !url.search && !url.hash && !url.username && !url.password;
+    }, 'expected http(s)://host[:port][/path], without query, fragment or credentials')
+    // As a URL prints it (host in lower case…): the form callback URLs are given, and signed, in.
+    .transform((text) => new URL(text).href.replace(/\/+$/, ''))
+    .optional(),
   WEBHOOK_ALLOW_INSECURE: booleanFlag.default(false),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: booleanFlag.default(false),
   WEBHOOK_TIMEOUT_MS: decimal(10, 10_000).default(10_000),

@@ -22,6 +22,7 @@ import { registerRestRoutes } from '../rest/rest-routes.js';
 import { routes } from '../rest/route-table.js';
 import type { Services } from '../services.js';
 import { registerApiDocs } from './api-docs.js';
+import { CARRIER_CALLBACK_ROUTES, registerCarrierCallbacks } from './carrier-callback-route.js';
 import { registerDashboard } from './dashboard.js';
 import { checkHealth, publicHealthBody, type Readiness } from './health.js';
 import { acceptStrictJson } from './json-body.js';
@@ -167,7 +168,9 @@ export function createHttpServer({
     windowSeconds: deps.config.rateLimitWindowSeconds,
     metrics: deps.metrics,
     // Probes poll them; they read nothing of an account's.
-    uncounted: (route) => route === '/health' || route.startsWith('/health/'),
+    // Carrier callbacks are verified, and refused ones counted, by their own route.
+    uncounted: (route) =>
+      route === '/health' || route.startsWith('/health/') || CARRIER_CALLBACK_ROUTES.includes(route),
     // A login token and an API key of one account share the account's budget.
     knownAccount: (request) => knownAccount(request, services.authenticator),
     lookUpAccount: async (request) => (await authenticate(request, services.authenticator)).accountId,
@@ -178,6 +181,7 @@ export function createHttpServer({
   );
 
   registerHealth(app, { deps, carriers, readiness });
+  registerCarrierCallbacks(app, { services, redis: deps.redis, prefix: deps.config.redisPrefix });
 
   registerGraphql(app, { deps, schema, createContext, operations: registry.names() });
 

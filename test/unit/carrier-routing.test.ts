@@ -81,7 +81,7 @@ describe('route and carrier input', () => {
       url: 'simulator://?delay_ms=50',
       password: null,
     });
-    expect(() => splitCarrierUrl('http://x')).toThrow(/scheme/);
+    expect(() => splitCarrierUrl('ftp://x')).toThrow(/scheme/);
   });
 });
 

@@ -112,7 +112,7 @@ export class PooledCarrier {
 }
 
 export function signatureOf(record: CarrierRecord): string {
-  return JSON.stringify([record.url, record.password]);
+  return JSON.stringify([record.url, record.password, record.callbackSecret, record.template]);
 }
 
 function sum(values: number[]): number {

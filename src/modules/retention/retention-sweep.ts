@@ -63,6 +63,16 @@ function carrierWorkingTables(prisma: PrismaClient): [table: string, remove: Del
           LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
     ],
     [
+      // An HTTP provider's report or reply applied before the cutoff, or never applied (it named
+      // no message Tern knows) and received before it.
+      'carrier_callback_events',
+      (cutoff, batch) => prisma.$executeRaw`
+        DELETE FROM carrier_callback_events WHERE (carrier, kind, carrier_message_id) IN (
+          SELECT carrier, kind, carrier_message_id FROM carrier_callback_events
+          WHERE applied_at < ${cutoff} OR (applied_at IS NULL AND received_at < ${cutoff})
+          LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
+    ],
+    [
       // Parts of replies whose other parts never came. The table only holds replies in transit.
       'smpp_inbound_parts',
       (cutoff, batch) => prisma.$executeRaw`

@@ -1,0 +1,280 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CarrierCatalog } from '../src/carriers/carrier-catalog.js';
+import { AppError } from '../src/errors.js';
+import {
+  FakeGeneric,
+  GENERIC_TEMPLATE,
+  GENERIC_TOKEN,
+  KANNEL_TEMPLATE,
+} from './support/fake-providers/fake-generic.js';
+import { startTern, type TestAccount, type TestTern } from './support/tern.js';
+import { runCliCommand } from './support/tern-processes.js';
+import { waitFor } from './support/wait.js';
+
+// HTTP carriers as the operator adds them (URLs, secrets, templates, PUBLIC_URL), and the generic
+// template against a loopback provider: a send, its report called back on the secret path, and
+// the outcome rules.
+
+const PUBLIC_URL = 'https://tern.example.com';
+
+let fake: FakeGeneric;
+let t: TestTern;
+let alice: TestAccount;
+let callbackUrl: string;
+
+beforeAll(async () => {
+  fake = await FakeGeneric.start();
+  t = await startTern({ env: { PUBLIC_URL } });
+  alice = await t.createAccount();
+  const catalog = t.tern.services.carrierCatalog;
+  const added = await catalog.addCarrier('gen', {
+    url: fake.url(),
+    template: JSON.stringify(GENERIC_TEMPLATE),
+  });
+  callbackUrl = catalog.describe(added).callbackUrl!;
+  await catalog.addCarrier('backup', { url: 'simulator://?delay_ms=10' });
+  await catalog.addRoute('4477', null, { carriers: 'gen,backup' });
+  await catalog.addCarrier('kannel', { url: fake.url(), template: JSON.stringify(KANNEL_TEMPLATE) });
+  await catalog.addRoute('4478', null, { carriers: 'kannel' });
+  await t.tern.services.carrierDirectory.refresh();
+  await waitFor(async () =>
+    t.tern.carriers!.health().some((entry) => entry.carrier === 'gen' && entry.state === 'ready')
+      ? true
+      : null,
+  );
+}, 60_000);
+
+afterAll(async () => {
+  await t?.stop();
+  await fake?.close();
+});
+
+async function send(to: string, text = 'Hello "generic"\nprovider'): Promise<string> {
+  const response = await t.request('POST', '/v1/messages/send', {
+    token: alice.token,
+    body: { to, message: text },
+  });
+  expect(response.status, JSON.stringify(response.body)).toBe(202);
+  return response.body.message as string;
+}
+
+async function message(id: string) {
+  return (await t.request('GET', `/v1/messages/${id}`, { token: alice.token })).body;
+}
+
+function settled(id: string, wanted: (body: any) => boolean) {
+  return waitFor(async () => {
+    const body = await message(id);
+    return wanted(body) ? body : null;
+  });
+}
+
+function report(path: string, body: Record<string, string>) {
+  return t.request('POST', path, { body });
+}
+
+async function refusal(run: () => Promise<unknown>): Promise<string> {
+  try {
+    await run();
+  } catch (error) {
+    if (error instanceof AppError) return `${error.code}: ${error.message}`;
+    throw error;
+  }
+  throw new Error('not refused');
+}
+
+describe('adding HTTP carriers', () => {
+  it('keeps the secret sealed and out of what it shows, and gives a callback URL with a secret of its own', async () => {
+    const { carriers } = await t.tern.services.carrierCatalog.settings();
+    const gen = carriers.find((carrier) => carrier.name === 'gen')!;
+    expect(gen.url).not.toContain(GENERIC_TOKEN);
+    expect(gen.password).toBe(GENERIC_TOKEN);
+    const row = await t.tern.deps.prisma.carrier.findUniqueOrThrow({ where: { name: 'gen' } });
+    expect(JSON.stringify(row)).not.toContain(GENERIC_TOKEN);
+    expect(JSON.stringify(row)).not.toContain(gen.callbackSecret);
+    expect(callbackUrl).toBe(`${PUBLIC_URL}/carriers/gen/events/${gen.callbackSecret}`);
+    expect(gen.callbackSecret!.length).toBeGreaterThanOrEqual(32);
+  });
+
+  it('refuses an HTTP carrier without PUBLIC_URL, naming it', async () => {
+    const catalog = new CarrierCatalog(t.tern.deps.prisma, t.tern.deps.config.carrierSecretKey, null);
+    const twilio = `twilio://AC${'a'.repeat(32)}:token@api.twilio.com?from=%2B15550001111`;
+    expect(await refusal(() => catalog.addCarrier('tw', { url: twilio }))).toMatch(
+      /^validation_error: PUBLIC_URL is not set/,
+    );
+  });
+
+  it('stops a start without PUBLIC_URL once an HTTP carrier exists, and refuses a PUBLIC_URL with a query', async () => {
+    await expect(startTern({ sharing: t })).rejects.toThrow(
+      /PUBLIC_URL is not set, and the HTTP carriers gen, kannel/,
+    );
+    await expect(
+      startTern({ sharing: t, env: { PUBLIC_URL: 'https://tern.example.com/?a=1' } }),
+    ).rejects.toThrow(/PUBLIC_URL/);
+  });
+
+  it.each([
+    ['no template', undefined, /--template FILE is required/],
+    ['not JSON', '{', /invalid --template: not JSON/],
+    ['an unknown key', JSON.stringify({ ...GENERIC_TEMPLATE, extra: 1 }), /invalid --template: .*extra/],
+    [
+      'an unknown placeholder',
+      JSON.stringify({
+        ...GENERIC_TEMPLATE,
+        request: { ...GENERIC_TEMPLATE.request, url: '/send?to={number}' },
+      }),
+      /unknown placeholder \{number\}/,
+    ],
+    [
+      'a bad regex',
+      JSON.stringify({ ...GENERIC_TEMPLATE, answer: { id: { regex: '(' } } }),
+      /invalid --template: answer.id/,
+    ],
+    ['too large', JSON.stringify({ ...GENERIC_TEMPLATE, pad: 'x'.repeat(20_000) }), /over 16384 bytes/],
+  ])('refuses a template with %s', async (_case, template, reason) => {
+    const input = { url: fake.url(), ...(template === undefined ? {} : { template }) };
+    expect(await refusal(() => t.tern.services.carrierCatalog.addCarrier('bad', input))).toMatch(reason);
+  });
+
+  it('refuses a template for a provider that takes none, and a bad Twilio URL', async () => {
+    const catalog = t.tern.services.carrierCatalog;
+    const twilio = `twilio://AC${'a'.repeat(32)}:token@api.twilio.com`;
+    expect(
+      await refusal(() =>
+        catalog.addCarrier('bad', { url: `${twilio}?from=%2B15550001111`, template: '{}' }),
+      ),
+    ).toMatch(/only an http:\/\/ or https:\/\/ carrier takes a template/);
+    expect(await refusal(() => catalog.addCarrier('bad', { url: twilio }))).toMatch(
+      /from= or messaging_service=/,
+    );
+    expect(
+      await refusal(() => catalog.addCarrier('bad', { url: 'twilio://nope:token@api.twilio.com?from=1' })),
+    ).toMatch(/account SID/);
+  });
+});
+
+describe('carriers add from the CLI', () => {
+  const cliEnv = (extra: Record<string, string>) => ({
+    DATABASE_URL: t.database.url,
+    DIRECT_DATABASE_URL: t.database.directUrl,
+    REDIS_PREFIX: t.redisPrefix,
+    LOG_LEVEL: 'warn',
+    ...extra,
+  });
+
+  it('adds a generic carrier with --template FILE and lists it without its secret, and refuses without PUBLIC_URL', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'tern-template-')), 'provider.json');
+    writeFileSync(file, JSON.stringify(GENERIC_TEMPLATE));
+    const args = ['carriers', 'add', 'cli-gen', '--url', fake.url(), '--template', file];
+    const refused = await runCliCommand(args, cliEnv({}));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('PUBLIC_URL');
+    const added = await runCliCommand(args, cliEnv({ PUBLIC_URL }));
+    expect(added.code, added.stderr).toBe(0);
+    const line = JSON.parse(added.stdout.trim());
+    expect(line).toMatchObject({
+      carrier: 'cli-gen',
+      kind: 'http',
+      url: `http://acme@${new URL(fake.url()).host}/`,
+      callback_url: expect.stringMatching(
+        /^https:\/\/tern\.example\.com\/carriers\/cli-gen\/events\/[A-Za-z0-9_-]{32}$/,
+      ),
+    });
+    expect(added.stdout).not.toContain(GENERIC_TOKEN);
+    const badFile = `${file}.bad`;
+    writeFileSync(badFile, '{"request": {}}');
+    const bad = await runCliCommand(
+      ['carriers', 'update', 'cli-gen', '--template', badFile],
+      cliEnv({ PUBLIC_URL }),
+    );
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/invalid --template: request.method/);
+    await t.tern.services.carrierCatalog.removeCarrier('cli-gen');
+  });
+});
+
+describe('the generic template', () => {
+  it('sends as the template says and applies the report called back on the secret path', async () => {
+    const id = await send('+447700900001');
+    await settled(id, (body) => body.status === 'sent');
+    const sent = fake.message('+447700900001')!;
+    expect(sent.body).toEqual({
+      to: '+447700900001',
+      from: '',
+      text: 'Hello "generic"\nprovider',
+      client_ref: id,
+      report_url: callbackUrl,
+    });
+    const path = callbackUrl.slice(PUBLIC_URL.length);
+    const delivered = { message_id: sent.id, status: 'DELIVRD', client_ref: id };
+    expect((await report('/carriers/gen/events', delivered)).status).toBe(401);
+    expect((await report('/carriers/gen/events/not-the-secret-at-all-0123456789ab', delivered)).status).toBe(
+      401,
+    );
+    expect((await message(id)).status).toBe('sent');
+    expect((await report(path, { message_id: sent.id, status: 'ENROUTE' })).status).toBe(200);
+    expect((await report(path, delivered)).status).toBe(200);
+    await settled(id, (body) => body.status === 'delivered');
+    expect((await report(path, { ...delivered, status: 'UNDELIV' })).status).toBe(200);
+    expect((await message(id)).status).toBe('delivered');
+  });
+
+  it('fails the message with the provider code of a 4xx or of a refusal answered 200, without failover', async () => {
+    fake.answerNext(
+      { kind: 'answer', status: 400, body: { error: { code: 'INVALID_NUMBER', message: 'bad number' } } },
+      { kind: 'answer', status: 200, body: { status: 'REJECTED', error: { code: 'BLOCKED' } } },
+    );
+    const first = await send('+447700900002');
+    expect(await settled(first, (body) => body.status === 'failed')).toMatchObject({
+      error: { code: 'carrier_INVALID_NUMBER' },
+    });
+    const second = await send('+447700900003');
+    expect(await settled(second, (body) => body.status === 'failed')).toMatchObject({
+      error: { code: 'carrier_BLOCKED' },
+    });
+  });
+
+  it('gives the message to the next carrier on a 503', async () => {
+    fake.answerNext({ kind: 'answer', status: 503, body: { error: { code: 'BUSY' } } });
+    const id = await send('+447700900004');
+    expect((await settled(id, (body) => body.carrier && body.status !== 'queued')).carrier).toBe('backup');
+  });
+
+  it('speaks to a Kannel-style interface: GET with the text in the query, a report by GET with our reference', async () => {
+    const id = await send('+447800900001', 'Ça va? 100% & more');
+    await settled(id, (body) => body.status === 'sent');
+    const query = fake.kannel.find((entry) => entry.get('to') === '+447800900001')!;
+    expect(query.get('text')).toBe('Ça va? 100% & more');
+    expect(query.get('username')).toBe('acme');
+    const dlrUrl = query.get('dlr-url')!;
+    const { carriers } = await t.tern.services.carrierCatalog.settings();
+    const secret = carriers.find((carrier) => carrier.name === 'kannel')!.callbackSecret;
+    expect(dlrUrl).toBe(`${PUBLIC_URL}/carriers/kannel/events/${secret}?ref=${id}&type=%d`);
+    // Kannel fills in %d (1: delivered) and calls the URL.
+    const report = await t.request('GET', dlrUrl.replace('%d', '1').slice(PUBLIC_URL.length));
+    expect(report.status).toBe(200);
+    await settled(id, (body) => body.status === 'delivered');
+  });
+});
+
+describe('refused callbacks', () => {
+  // Last in the file: it uses up the loopback address's budget of refusals for a minute.
+  it('answers 429 to an address past 60 refused calls a minute, and takes no more of its calls then', async () => {
+    // Earlier tests of this file made a few refused calls of the same minute already.
+    const statuses: number[] = [];
+    while (statuses.length <= 60 && statuses.at(-1) !== 429)
+      statuses.push(
+        (await t.request('POST', '/carriers/gen/events/wrong', { body: { status: 'DELIVRD' } })).status,
+      );
+    expect(statuses.at(-1)).toBe(429);
+    expect(statuses.slice(0, -1).every((status) => status === 401)).toBe(true);
+    expect(statuses.length).toBeGreaterThan(50);
+    const refused = await t.request('POST', '/carriers/gen/events/wrong', { body: {} });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('rate_limited');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});
