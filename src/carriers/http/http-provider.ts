@@ -13,8 +13,12 @@ export interface HttpProvider {
   readonly deduplicatesByReference: boolean;
   /** The request that hands over one message (the provider cuts long texts itself). */
   request(sms: OutboundSms, context: SendContext): ProviderRequest;
-  /** What the provider's answer to that request means. */
-  answer(response: ProviderResponse): ProviderAnswer;
+  /**
+   * What the provider's answer to that request means. `sms` is the message it carried: a provider
+   * that answers a repeated reference with "I have it already" (the Android app's 409) is then
+   * read as having taken it, under our reference.
+   */
+  answer(response: ProviderResponse, sms: OutboundSms): ProviderAnswer;
   /**
    * Requests made when the carrier starts, each safe to repeat (the Android app's webhooks, which
    * Tern registers itself); none for providers told per message or by the operator.
@@ -22,17 +26,22 @@ export interface HttpProvider {
   startRequests?(context: SendContext): ProviderRequest[];
   /** Whether a callback comes from the provider (its signature, or the secret in its path). */
   verify(call: ProviderCallback, now: Date): boolean;
-  /** The delivery reports and replies a verified callback carries (none for a call it ignores). */
-  events(call: ProviderCallback): ProviderEvent[];
+  /**
+   * The delivery reports and replies a verified callback carries (none for a call it ignores);
+   * `now` is their time when the provider gives none.
+   */
+  events(call: ProviderCallback, now: Date): ProviderEvent[];
 }
 
 export interface SendContext {
   /** Where the provider should send this message's reports: PUBLIC_URL + /carriers/{name}/events…, or null. */
   callbackUrl: string | null;
+  /** The time of the request, by Tern's clock (for a validity counted from now). */
+  now: Date;
 }
 
 export interface ProviderRequest {
-  method: 'GET' | 'POST' | 'PUT';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH';
   url: string;
   headers: Record<string, string>;
   body?: string;
