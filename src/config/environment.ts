@@ -123,9 +123,11 @@ export const environmentSchema = z.object({
   PUBLIC_URL: z
     .url({ protocol: /^https?$/ })
     .max(300)
+    // Zod runs refinements after a failed check too: an address that does not parse is left to
+    // the check's own message.
     .refine((text) => {
-      const url = new URL(text);
-      return !url.search && !url.hash && !url.username && !url.password;
+      const url = URL.parse(text);
+      return !url || !url.search && !url.hash && !url.username && !url.password;
     }, 'expected http(s)://host[:port][/path], without query, fragment or credentials')
     // As a URL prints it (host in lower case…): the form callback URLs are given, and signed, in.
     .transform((text) => new URL(text).href.replace(/\/+$/, ''))

@@ -13,7 +13,11 @@ export interface HttpProvider {
   readonly deduplicatesByReference: boolean;
   /** The request that hands over one message (the provider cuts long texts itself). */
   request(sms: OutboundSms, context: SendContext): ProviderRequest;
-  /** What the provider's answer to the request for `sms` means. */
+  /**
+   * What the provider's answer to that request means. `sms` is the message it carried: a provider
+   * that answers a repeated reference with "I have it already" (the Android app's 409) is then
+   * read as having taken it, under our reference.
+   */
   answer(response: ProviderResponse, sms: OutboundSms): ProviderAnswer;
   /**
    * Requests made when the carrier starts, each safe to repeat (the Android app's webhooks, which
@@ -37,7 +41,7 @@ export interface SendContext {
 }
 
 export interface ProviderRequest {
-  method: 'GET' | 'POST' | 'PUT';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH';
   url: string;
   headers: Record<string, string>;
   body?: string;

@@ -1,6 +1,9 @@
+import { createAndroidProvider } from './android.js';
 import { createGenericProvider } from './generic.js';
 import type { HttpProvider, ProviderSettings } from './http-provider.js';
+import { createInfobipProvider } from './infobip.js';
 import { createTwilioProvider } from './twilio.js';
+import { createVonageProvider } from './vonage.js';
 
 /** What Tern knows of one kind of HTTP provider, by the scheme of its carrier URL. */
 export interface HttpProviderKind {
@@ -45,7 +48,27 @@ export const HTTP_PROVIDERS: Readonly<Record<string, HttpProviderKind>> = {
     callsBack: true,
     template: true,
   },
-  // vonage, infobip and android: added with their provider files (vonage.ts, infobip.ts, android.ts).
+  vonage: {
+    create: createVonageProvider,
+    secretIn: 'password',
+    secretInPath: false,
+    callsBack: true,
+    template: false,
+  },
+  infobip: {
+    create: createInfobipProvider,
+    secretIn: 'username',
+    secretInPath: true,
+    callsBack: true,
+    template: false,
+  },
+  android: {
+    create: createAndroidProvider,
+    secretIn: 'password',
+    secretInPath: false,
+    callsBack: true,
+    template: false,
+  },
 };
 
 /** The provider kind of a URL scheme (without its colon), or null when it is not an HTTP carrier. */
