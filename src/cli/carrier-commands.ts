@@ -208,10 +208,14 @@ async function printCarriers(services: Services, carriers: CarrierRecord[]): Pro
   }
 }
 
-/** `bound`/`ready` when some worker has it so, else what the first says; `unknown` when no worker runs. */
+/**
+ * `bound`/`ready` when some worker has it so, else what a worker holding a session says (one that
+ * holds none is `standby` or `forwarding`), else the first; `unknown` when no worker runs.
+ */
 function clusterState(seen: WorkerCarrierHealth[]): string {
   const up = seen.find((entry) => entry.state === 'bound' || entry.state === 'ready');
-  return up?.state ?? seen.find((entry) => entry.state !== 'standby')?.state ?? seen[0]?.state ?? 'unknown';
+  const holding = seen.find((entry) => entry.state !== 'standby' && entry.state !== 'forwarding');
+  return up?.state ?? holding?.state ?? seen[0]?.state ?? 'unknown';
 }
 
 async function emails(services: Services, ids: (string | null)[]): Promise<Map<string, string>> {

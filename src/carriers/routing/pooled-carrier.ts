@@ -11,7 +11,8 @@ interface Session {
   starting: Promise<void>;
 }
 
-const READY_STATES = new Set(['ready', 'bound']);
+/** The states in which a session takes messages. */
+export const READY_STATES: ReadonlySet<string> = new Set(['ready', 'bound']);
 
 /**
  * One configured carrier in a worker process: a session (a Carrier) per bind this process holds,
