@@ -81,15 +81,18 @@ export const CARRIER_GROUPS: Record<string, Group> = {
         run: (services, values) => setEnabled(services, values, true),
       },
       remove: {
-        summary: 'remove a carrier no route names any more',
+        summary: 'remove a carrier no route names any more, failing the messages left pinned to it',
         synopsis: 'NAME',
         options: {},
         positional: 'name',
         required: ['name'],
-        details: 'Refused while a route names it. Prints {"carrier","removed":true}.',
+        details:
+          'Refused while a route names it. Messages still pinned to it (queued after a hand-over whose outcome it never told) fail at once with error code carrier_removed. Prints {"carrier","removed":true,"messages_failed"}.',
         async run(services, values) {
-          await services.carrierCatalog.removeCarrier(String(values.name));
-          print({ carrier: values.name, removed: true });
+          const failed = await services.carrierCatalog.removeCarrier(String(values.name), (carrier) =>
+            services.messageDelivery.failPinnedTo(carrier),
+          );
+          print({ carrier: values.name, removed: true, messages_failed: failed });
         },
       },
     },
