@@ -118,6 +118,7 @@ describe('carriers and routes from the CLI', () => {
     );
     expect(added).toEqual({
       carrier: 'c',
+      kind: 'smpp',
       url: `smpp://tern@127.0.0.1:${c.port}`,
       max_per_second: 500,
       binds: 2,
@@ -126,6 +127,7 @@ describe('carriers and routes from the CLI', () => {
       state: expect.any(String),
       circuit: 'closed',
       last_error: null,
+      last_hour: { hand_overs: 0, delivered: 0, failed: 0 },
     });
     expect(JSON.stringify(added)).not.toContain('secret');
     await waitFor(async () => (c.boundSessions.length === 2 ? true : null), 30_000);

@@ -1,4 +1,5 @@
 import type { CarrierRecord, RouteRecord } from '../carriers/carrier-catalog.js';
+import { endpointOf } from '../carriers/carrier-url.js';
 import type { WorkerCarrierHealth } from '../carriers/routing/carrier-health.js';
 import { RouteTable } from '../carriers/routing/route-table.js';
 import { AppError } from '../errors.js';
@@ -8,7 +9,7 @@ import { accountOf, type Group, print, UsageError, type Values } from './command
 // The operator's carriers and routes: `carriers …` and `routes …`; src/cli.ts parses and runs them.
 
 const CARRIER_LINE =
-  'Prints {"carrier","url","max_per_second","binds","enabled","binds_open","state","circuit","last_error"}; the URL never shows the password. last_error is the latest trouble a worker reports (a refused bind names the SMSC\'s status, e.g. ESME_RINVPASWD), null when none.';
+  'Prints {"carrier","kind","url","max_per_second","binds","enabled","binds_open","state","circuit","last_error","last_hour"}; the URL never shows the password. kind is what the URL names (smpp, simulator). last_error is the latest trouble a worker reports (a refused bind names the SMSC\'s status, e.g. ESME_RINVPASWD), null when none. last_hour is {"hand_overs","delivered","failed"}: of the messages accepted in the last hour (from the quarter-hour that began an hour ago), those that went to the carrier, and how many of them it delivered and how many failed.';
 const ROUTE_LINE = 'Prints {"route","prefix","account","carriers","split"}.';
 const CARRIER_OPTIONS = {
   url: { type: 'string' },
@@ -192,13 +193,21 @@ async function setEnabled(services: Services, values: Values, enabled: boolean):
   await printCarriers(services, [await services.carrierCatalog.setEnabled(String(values.name), enabled)]);
 }
 
-/** Each carrier with what the workers publish of it: binds open across the cluster, state, circuit, last error. */
+/**
+ * Each carrier with what the workers publish of it (binds open across the cluster, state,
+ * circuit, last error) and its part of the last hour's messages.
+ */
 async function printCarriers(services: Services, carriers: CarrierRecord[]): Promise<void> {
-  const published = await services.carrierHealth.read(null);
+  const [published, activity] = await Promise.all([
+    services.carrierHealth.read(null),
+    services.carrierActivityReport.lastHour(),
+  ]);
   for (const carrier of carriers) {
     const seen = published.filter((entry) => entry.carrier === carrier.name);
+    const lastHour = activity.get(carrier.name) ?? { handOvers: 0, delivered: 0, failed: 0 };
     print({
       carrier: carrier.name,
+      kind: endpointOf(carrier.url).kind,
       url: carrier.url,
       max_per_second: carrier.maxPerSecond,
       binds: carrier.binds,
@@ -207,6 +216,7 @@ async function printCarriers(services: Services, carriers: CarrierRecord[]): Pro
       state: clusterState(seen),
       circuit: seen.find((entry) => entry.circuit && entry.circuit !== 'closed')?.circuit ?? 'closed',
       last_error: seen.find((entry) => entry.lastError)?.lastError ?? null,
+      last_hour: { hand_overs: lastHour.handOvers, delivered: lastHour.delivered, failed: lastHour.failed },
     });
   }
 }
