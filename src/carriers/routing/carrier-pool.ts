@@ -157,10 +157,20 @@ export class CarrierPool {
     const peers = 1 + new Set(cluster.map((entry) => entry.worker)).size;
     this.elsewhere = takingElsewhere(cluster, Date.now() - this.options.tickMs * 3);
     for (const record of records) await this.keep(record, peers);
-    this.handOvers.keepConsuming(
-      new Set([...this.pooled.values()].filter((entry) => entry.binds && entry.held()).map((e) => e.name)),
-    );
+    this.handOvers.keepConsuming(this.consumable());
     this.noteUsable();
+  }
+
+  /**
+   * The carriers whose hand-over queue this process consumes: those it holds a bind of, while its
+   * session is up or no other process has one up (then it moves the waiting messages on to their
+   * next carrier). A holder whose session is down leaves the queue to one whose session is up.
+   */
+  private consumable(): Set<string> {
+    const names = [...this.pooled.values()]
+      .filter((entry) => entry.binds && entry.held() && (entry.ready() || !this.elsewhere.has(entry.name)))
+      .map((entry) => entry.name);
+    return new Set(names);
   }
 
   private async keep(record: CarrierRecord, peers: number): Promise<void> {

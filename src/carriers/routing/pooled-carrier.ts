@@ -77,6 +77,11 @@ export class PooledCarrier {
     return this.sessions.size > 0;
   }
 
+  /** Whether some session of this process can take a message now. */
+  ready(): boolean {
+    return [...this.sessions.values()].some((session) => READY_STATES.has(session.carrier.health().state));
+  }
+
   /** A session that can take a message now, in turn; null when none is up. */
   pick(): Carrier | null {
     const up = [...this.sessions.values()].filter((session) =>
