@@ -27,12 +27,11 @@ export const MESSAGE_SEND_VIA_JOB_OPTIONS: DefaultJobOptions = {
 };
 
 /**
- * Made of the messages' ids and the moment they were forwarded: the same forward added twice is
- * one job, while a message forwarded again later (a new claim) is not mistaken for a job still
- * running, which would leave it without one.
+ * Made of the messages' ids, as a send job's: while the recovery sweep enqueues a message that
+ * waits in a busy holder's queue again (it is unclaimed there), forwarding it again adds nothing
+ * new. A forward that meets the same job still running (which found the message claimed by the
+ * forwarding process) is dropped with it; the message, queued and unclaimed, is the sweep's.
  */
-export function sendViaJobId(messageIds: readonly string[], at: number): string {
-  return `via-${createHash('sha256')
-    .update(`${messageIds.join(',')}@${at}`)
-    .digest('base64url')}`;
+export function sendViaJobId(messageIds: readonly string[]): string {
+  return `via-${createHash('sha256').update(messageIds.join(',')).digest('base64url')}`;
 }

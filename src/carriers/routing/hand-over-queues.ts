@@ -115,12 +115,11 @@ export class HandOverQueues {
       const key = item.carriers.join(',');
       groups.set(key, [...(groups.get(key) ?? []), item]);
     }
-    const at = Date.now();
-    await Promise.all([...groups.values()].map((group) => this.addGroup(group, at)));
+    await Promise.all([...groups.values()].map((group) => this.addGroup(group)));
     return items.map(() => undefined);
   }
 
-  private async addGroup(group: Forward[], at: number): Promise<void> {
+  private async addGroup(group: Forward[]): Promise<void> {
     const carriers = group[0]!.carriers;
     const queue = this.queueOf(carriers[0]!);
     const jobs = [];
@@ -129,7 +128,7 @@ export class HandOverQueues {
       jobs.push({
         name: 'send-via',
         data: { messageIds, carriers },
-        opts: { jobId: sendViaJobId(messageIds, at) },
+        opts: { jobId: sendViaJobId(messageIds) },
       });
     }
     try {
