@@ -15,7 +15,7 @@ import type { CarrierDirectory } from './carrier-directory.js';
 import type { WorkerCarrierHealth } from './carrier-health.js';
 import type { CircuitOptions } from './circuit.js';
 import { ClusterPace } from './cluster-pace.js';
-import { type ForwardedHandler, HandOverQueues } from './hand-over-queues.js';
+import { type ForwardedHandler, HandOverQueues, type ResumedRoute } from './hand-over-queues.js';
 import { PooledCarrier, READY_STATES, signatureOf } from './pooled-carrier.js';
 import { carrierOrder } from './route-table.js';
 
@@ -26,10 +26,7 @@ export interface RoutedSms extends OutboundSms {
   pinned: string | null;
 }
 
-/** Where a forwarded message resumes its route: the carriers left to try, the one it was forwarded to first. */
-export interface ResumedRoute {
-  carriers: string[];
-}
+export type { ResumedRoute } from './hand-over-queues.js';
 
 export type HandOverResult =
   | { outcome: 'sent'; carrier: string; carrierMessageId: string }

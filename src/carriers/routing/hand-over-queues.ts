@@ -12,8 +12,16 @@ import {
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
 import { Batcher } from '../../lib/batcher.js';
 
-/** What the send path does with forwarded messages: the same claim, hand-over and record as a send job. */
-export type ForwardedHandler = (job: MessageSendViaJob) => Promise<void>;
+/** Where a forwarded message resumes its route: the carriers left to try, the one it was forwarded to first. */
+export interface ResumedRoute {
+  carriers: string[];
+}
+
+/**
+ * What the send path does with forwarded messages: the same claim, hand-over and record as a send
+ * job's, the route resumed where it was left (the send path passes it back without reading it).
+ */
+export type ForwardedHandler = (messageIds: string[], resumed: ResumedRoute) => Promise<void>;
 
 interface Forward {
   carriers: string[];
@@ -79,7 +87,7 @@ export class HandOverQueues {
     const connection = createWorkerConnection(config.redis);
     const consumer = new Worker<MessageSendViaJob>(
       messageSendViaQueueName(carrier),
-      (job) => handler(job.data),
+      (job) => handler(job.data.messageIds, { carriers: job.data.carriers }),
       {
         connection,
         prefix: config.redisPrefix,

@@ -35,7 +35,7 @@ export function createMessageSendWorker({
     if (retries > 0)
       throw new CarrierUnavailableError(`no carrier could take ${retries} of ${messageIds.length} messages`);
   };
-  carriers.consumeForwarded((job) => sendAll(job.messageIds, { carriers: job.carriers }));
+  carriers.consumeForwarded(sendAll);
   const worker = new Worker<MessageSendJob>(
     messageSendQueue.name,
     (job) => sendAll(job.data.messageIds, null),
