@@ -204,9 +204,8 @@ function createCarrierPool(deps: Dependencies, services: Services): CarrierPool 
     redisPrefix: deps.config.redisPrefix,
     worker: services.carrierHealth.worker,
     sinkFor: (carrier) => services.carrierReports.sinkFor(carrier),
-    // This process and every other worker that published its carriers lately.
-    peers: async () =>
-      1 + new Set((await services.carrierHealth.read(null)).map((entry) => entry.worker)).size,
+    // Every other worker that published its carriers lately.
+    cluster: () => services.carrierHealth.read(null),
     tickMs: CARRIER_TICK_MS,
     circuit: CIRCUIT,
     paceWaitMs: Math.floor(deps.config.claimLeaseMs / 4),

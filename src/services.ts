@@ -38,6 +38,7 @@ import { OptOuts } from './modules/opt-outs/opt-outs.js';
 import { AccountQuotas } from './modules/quotas/account-quotas.js';
 import { RetentionSweep } from './modules/retention/retention-sweep.js';
 import { Settings } from './modules/settings/settings.js';
+import { CarrierActivityReport } from './modules/stats/carrier-activity.js';
 import { DeliveryTimes } from './modules/stats/delivery-times.js';
 import { MessageStats } from './modules/stats/message-stats.js';
 import { StatsReads } from './modules/stats/stats-reads.js';
@@ -81,6 +82,8 @@ export interface Services {
   /** The account's numbers for dashboards, from the rollups the message statements keep. */
   messageStats: MessageStats;
   deliveryTimes: DeliveryTimes;
+  /** Each carrier's part of the last hour's messages, for the operator's list of carriers. */
+  carrierActivityReport: CarrierActivityReport;
   contacts: Contacts;
   contactImports: ContactImports;
   templates: Templates;
@@ -353,7 +356,10 @@ function campaignServices(
   };
 }
 
-/** The statistics reads, all through one gate (src/modules/stats/stats-reads.ts). */
+/**
+ * The accounts' statistics reads, all through one gate (src/modules/stats/stats-reads.ts), and
+ * the operator's report of the carriers, which no account can ask for.
+ */
 function statsServices({ prisma, clock, config, redis, statsPool }: Dependencies, logger: ModuleLogger) {
   const reads = new StatsReads({
     pool: statsPool,
@@ -365,6 +371,7 @@ function statsServices({ prisma, clock, config, redis, statsPool }: Dependencies
   return {
     messageStats: new MessageStats(prisma, clock, reads),
     deliveryTimes: new DeliveryTimes(prisma, clock, reads),
+    carrierActivityReport: new CarrierActivityReport(prisma, clock),
   };
 }
 

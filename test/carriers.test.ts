@@ -128,6 +128,7 @@ describe('carriers and routes from the CLI', () => {
       state: expect.any(String),
       circuit: 'closed',
       last_error: null,
+      last_hour: { hand_overs: 0, delivered: 0, failed: 0 },
     });
     expect(JSON.stringify(added)).not.toContain('secret');
     await waitFor(async () => (c.boundSessions.length === 2 ? true : null), 30_000);

@@ -108,8 +108,14 @@ export class CarrierCatalog {
     return this.carrier(name);
   }
 
-  /** Refused while a route names the carrier; the refusal names every such route. */
-  async removeCarrier(name: string): Promise<void> {
+  /**
+   * Refused while a route names the carrier; the refusal names every such route. Once it is gone,
+   * `failPinned` fails the messages left pinned to it (the messages domain's to do); how many.
+   */
+  async removeCarrier(
+    name: string,
+    failPinned: (carrier: string) => Promise<number> = async () => 0,
+  ): Promise<number> {
     await this.carrier(name);
     const using = await this.prisma.route.findMany({
       where: { carriers: { has: name } },
@@ -122,6 +128,8 @@ export class CarrierCatalog {
       );
     }
     await this.prisma.carrier.delete({ where: { name } });
+    // After the delete, so that a message some process pinned to it meanwhile is failed too.
+    return failPinned(name);
   }
 
   async carrier(name: string): Promise<CarrierRecord> {

@@ -10,7 +10,7 @@ import { accountOf, type Group, print, UsageError, type Values } from './command
 // The operator's carriers and routes: `carriers …` and `routes …`; src/cli.ts parses and runs them.
 
 const CARRIER_LINE =
-  'Prints {"carrier","kind","url","callback_url","max_per_second","binds","enabled","binds_open","state","circuit","last_error"}; the URL never shows the password or API key; callback_url (HTTP carriers) is where the provider sends reports and replies, PUBLIC_URL/carriers/NAME/events. last_error is the latest trouble a worker reports (a refused bind names the SMSC\'s status, e.g. ESME_RINVPASWD), null when none.';
+  'Prints {"carrier","kind","url","callback_url","max_per_second","binds","enabled","binds_open","state","circuit","last_error","last_hour"}; the URL never shows the password or API key. kind is what the URL names (smpp, simulator, twilio, vonage, infobip, android, http). callback_url (HTTP carriers) is where the provider sends reports and replies, PUBLIC_URL/carriers/NAME/events. last_error is the latest trouble a worker reports (a refused bind names the SMSC\'s status, e.g. ESME_RINVPASWD), null when none. last_hour is {"hand_overs","delivered","failed"}: of the messages accepted in the last hour (from the quarter-hour that began an hour ago), those that went to the carrier, and how many of them it delivered and how many failed.';
 const ROUTE_LINE = 'Prints {"route","prefix","account","carriers","split"}.';
 const CARRIER_OPTIONS = {
   url: { type: 'string' },
@@ -84,15 +84,18 @@ export const CARRIER_GROUPS: Record<string, Group> = {
         run: (services, values) => setEnabled(services, values, true),
       },
       remove: {
-        summary: 'remove a carrier no route names any more',
+        summary: 'remove a carrier no route names any more, failing the messages left pinned to it',
         synopsis: 'NAME',
         options: {},
         positional: 'name',
         required: ['name'],
-        details: 'Refused while a route names it. Prints {"carrier","removed":true}.',
+        details:
+          'Refused while a route names it. Messages still pinned to it (queued after a hand-over whose outcome it never told) fail at once with error code carrier_removed. Prints {"carrier","removed":true,"messages_failed"}.',
         async run(services, values) {
-          await services.carrierCatalog.removeCarrier(String(values.name));
-          print({ carrier: values.name, removed: true });
+          const failed = await services.carrierCatalog.removeCarrier(String(values.name), (carrier) =>
+            services.messageDelivery.failPinnedTo(carrier),
+          );
+          print({ carrier: values.name, removed: true, messages_failed: failed });
         },
       },
     },
@@ -206,12 +209,19 @@ async function setEnabled(services: Services, values: Values, enabled: boolean):
   await printCarriers(services, [await services.carrierCatalog.setEnabled(String(values.name), enabled)]);
 }
 
-/** Each carrier with what the workers publish of it: binds open across the cluster, state, circuit, last error. */
+/**
+ * Each carrier with what the workers publish of it (binds open across the cluster, state,
+ * circuit, last error) and its part of the last hour's messages.
+ */
 async function printCarriers(services: Services, carriers: CarrierRecord[]): Promise<void> {
-  const published = await services.carrierHealth.read(null);
+  const [published, activity] = await Promise.all([
+    services.carrierHealth.read(null),
+    services.carrierActivityReport.lastHour(),
+  ]);
   for (const carrier of carriers) {
     const seen = published.filter((entry) => entry.carrier === carrier.name);
     const { kind, callbackUrl } = services.carrierCatalog.describe(carrier);
+    const lastHour = activity.get(carrier.name) ?? { handOvers: 0, delivered: 0, failed: 0 };
     print({
       carrier: carrier.name,
       kind,
@@ -224,14 +234,19 @@ async function printCarriers(services: Services, carriers: CarrierRecord[]): Pro
       state: clusterState(seen),
       circuit: seen.find((entry) => entry.circuit && entry.circuit !== 'closed')?.circuit ?? 'closed',
       last_error: seen.find((entry) => entry.lastError)?.lastError ?? null,
+      last_hour: { hand_overs: lastHour.handOvers, delivered: lastHour.delivered, failed: lastHour.failed },
     });
   }
 }
 
-/** `bound`/`ready` when some worker has it so, else what the first says; `unknown` when no worker runs. */
+/**
+ * `bound`/`ready` when some worker has it so, else what a worker holding a session says (one that
+ * holds none is `standby` or `forwarding`), else the first; `unknown` when no worker runs.
+ */
 function clusterState(seen: WorkerCarrierHealth[]): string {
   const up = seen.find((entry) => entry.state === 'bound' || entry.state === 'ready');
-  return up?.state ?? seen.find((entry) => entry.state !== 'standby')?.state ?? seen[0]?.state ?? 'unknown';
+  const holding = seen.find((entry) => entry.state !== 'standby' && entry.state !== 'forwarding');
+  return up?.state ?? holding?.state ?? seen[0]?.state ?? 'unknown';
 }
 
 async function emails(services: Services, ids: (string | null)[]): Promise<Map<string, string>> {

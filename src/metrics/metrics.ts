@@ -212,7 +212,7 @@ export class Metrics {
     const sources = () => this.sources;
     new Gauge({
       name: 'tern_carrier_up',
-      help: "1 for each of this process's carriers in its current state (simulator: ready; SMPP: bound, connecting, disconnected, bind_failed, stopped; standby: no bind held here); summed over processes",
+      help: "1 for each of this process's carriers in its current state (simulator: ready; SMPP: bound, connecting, disconnected, bind_failed, stopped; standby: no bind held here; forwarding: none held here, messages handed to a process that holds one); summed over processes",
       labelNames: ['carrier', 'state'] as const,
       registers: [this.registry],
       collect() {

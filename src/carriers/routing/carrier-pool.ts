@@ -12,9 +12,11 @@ import type { CarrierRecord } from '../carrier-catalog.js';
 import type { CarrierDependencies } from '../index.js';
 import { BindLeases } from './bind-leases.js';
 import type { CarrierDirectory } from './carrier-directory.js';
+import type { WorkerCarrierHealth } from './carrier-health.js';
 import type { CircuitOptions } from './circuit.js';
 import { ClusterPace } from './cluster-pace.js';
-import { PooledCarrier, signatureOf } from './pooled-carrier.js';
+import { type ForwardedHandler, HandOverQueues, type ResumedRoute } from './hand-over-queues.js';
+import { PooledCarrier, READY_STATES, signatureOf } from './pooled-carrier.js';
 import { carrierOrder } from './route-table.js';
 
 /** A message on its way out, with what routing needs. */
@@ -24,10 +26,17 @@ export interface RoutedSms extends OutboundSms {
   pinned: string | null;
 }
 
+export type { ResumedRoute } from './hand-over-queues.js';
+
 export type HandOverResult =
   | { outcome: 'sent'; carrier: string; carrierMessageId: string }
   | { outcome: 'rejected'; carrier: string; code: string; message: string }
   | { outcome: 'no_route' }
+  /**
+   * Another worker process holds the carrier it goes to: once its claim is given back, `forward`
+   * hands it to that process's queue, where it resumes the route without a retry's wait.
+   */
+  | { outcome: 'forwarded'; forward(): Promise<void> }
   /** No carrier could take it now; `pinnedTo` when one may have taken part of it. */
   | { outcome: 'unavailable'; pinnedTo: string | null };
 
@@ -38,8 +47,8 @@ export interface CarrierPoolOptions {
   redisPrefix: string;
   worker: string;
   sinkFor(carrier: string): CarrierEventSink;
-  /** How many worker processes share the binds (this one included). */
-  peers(): Promise<number>;
+  /** What the other worker processes publish of their carriers (see CarrierHealthBoard). */
+  cluster(): Promise<WorkerCarrierHealth[]>;
   /** How often binds are renewed and taken; a dead holder's lease lapses after three of these. */
   tickMs: number;
   circuit: CircuitOptions;
@@ -66,10 +75,18 @@ export class CarrierPool {
   private reconcileAgain = false;
   /** Sessions still closing, by carrier and slot; shutdown waits for them. */
   private readonly closing = new Map<string, Promise<void>>();
+  private readonly handOvers: HandOverQueues;
+  /** The carriers another worker process can take a message for now, as it published lately. */
+  private elsewhere = new Set<string>();
 
   constructor(private readonly options: CarrierPoolOptions) {
     this.logger = options.deps.logger.child({ module: 'carriers' });
     this.leases = new BindLeases(options.redis, options.redisPrefix, options.worker, options.tickMs * 3);
+    this.handOvers = new HandOverQueues({
+      redis: options.redis,
+      config: options.deps.config,
+      logger: this.logger,
+    });
   }
 
   /** Takes up the carriers and waits a short while for their first binds, as a carrier's start does. */
@@ -86,8 +103,14 @@ export class CarrierPool {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await this.reconciling;
+    await this.handOvers.close();
     for (const name of [...this.pooled.keys()]) this.retire(name, true);
     await Promise.all(this.closing.values());
+  }
+
+  /** What takes the messages other processes forward to this one's binds. */
+  consumeForwarded(handler: ForwardedHandler): void {
+    this.handOvers.consumeWith(handler);
   }
 
   /** Called now and whenever this process starts or stops holding a carrier it may send through. */
@@ -127,9 +150,24 @@ export class CarrierPool {
       if (!record) this.retire(name, true);
       else if (signatureOf(record) !== entry.signature) this.retire(name, false);
     }
-    const peers = Math.max(1, await this.options.peers());
+    const cluster = await this.options.cluster();
+    const peers = 1 + new Set(cluster.map((entry) => entry.worker)).size;
+    this.elsewhere = takingElsewhere(cluster, Date.now() - this.options.tickMs * 3);
     for (const record of records) await this.keep(record, peers);
+    this.handOvers.keepConsuming(this.consumable());
     this.noteUsable();
+  }
+
+  /**
+   * The carriers whose hand-over queue this process consumes: those it holds a bind of, while its
+   * session is up or no other process has one up (then it moves the waiting messages on to their
+   * next carrier). A holder whose session is down leaves the queue to one whose session is up.
+   */
+  private consumable(): Set<string> {
+    const names = [...this.pooled.values()]
+      .filter((entry) => entry.binds && entry.held() && (entry.ready() || !this.elsewhere.has(entry.name)))
+      .map((entry) => entry.name);
+    return new Set(names);
   }
 
   private async keep(record: CarrierRecord, peers: number): Promise<void> {
@@ -215,23 +253,36 @@ export class CarrierPool {
   }
 
   /**
-   * Routes the message and hands it to the first carrier of the route's order that takes it: a
-   * carrier that is disabled, not bound here, or whose circuit is open is skipped, a temporary
-   * refusal moves on to the next, a permanent one ends the hand-over, and one whose outcome is
-   * unknown keeps the message on that carrier.
+   * Routes the message and hands it to the first carrier of the route's order that takes it. A
+   * carrier this process cannot send through now but another process can (it holds the bind) gets
+   * the message forwarded there; one that is disabled, taken nowhere, or whose circuit is open is
+   * skipped; a temporary refusal moves on to the next, a permanent one ends the hand-over, and one
+   * whose outcome is unknown keeps the message on that carrier. A forwarded message resumes with
+   * the carriers left, the first tried here and never forwarded again, so a forward cannot loop.
    */
-  async handOver(sms: RoutedSms): Promise<HandOverResult> {
-    const match = this.options.directory.find(sms.to, sms.accountId);
-    if (!match && !sms.pinned) return { outcome: 'no_route' };
-    const names = sms.pinned ? [sms.pinned] : carrierOrder(match!.route);
-    for (const name of names) {
+  async handOver(sms: RoutedSms, resumed: ResumedRoute | null = null): Promise<HandOverResult> {
+    const names = resumed?.carriers ?? this.carriersFor(sms);
+    if (!names) return { outcome: 'no_route' };
+    for (const [index, name] of names.entries()) {
       const entry = this.pooled.get(name);
-      const carrier = entry?.record.enabled ? entry.pick() : null;
-      if (!entry || !carrier || !entry.circuit.allows(Date.now())) continue;
-      const result = await this.tryCarrier(entry, carrier, sms);
-      if (result) return result;
+      if (!entry?.record.enabled) continue;
+      const carrier = entry.pick();
+      if (carrier && entry.circuit.allows(Date.now())) {
+        const result = await this.tryCarrier(entry, carrier, sms);
+        if (result) return result;
+      } else if (this.elsewhere.has(name) && !(resumed && index === 0)) {
+        const left = names.slice(index);
+        return { outcome: 'forwarded', forward: () => this.handOvers.forward(left, sms.reference) };
+      }
     }
     return { outcome: 'unavailable', pinnedTo: sms.pinned };
+  }
+
+  /** The carriers to try in order: the one it is pinned to, else its route's; null when no route covers it. */
+  private carriersFor(sms: RoutedSms): string[] | null {
+    if (sms.pinned) return [sms.pinned];
+    const match = this.options.directory.find(sms.to, sms.accountId);
+    return match ? carrierOrder(match.route) : null;
   }
 
   /** The carrier's answer; null when it could not take the message now and the next may. */
@@ -260,9 +311,35 @@ export class CarrierPool {
     }
   }
 
-  /** Every configured carrier as this process sees it, bound here or not. */
+  /**
+   * Every configured carrier as this process sees it, bound here or not: `forwarding` when this
+   * process holds no session of it and hands its messages to another that does.
+   */
   health(): CarrierHealth[] {
     const now = Date.now();
-    return [...this.pooled.values()].map((entry) => entry.health(now));
+    return [...this.pooled.values()].map((entry) => {
+      const health = entry.health(now);
+      return health.state === 'standby' && this.elsewhere.has(entry.name)
+        ? { ...health, state: 'forwarding' }
+        : health;
+    });
   }
+}
+
+/**
+ * The carriers some other worker process, in what it published since `freshSince`, has a session
+ * of ready to take messages, its circuit not open.
+ */
+function takingElsewhere(cluster: WorkerCarrierHealth[], freshSince: number): Set<string> {
+  return new Set(
+    cluster
+      .filter(
+        (entry) =>
+          READY_STATES.has(entry.state) &&
+          entry.circuit !== 'open' &&
+          entry.enabled !== false &&
+          Date.parse(entry.updatedAt) >= freshSince,
+      )
+      .map((entry) => entry.carrier),
+  );
 }

@@ -11,7 +11,8 @@ interface Session {
   starting: Promise<void>;
 }
 
-const READY_STATES = new Set(['ready', 'bound']);
+/** The states in which a session takes messages. */
+export const READY_STATES: ReadonlySet<string> = new Set(['ready', 'bound']);
 
 /**
  * One configured carrier in a worker process: a session (a Carrier) per bind this process holds,
@@ -74,6 +75,11 @@ export class PooledCarrier {
 
   held(): boolean {
     return this.sessions.size > 0;
+  }
+
+  /** Whether some session of this process can take a message now. */
+  ready(): boolean {
+    return [...this.sessions.values()].some((session) => READY_STATES.has(session.carrier.health().state));
   }
 
   /** A session that can take a message now, in turn; null when none is up. */

@@ -22,6 +22,12 @@ const PINNED = sqlRelation('pinned', {
   carrier: 'm.carrier',
 });
 
+const PINNED_PAGE = 1_000;
+const CARRIER_REMOVED = {
+  code: 'carrier_removed',
+  message: 'The carrier this message was left with (its hand-over outcome unknown) was removed',
+};
+
 /** A message claimed by a worker for its carrier call, with what the carrier needs. */
 export interface ClaimedMessage extends MessageSubject {
   text: string;
@@ -171,6 +177,36 @@ export class MessageDelivery {
 
   async recordFailed(message: MessageSubject, error: { code: string; message: string }): Promise<void> {
     await this.statusChanges.apply({ message, status: 'failed', at: this.clock.now(), error });
+  }
+
+  /**
+   * Fails at once, with `carrier_removed`, the messages left pinned to a carrier the operator
+   * removes (queued with it after a hand-over of unknown outcome: no other carrier may take them,
+   * and this one never will): the same change, event and rollups as any failure; how many.
+   */
+  async failPinnedTo(carrier: string): Promise<number> {
+    let failed = 0;
+    for (;;) {
+      const pinned = await this.prisma.message.findMany({
+        where: { status: 'queued', carrier },
+        select: { id: true, to: true, campaignId: true },
+        orderBy: { id: 'asc' },
+        take: PINNED_PAGE,
+      });
+      const moved = await Promise.all(
+        pinned.map((message) =>
+          this.statusChanges.apply({
+            message,
+            status: 'failed',
+            at: this.clock.now(),
+            error: CARRIER_REMOVED,
+          }),
+        ),
+      );
+      failed += moved.filter(Boolean).length;
+      // None moved: each had moved on by itself (sent meanwhile), and the next page would be the same.
+      if (pinned.length < PINNED_PAGE || !moved.some(Boolean)) return failed;
+    }
   }
 
   /**

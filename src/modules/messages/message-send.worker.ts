@@ -1,6 +1,6 @@
 import { Worker } from 'bullmq';
 import { CarrierUnavailableError } from '../../carriers/carrier.js';
-import type { CarrierPool } from '../../carriers/routing/carrier-pool.js';
+import type { CarrierPool, ResumedRoute } from '../../carriers/routing/carrier-pool.js';
 import { type MessageSendJob, messageSendQueue } from '../../jobs/message-send.job.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
 import type { WorkerContext } from '../../worker-context.js';
@@ -13,7 +13,8 @@ type Outcome = 'done' | 'retry';
  * record the carrier's id. A job carries a batch of messages, which go to the carrier side by
  * side and each on its own; a message found claimed or no longer queued is skipped, which makes
  * duplicate and retried jobs harmless. A job whose carrier was unreachable for some of its
- * messages is retried, and then finds the others done.
+ * messages is retried, and then finds the others done. Messages another process forwards to
+ * this one (it holds the carrier's bind) go the same way, resuming their route where they left it.
  */
 export function createMessageSendWorker({
   deps,
@@ -22,22 +23,22 @@ export function createMessageSendWorker({
 }: WorkerContext<{ messageDelivery: MessageDelivery }>): Worker<MessageSendJob> {
   const { config, logger } = deps;
   const connection = createWorkerConnection(config.redis);
-  const sendOne = (messageId: string): Promise<Outcome> =>
-    handOver(services.messageDelivery, carriers, messageId, config.claimLeaseMs);
+  const sendAll = async (messageIds: string[], resumed: ResumedRoute | null) => {
+    const outcomes = await Promise.allSettled(
+      messageIds.map((id) => handOver(services.messageDelivery, carriers, id, config.claimLeaseMs, resumed)),
+    );
+    const failures = outcomes.filter((outcome) => outcome.status === 'rejected');
+    if (failures.length > 0) throw failures[0]!.reason;
+    const retries = outcomes.filter(
+      (outcome) => outcome.status === 'fulfilled' && outcome.value === 'retry',
+    ).length;
+    if (retries > 0)
+      throw new CarrierUnavailableError(`no carrier could take ${retries} of ${messageIds.length} messages`);
+  };
+  carriers.consumeForwarded(sendAll);
   const worker = new Worker<MessageSendJob>(
     messageSendQueue.name,
-    async (job) => {
-      const outcomes = await Promise.allSettled(job.data.messageIds.map(sendOne));
-      const failures = outcomes.filter((outcome) => outcome.status === 'rejected');
-      if (failures.length > 0) throw failures[0]!.reason;
-      const retries = outcomes.filter(
-        (outcome) => outcome.status === 'fulfilled' && outcome.value === 'retry',
-      ).length;
-      if (retries > 0)
-        throw new CarrierUnavailableError(
-          `no carrier could take ${retries} of ${job.data.messageIds.length} messages`,
-        );
-    },
+    (job) => sendAll(job.data.messageIds, null),
     {
       connection,
       prefix: config.redisPrefix,
@@ -76,6 +77,7 @@ async function handOver(
   carriers: CarrierPool,
   messageId: string,
   leaseMs: number,
+  resumed: ResumedRoute | null,
 ): Promise<Outcome> {
   const message = await delivery.claimForSending(messageId, leaseMs);
   if (!message || (await delivery.failIfExpired(message))) return 'done';
@@ -95,7 +97,7 @@ async function handOver(
     await delivery.recordFailed(message, UNKNOWN_OUTCOME);
     return 'done';
   }
-  const result = await carriers.handOver(routed);
+  const result = await carriers.handOver(routed, resumed);
   switch (result.outcome) {
     case 'sent':
       await delivery.recordSubmitted(message, result.carrier, result.carrierMessageId);
@@ -105,6 +107,11 @@ async function handOver(
       return 'done';
     case 'no_route':
       await delivery.recordFailed(message, NO_ROUTE);
+      return 'done';
+    case 'forwarded':
+      // Given back first: the process it goes to claims it as any worker would.
+      await delivery.releaseClaim(message.id);
+      await result.forward();
       return 'done';
     case 'unavailable':
       await delivery.releaseClaim(message.id, result.pinnedTo);
