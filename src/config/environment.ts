@@ -127,7 +127,7 @@ export const environmentSchema = z.object({
     // the check's own message.
     .refine((text) => {
       const url = URL.parse(text);
-      return !url || !url.search && !url.hash && !url.username && !url.password;
+      return !url || (!url.search && !url.hash && !url.username && !url.password);
     }, 'expected http(s)://host[:port][/path], without query, fragment or credentials')
     // As a URL prints it (host in lower case…): the form callback URLs are given, and signed, in.
     .transform((text) => new URL(text).href.replace(/\/+$/, ''))
