@@ -156,10 +156,14 @@ export class SmppSession {
     const { host, port, tls } = this.options;
     const session = smpp.connect({ host, port, tls }, () => void this.bind(session));
     this.session = session;
-    const connectTimer = setTimeout(() => {
-      if (this.session === session && this.state !== 'bound')
-        this.dropSession(session, `no bind within ${this.options.responseTimeoutMs} ms`);
-    }, this.options.responseTimeoutMs * 2);
+    const connectTimer = setTimeout(
+      () =>
+        afterPolls(POLLS_BEFORE_SILENCE, () => {
+          if (this.session === session && this.state !== 'bound')
+            this.dropSession(session, `no bind within ${this.options.responseTimeoutMs} ms`);
+        }),
+      this.options.responseTimeoutMs * 2,
+    );
     session.on('error', (error) => {
       this.lastError = error.message;
       this.logger.warn({ err: error, host, port }, 'SMPP connection error');
