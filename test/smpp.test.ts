@@ -456,6 +456,94 @@ describe('flow control', () => {
   });
 });
 
+describe('slow answers', () => {
+  it('takes an answer that came while the process was too busy to read it before the response timeout, and submits nothing twice', async () => {
+    const { smsc, carrier, reports } = await connect({ responseTimeoutMs: 60 });
+    smsc.autoReceipt = 'tlv';
+    // The SMSC answers the first submit in time, but holds the whole process (Tern with it) past
+    // Tern's response timeout first: the answer waits on the socket when Tern's timer comes due.
+    smsc.behaviour = (n) => {
+      if (n === 1) stallEventLoop(90);
+      return 'ok';
+    };
+    const sms = message();
+    const { carrierMessageId } = await sendAsTheWorkerDoes(carrier, sms);
+    expect(smsc.submitsReceived()).toHaveLength(1);
+    expect(smsc.accepted).toHaveLength(1);
+    expect(carrierMessageId).toBe(smsc.accepted[0]!.messageId);
+    expect(
+      await waitFor(async () => reports.find((report) => report.reference === sms.reference)),
+    ).toMatchObject({ status: 'delivered', carrierMessageId });
+    expect(carrier.health().errors).toMatchObject({ responseTimeouts: 0, disconnects: 0 });
+  });
+
+  it('takes an answer that an SMSC held up with the process wrote after the response timer came due', async () => {
+    const { smsc, carrier } = await connect({ responseTimeoutMs: 60 });
+    // The process stalls once Tern's submit is out, before the SMSC (in this process) has read
+    // it: Tern's timer comes due before the SMSC has even answered.
+    const send = smpp.Session.prototype.send;
+    let stalled = false;
+    smpp.Session.prototype.send = function (this: smpp.Session, ...args: Parameters<typeof send>) {
+      const sent = send.apply(this, args);
+      if (args[0].command === 'submit_sm' && !stalled) {
+        stalled = true;
+        setImmediate(() => stallEventLoop(90));
+      }
+      return sent;
+    };
+    try {
+      const { carrierMessageId } = await sendAsTheWorkerDoes(carrier, message());
+      expect(smsc.submitsReceived()).toHaveLength(1);
+      expect(carrierMessageId).toBe(smsc.accepted[0]!.messageId);
+    } finally {
+      smpp.Session.prototype.send = send;
+    }
+  });
+
+  it('waits for the answer of a submit already out past the send deadline: the late answer is the message id, nothing is sent twice', async () => {
+    const { smsc, carrier, reports } = await connect({ sendDeadlineMs: 50, responseTimeoutMs: 5_000 });
+    smsc.autoReceipt = 'tlv';
+    smsc.behaviour = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 80));
+      return 'ok' as const;
+    };
+    const sms = message();
+    const { carrierMessageId } = await sendAsTheWorkerDoes(carrier, sms);
+    expect(smsc.submitsReceived()).toHaveLength(1);
+    expect(carrierMessageId).toBe(smsc.accepted[0]!.messageId);
+    expect(
+      await waitFor(async () => reports.find((report) => report.reference === sms.reference)),
+    ).toMatchObject({ status: 'delivered', carrierMessageId });
+  });
+
+  it('submits a part again on the same bind once its answer never came within the response timeout', async () => {
+    const { smsc, carrier } = await connect({ responseTimeoutMs: 60 });
+    // As SMPP has it: an SMSC keeps no submit it never answered (docs/carriers.md, Limits).
+    smsc.behaviour = (n) => (n === 1 ? 'silent' : 'ok');
+    const { carrierMessageId } = await sendAsTheWorkerDoes(carrier, message());
+    expect(smsc.submitsReceived()).toHaveLength(2);
+    expect(smsc.accepted.map((entry) => entry.messageId)).toEqual([carrierMessageId]);
+    expect(carrier.health().errors?.responseTimeouts).toBeGreaterThan(0);
+  });
+});
+
+/** Holds the whole process, as a busy event loop does: no timer fires and no socket is read meanwhile. */
+function stallEventLoop(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** What the send worker does with a message the carrier could not take: the same message again once it is bound. */
+async function sendAsTheWorkerDoes(carrier: SmppCarrier, sms: OutboundSms, attempts = 3) {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await carrier.send(sms);
+    } catch (error) {
+      if (!(error instanceof CarrierUnavailableError) || attempt >= attempts) throw error;
+      await waitFor(async () => (carrier.health().state === 'bound' ? true : null));
+    }
+  }
+}
+
 describe('delivery receipts', () => {
   it('reads receipts in TLVs and in the standard text, ignoring intermediate states', async () => {
     const { smsc, carrier, reports } = await connect();

@@ -21,6 +21,22 @@ export type SmppSessionOptions = Pick<
 
 const INTERFACE_VERSION_34 = 0x34;
 
+/**
+ * How many times the event loop reads its sockets between a response timer firing and the
+ * request being given up. A process stalled past the timeout (a busy event loop) runs its due
+ * timers before it reads the answers that came in meanwhile: the first read takes an answer
+ * already received, the second one an SMSC that was stalled with it (a loopback SMSC in the same
+ * process) wrote during the first. Taking such an answer for silence dropped the session and
+ * sent the part again to an SMSC that had taken it.
+ */
+const POLLS_BEFORE_SILENCE = 2;
+
+/** Runs `then` after the event loop has polled for I/O `polls` more times (a setImmediate runs after each poll). */
+function afterPolls(polls: number, then: () => void): void {
+  if (polls === 0) then();
+  else setImmediate(() => afterPolls(polls - 1, then));
+}
+
 interface PendingRequest {
   reject(error: Error): void;
   timer: NodeJS.Timeout;
@@ -100,18 +116,10 @@ export class SmppSession {
     return new Promise<PDU>((resolve, reject) => {
       const entry: PendingRequest = {
         reject,
-        timer: setTimeout(() => {
-          this.pending.delete(entry);
-          this.errors.responseTimeouts += 1;
-          reject(
-            new CarrierUnavailableError(
-              `no ${pdu.command}_resp within ${this.options.responseTimeoutMs} ms`,
-              true,
-            ),
-          );
-          // An SMSC that stops answering is treated as gone: the connection is made again.
-          this.dropSession(session, `no ${pdu.command}_resp within ${this.options.responseTimeoutMs} ms`);
-        }, this.options.responseTimeoutMs),
+        timer: setTimeout(
+          () => afterPolls(POLLS_BEFORE_SILENCE, () => this.timedOut(session, pdu, entry)),
+          this.options.responseTimeoutMs,
+        ),
       };
       this.pending.add(entry);
       const sent = session.send(pdu, (response) => {
@@ -127,6 +135,20 @@ export class SmppSession {
     });
   }
 
+  /**
+   * A request whose response did not come in time. The SMSC's silence is what drops the
+   * connection and makes the submit's outcome unknown, so the resubmit that follows must be
+   * for an answer that truly never came: one already read since the timer fired is kept.
+   */
+  private timedOut(session: Session, pdu: PDU, entry: PendingRequest): void {
+    if (!this.pending.delete(entry)) return;
+    const why = `no ${pdu.command}_resp within ${this.options.responseTimeoutMs} ms`;
+    this.errors.responseTimeouts += 1;
+    entry.reject(new CarrierUnavailableError(why, true));
+    // An SMSC that stops answering is treated as gone: the connection is made again.
+    this.dropSession(session, why);
+  }
+
   private connect(): void {
     if (this.stopping) return;
     // After a refused bind the state stays bind_failed until a bind succeeds: that is what operators need to see.
@@ -134,10 +156,14 @@ export class SmppSession {
     const { host, port, tls } = this.options;
     const session = smpp.connect({ host, port, tls }, () => void this.bind(session));
     this.session = session;
-    const connectTimer = setTimeout(() => {
-      if (this.session === session && this.state !== 'bound')
-        this.dropSession(session, `no bind within ${this.options.responseTimeoutMs} ms`);
-    }, this.options.responseTimeoutMs * 2);
+    const connectTimer = setTimeout(
+      () =>
+        afterPolls(POLLS_BEFORE_SILENCE, () => {
+          if (this.session === session && this.state !== 'bound')
+            this.dropSession(session, `no bind within ${this.options.responseTimeoutMs} ms`);
+        }),
+      this.options.responseTimeoutMs * 2,
+    );
     session.on('error', (error) => {
       this.lastError = error.message;
       this.logger.warn({ err: error, host, port }, 'SMPP connection error');
