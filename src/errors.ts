@@ -130,6 +130,8 @@ export const ISSUES = {
   impossible_number:
     'A number its country cannot have: too short or too long for the numbering plan of its calling code',
   destination_not_allowed: 'A number in a country the account may not send to (its allowed_countries)',
+  sender_not_allowed:
+    'A `from` the operator did not approve for the account, or approved for other countries than the number’s',
   no_route: 'No route of the operator covers the number: no carrier would take it',
   range_too_long: 'A statistics range longer than 400 days, or one whose `to` is not after its `from`',
   too_many_buckets:

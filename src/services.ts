@@ -37,6 +37,7 @@ import { ScheduledReleases } from './modules/messages/scheduled-release.js';
 import { OptOuts } from './modules/opt-outs/opt-outs.js';
 import { AccountQuotas } from './modules/quotas/account-quotas.js';
 import { RetentionSweep } from './modules/retention/retention-sweep.js';
+import { AccountSenders } from './modules/senders/account-senders.js';
 import { Settings } from './modules/settings/settings.js';
 import { CarrierActivityReport } from './modules/stats/carrier-activity.js';
 import { DeliveryTimes } from './modules/stats/delivery-times.js';
@@ -75,6 +76,8 @@ export interface Services {
   optOuts: OptOuts;
   /** Segment quotas and destination countries of each account. */
   accountQuotas: AccountQuotas;
+  /** The senders the operator approves per account, and the check of a send's `from`. */
+  accountSenders: AccountSenders;
   campaignRecords: CampaignRecords;
   campaignLifecycle: CampaignLifecycle;
   campaignDispatch: CampaignDispatch;
@@ -122,6 +125,7 @@ export function createServices(deps: Dependencies): Services {
     metrics: deps.metrics,
     logger: logger('quotas'),
   });
+  const accountSenders = new AccountSenders(prisma);
   const carrierCatalog = new CarrierCatalog(prisma, config.carrierSecretKey, config.publicUrl);
   const carrierDirectory = new CarrierDirectory(carrierCatalog, logger('carriers'), CARRIER_SETTINGS_POLL_MS);
   const messages = messageServices(deps, {
@@ -131,6 +135,7 @@ export function createServices(deps: Dependencies): Services {
     accountQuotas,
     logger,
     routes: carrierDirectory,
+    accountSenders,
   });
   const carrierCallbacks = callbackReceiver(deps, carrierCatalog, carrierDirectory, messages.carrierReports);
   return {
@@ -151,6 +156,7 @@ export function createServices(deps: Dependencies): Services {
     ...statsServices(deps, logger),
     optOuts,
     accountQuotas,
+    accountSenders,
     settings: new Settings(prisma),
     ...contactServices(deps, { importJobs: jobs.importJobs, live, logger }),
     retentionSweep: new RetentionSweep({
@@ -249,6 +255,7 @@ function messageServices(
     accountQuotas,
     logger,
     routes,
+    accountSenders,
   }: {
     sendJobs: MessageSendJobs;
     dispatchJobs: CampaignDispatchJobs;
@@ -257,6 +264,7 @@ function messageServices(
     accountQuotas: AccountQuotas;
     logger: ModuleLogger;
     routes: CarrierDirectory;
+    accountSenders: AccountSenders;
   },
 ) {
   const statusChanges = new MessageStatusChanges(prisma, metrics, live);
@@ -271,6 +279,7 @@ function messageServices(
       live,
       quotas: accountQuotas,
       routes,
+      senders: accountSenders,
     }),
     messageDelivery: new MessageDelivery({
       prisma,

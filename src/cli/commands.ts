@@ -1,5 +1,7 @@
 import { read } from 'read';
+import { ValidationError } from '../errors.js';
 import { MAX_API_KEYS_PER_ACCOUNT } from '../modules/api-keys/api-keys.js';
+import { MAX_SENDERS_PER_ACCOUNT } from '../modules/senders/account-senders.js';
 import type { Services } from '../services.js';
 import { CARRIER_GROUPS } from './carrier-commands.js';
 import { accountOf, type Group, type Options, print, UsageError, type Values } from './command-kit.js';
@@ -114,6 +116,28 @@ export const GROUPS: Record<string, Group> = {
           });
         },
       },
+      senders: {
+        summary: 'approve, list and remove the senders an account may name as `from`',
+        synopsis: '--email EMAIL (--add SENDER [--countries GB,IE] [--pool] | --remove SENDER | --list)',
+        options: {
+          ...EMAIL,
+          add: { type: 'string' },
+          countries: { type: 'string' },
+          pool: { type: 'boolean' },
+          remove: { type: 'string' },
+          list: { type: 'boolean' },
+        },
+        required: ['email'],
+        details: [
+          'SENDER is 1..11 letters, digits and spaces (ACME), or an E.164 number (+447700900000, kept as digits).',
+          `An account holds at most ${MAX_SENDERS_PER_ACCOUNT} senders. --add again changes a sender's --countries`,
+          '(ISO 3166 alpha-2 codes; left out: every country) and --pool. A send naming any other `from`, or one',
+          'to a country its sender is not approved for, is refused with 422 sender_not_allowed.',
+          'Prints one line per sender: {"account","sender","kind","countries","pool"}; --remove prints',
+          '{"account","sender","removed":true}.',
+        ].join('\n'),
+        run: sendersCommand,
+      },
       'two-factor-off': {
         summary: 'turn two-factor login off for an account that lost its authenticator and recovery codes',
         synopsis: '--email EMAIL',
@@ -197,6 +221,40 @@ export const GROUPS: Record<string, Group> = {
   },
   ...CARRIER_GROUPS,
 };
+
+async function sendersCommand(services: Services, values: Values): Promise<void> {
+  const chosen = ['add', 'remove', 'list'].filter((option) => values[option] !== undefined);
+  if (chosen.length !== 1) throw new UsageError('accounts senders takes one of --add, --remove or --list');
+  if (values.add === undefined && (values.countries !== undefined || values.pool !== undefined))
+    throw new UsageError('--countries and --pool go with --add');
+  const account = await accountOf(services, values);
+  const senders = services.accountSenders;
+  if (typeof values.remove === 'string') {
+    await senders.remove(account, values.remove).catch(namedAs('remove'));
+    print({ account, sender: values.remove.replace(/^\+/, ''), removed: true });
+    return;
+  }
+  if (typeof values.add === 'string') {
+    const countries = typeof values.countries === 'string' ? countryCodes(values.countries) : undefined;
+    const added = await senders
+      .add(account, { sender: values.add, countries, pool: values.pool === true })
+      .catch(namedAs('add'));
+    print({ account, ...added });
+    return;
+  }
+  for (const sender of await senders.list(account)) print({ account, ...sender });
+}
+
+/** A refusal of the service's `sender` field, told as the option that gave it. */
+function namedAs(option: string) {
+  const rename = (field: string) => (field === 'sender' ? option : field);
+  return (error: unknown): never => {
+    if (!(error instanceof ValidationError)) throw error;
+    const hints = new Map([...error.hints].map(([field, hint]) => [rename(field), hint]));
+    const details = error.details.map((detail) => ({ ...detail, field: rename(detail.field) }));
+    throw new ValidationError(details, error.message, hints);
+  };
+}
 
 async function setDisabled(services: Services, values: Values, disabled: boolean): Promise<void> {
   const account = await accountOf(services, values);

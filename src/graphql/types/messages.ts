@@ -4,12 +4,12 @@ import { encodingOf, type TextAnalysis } from '../../carriers/encoding.js';
 import { InvalidStateError, NotFoundError, QuotaExceededError, ValidationError } from '../../errors.js';
 import { systemClock } from '../../lib/clock.js';
 import { type PageRequest, parsePage } from '../../lib/pagination.js';
+import type { MessageAcceptance } from '../../modules/messages/message-acceptance.js';
 import {
   type MessageFilter,
   messageListInput,
   previewInput as previewMessageSchema,
 } from '../../modules/messages/message-queries.js';
-import type { MessageAcceptance } from '../../modules/messages/message-sending.js';
 import { MESSAGE_STATUS_MEANINGS } from '../../modules/messages/message-transitions.js';
 import { idempotencyKeyInput, sendInput as sendMessageSchema } from '../../modules/messages/send-input.js';
 import type { Builder } from '../builder.js';
@@ -92,6 +92,11 @@ function addMessageObjects(builder: Builder) {
           message.errorCode ? { code: message.errorCode, message: message.errorMessage ?? '' } : null,
       }),
       createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created' }),
+      from: t.exposeString('sender', {
+        nullable: true,
+        description:
+          'The sender it goes from: the `from` it named, else (once sent) the account’s default_sender or the carrier’s; null when none was configured',
+      }),
       carrier: t.exposeString('carrier', {
         nullable: true,
         description:
@@ -171,6 +176,10 @@ function addMessageAcceptance(builder: Builder, messageStatus: MessageStatusRef)
         description: 'When it is to go, as asked; null: now',
       }),
       waitsUntil: t.expose('waitsUntil', { type: 'DateTime', nullable: true, description: WAITS_UNTIL }),
+      from: t.exposeString('from', {
+        nullable: true,
+        description: 'The approved sender it named; null: the account’s default_sender or the carrier’s',
+      }),
       replayed: t.exposeBoolean('replayed', {
         description: 'True when this answers an earlier request with the same Idempotency-Key',
       }),

@@ -5,6 +5,7 @@ import {
   codeInput as twoFactorCodeInput,
 } from '../../modules/accounts/two-factor-login.js';
 import type { QuotaView } from '../../modules/quotas/account-quotas.js';
+import { type ApprovedSender, MAX_SENDERS_PER_ACCOUNT } from '../../modules/senders/account-senders.js';
 import { updateSettingsInput as updateSettingsSchema } from '../../modules/settings/settings.js';
 import type { Builder } from '../builder.js';
 import { inputTypeFromZod } from '../zod-input.js';
@@ -40,7 +41,26 @@ function addQuotaTypes(builder: Builder) {
       monthSegments: t.exposeInt('monthSegments', { description: 'Segments used this month' }),
     }),
   });
+  const approvedSender = builder.objectRef<ApprovedSender>('ApprovedSender').implement({
+    description: 'A sender the operator approved for the account: a message may name it as `from`',
+    fields: (t) => ({
+      sender: t.exposeString('sender', { description: 'Letters, digits and spaces, or a number as digits' }),
+      kind: t.exposeString('kind', { description: '`alphanumeric` or `numeric`' }),
+      countries: t.exposeStringList('countries', {
+        nullable: true,
+        description: 'ISO 3166 alpha-2 codes of the countries it may send to; null for every country',
+      }),
+      pool: t.exposeBoolean('pool', { description: 'Whether it belongs to the account’s sender pool' }),
+    }),
+  });
   builder.prismaObjectFields('AccountSettings', (t) => ({
+    senders: t.field({
+      type: [approvedSender],
+      description: `The senders the operator approved (at most ${MAX_SENDERS_PER_ACCOUNT}); the account cannot change them`,
+      complexity: MAX_SENDERS_PER_ACCOUNT,
+      select: { accountId: true },
+      resolve: (settings, _args, { services }) => services.accountSenders.list(settings.accountId),
+    }),
     limits: t.field({
       type: limits,
       description: 'The segment quotas and destination countries the operator set',

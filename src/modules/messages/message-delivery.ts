@@ -282,7 +282,7 @@ export function claimStatement(
       SELECT m.id, m.status, m.claimed_at, request.lapsed_before FROM messages m JOIN request USING (id)
       ORDER BY m.id FOR UPDATE OF m ${skipLocked ? Prisma.sql`SKIP LOCKED` : Prisma.empty})
     UPDATE messages m SET claimed_at = ${now},
-      sender = COALESCE((SELECT default_sender FROM account_settings s WHERE s.account_id = m.account_id), ${carrierSender})
+      sender = COALESCE(m.sender, (SELECT default_sender FROM account_settings s WHERE s.account_id = m.account_id), ${carrierSender})
     FROM prior
     WHERE m.id = prior.id AND prior.status = 'queued' AND (prior.claimed_at IS NULL OR prior.claimed_at < prior.lapsed_before)
     RETURNING m.id, m."to", m.campaign_id, m.text, m.encoding::text AS encoding, m.segments, prior.claimed_at AS previous_claim, m.sender,

@@ -32,6 +32,8 @@ export interface NewMessageRow {
   releaseAt: Date | null;
   /** Seconds from its release (or acceptance) until it expires; null: the account's message_validity. */
   validitySeconds: number | null;
+  /** The approved sender the send named (`from`); null or left out: chosen as it is claimed. */
+  sender?: string | null;
 }
 
 type RawQueries = Pick<PrismaClient, '$queryRaw'>;
@@ -43,6 +45,7 @@ const ROWS = sqlColumns('v', [
   'campaign_id',
   'contact_id',
   'to',
+  'sender',
   'country',
   'text',
   'encoding',
@@ -106,7 +109,8 @@ export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]
     WITH ${ROWS.name} AS (
       SELECT * FROM unnest(
         ${column((m) => m.id)}::text[], ${column((m) => m.accountId)}::text[], ${column((m) => m.campaignId)}::text[],
-        ${column((m) => m.contactId)}::text[], ${column((m) => m.to)}::text[], ${column((m) => countryOf(m.to))}::text[],
+        ${column((m) => m.contactId)}::text[], ${column((m) => m.to)}::text[], ${column((m) => m.sender ?? null)}::text[],
+        ${column((m) => countryOf(m.to))}::text[],
         ${column((m) => m.text)}::text[], ${column((m) => m.encoding)}::"MessageEncoding"[], ${column((m) => m.segments)}::int[],
         ${column((m) => m.createdAt.toISOString())}::timestamptz[], ${column((m) => m.status)}::"MessageStatus"[],
         ${column((m) => m.sendAt?.toISOString() ?? null)}::timestamptz[], ${column((m) => m.releaseAt?.toISOString() ?? null)}::timestamptz[],
@@ -116,9 +120,9 @@ export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]
         AS ${ROWS.name}(${ROWS.names})),
     ${segmentReservation(ROWS)},
     ${INSERTED.name} AS (
-      INSERT INTO messages (id, account_id, campaign_id, contact_id, "to", country, text, encoding, segments, created_at,
-        status, send_at, release_at, expires_at, failed_at, error_code, error_message, quota_day)
-      SELECT v.id, v.account_id, v.campaign_id, v.contact_id, v."to", v.country, v.text, v.encoding, v.segments, v.created_at,
+      INSERT INTO messages (id, account_id, campaign_id, contact_id, "to", sender, country, text, encoding, segments,
+        created_at, status, send_at, release_at, expires_at, failed_at, error_code, error_message, quota_day)
+      SELECT v.id, v.account_id, v.campaign_id, v.contact_id, v."to", v.sender, v.country, v.text, v.encoding, v.segments, v.created_at,
         v.status, v.send_at, v.release_at,
         COALESCE(v.release_at, v.created_at)
           + make_interval(secs => COALESCE(v.validity, s.message_validity, ${DEFAULT_MESSAGE_VALIDITY})),

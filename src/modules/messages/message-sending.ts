@@ -12,27 +12,11 @@ import { findCampaign } from '../campaigns/campaign-lookup.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { type OptOuts, optedOutError } from '../opt-outs/opt-outs.js';
 import type { AccountQuotas } from '../quotas/account-quotas.js';
-import {
-  type InsertedMessageRow,
-  insertMessageRows,
-  type NewMessageRow,
-  reservationsOf,
-} from './message-rows.js';
+import type { AccountSenders } from '../senders/account-senders.js';
+import { type AcceptedRow, acceptanceOf, type MessageAcceptance } from './message-acceptance.js';
+import { type InsertedMessageRow, insertMessageRows, reservationsOf } from './message-rows.js';
 import { messageTiming, timingRulesOf } from './message-timing.js';
 import { IDEMPOTENCY_WINDOW_MS, idempotencyKeyInput, type SendInput, sendInput } from './send-input.js';
-
-/** What a send answers: the message as it was accepted, also on an idempotent replay. */
-export interface MessageAcceptance {
-  id: string;
-  /** `scheduled` when it waits for its send_at or its window, `queued` when it goes at once. */
-  status: 'queued' | 'scheduled';
-  to: string;
-  campaignId: string | null;
-  sendAt: Date | null;
-  /** While scheduled: when it is due to go (its send_at, or its window's opening). */
-  waitsUntil: Date | null;
-  replayed: boolean;
-}
 
 /** Whether some carrier route covers a number; the carriers module answers from memory. */
 export interface RouteCoverage {
@@ -47,10 +31,8 @@ export interface MessageSendingOptions {
   optOuts: OptOuts;
   live: LivePublisher;
   quotas: AccountQuotas;
+  senders: AccountSenders;
 }
-
-/** A single send's row: it goes at once or waits, never fails at acceptance. */
-type AcceptedRow = NewMessageRow & { status: 'queued' | 'scheduled' };
 
 /**
  * Accepts messages for sending: each is committed in PostgreSQL before the caller hears 202,
@@ -71,6 +53,7 @@ export class MessageSending {
   private readonly quotas: AccountQuotas;
   private readonly input: ReturnType<typeof sendInput>;
   private readonly routes: RouteCoverage;
+  private readonly senders: AccountSenders;
 
   constructor(options: MessageSendingOptions) {
     ({
@@ -81,6 +64,7 @@ export class MessageSending {
       optOuts: this.optOuts,
       live: this.live,
       quotas: this.quotas,
+      senders: this.senders,
     } = options);
     this.input = sendInput(this.clock);
   }
@@ -118,6 +102,7 @@ export class MessageSending {
       encoding,
       segments,
       createdAt: now,
+      sender: data.from ? await this.senders.approvedFor(accountId, data.from, data.to) : null,
       ...(await this.timing(accountId, data, now)),
     };
     if (key) return this.sendOnce(message, key, data);
@@ -157,6 +142,7 @@ export class MessageSending {
           message.to,
           message.text,
           message.campaignId,
+          message.sender,
           data.sendAt?.toISOString() ?? null,
           data.validity ?? null,
           data.respectSendWindow ?? false,
@@ -207,7 +193,15 @@ export class MessageSending {
         requestHash: true,
         createdAt: true,
         message: {
-          select: { id: true, to: true, campaignId: true, sendAt: true, status: true, releaseAt: true },
+          select: {
+            id: true,
+            to: true,
+            campaignId: true,
+            sendAt: true,
+            status: true,
+            releaseAt: true,
+            sender: true,
+          },
         },
       },
     });
@@ -223,6 +217,7 @@ export class MessageSending {
       campaignId: message.campaignId,
       sendAt: message.sendAt,
       waitsUntil: scheduled ? (message.releaseAt ?? message.sendAt) : null,
+      from: message.sender,
       replayed: true,
     };
   }
@@ -328,18 +323,6 @@ export class MessageSending {
     await this.quotas.noteReserved(reservationsOf(inserted));
     return new Set(inserted.map((row) => row.id));
   }
-}
-
-function acceptanceOf(message: AcceptedRow, replayed: boolean): MessageAcceptance {
-  return {
-    id: message.id,
-    status: message.status,
-    to: message.to,
-    campaignId: message.campaignId,
-    sendAt: message.sendAt,
-    waitsUntil: message.status === 'scheduled' ? message.releaseAt : null,
-    replayed,
-  };
 }
 
 function asError(error: unknown): Error {

@@ -18,6 +18,15 @@ export function sendInput(clock: Clock) {
         issue('impossible_number', 'a length the numbering plan of its calling code has'),
       ),
       message: messageText.meta({ description: 'The text to send' }),
+      from: z
+        .string()
+        .min(1)
+        .max(16)
+        .meta({
+          description:
+            'A sender the operator approved for the account (settings list them); the account’s default_sender, else the carrier’s, when left out',
+        })
+        .nullish(),
       campaign: z
         .string()
         .min(1)
