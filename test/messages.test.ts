@@ -488,6 +488,7 @@ describe('reading messages', () => {
       'campaign',
       'segments',
       'encoding',
+      'from',
       'carrier',
       'created_at',
       'sent_at',

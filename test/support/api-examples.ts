@@ -167,6 +167,9 @@ async function recordEverything(t: TestTern, r: Recorder, receiver: WebhookRecei
   await r.refused('Login', 'invalid_credentials', { body: { email: ana.email, password: 'wrong password' } });
   await r.refused('Login', 'validation_error', { body: { email: 'ana@example' } });
   await r.refused('Settings', 'unauthorized', {});
+  // Senders the operator approved for Ana (accounts senders), which her settings show.
+  await t.tern.services.accountSenders.add(ana.account, { sender: 'ACME' });
+  await t.tern.services.accountSenders.add(ana.account, { sender: '+5511999990000', countries: ['BR'] });
   await r.ok('Settings', as());
   await r.refused('Settings', 'validation_error', as(stray));
   await r.ok('UpdateSettings', as({ body: { timezone: 'America/Sao_Paulo', default_sender: 'Tern' } }));
@@ -267,7 +270,15 @@ async function recordEverything(t: TestTern, r: Recorder, receiver: WebhookRecei
       return log.body.total >= count ? true : null;
     });
   await logged(1);
-  await r.ok('CreateMessage', as({ body: { to: '+5511999990001', message: 'Your table is ready' } }));
+  await r.ok(
+    'CreateMessage',
+    as({ body: { to: '+5511999990001', message: 'Your table is ready', from: 'ACME' } }),
+  );
+  await r.refused(
+    'CreateMessage',
+    'validation_error',
+    as({ body: { to: '5511999990003', message: 'Hi', from: 'NOTAPPROVED' } }),
+  );
   await r.refused('CreateMessage', 'validation_error', as({ body: { To: '5511999990003', text: 'Hi' } }));
   await logged(2);
   // An operator's daily quota of 2 segments, which the two sends above used.

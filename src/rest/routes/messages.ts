@@ -6,7 +6,7 @@ const sendMessage = {
   body: 'input',
   headers: { 'Idempotency-Key': 'idempotencyKey' },
   status: 202,
-  omitNull: ['campaign', 'send_at', 'waits_until'],
+  omitNull: ['campaign', 'send_at', 'waits_until', 'from'],
   responseHeaders: { replayed: 'Idempotent-Replayed' },
 } as const;
 
