@@ -62,6 +62,7 @@ describe('GET /v1/openapi.json', () => {
       'message_validity',
       'limits',
       'usage',
+      'senders',
       'request',
     ]);
     expect(body.paths['/v1/auth/login'].post.security).toEqual([]);

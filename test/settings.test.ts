@@ -26,6 +26,7 @@ describe('GET /v1/settings', () => {
       message_validity: 86400,
       limits: { daily_segments: null, monthly_segments: null, allowed_countries: [], timezone: 'UTC' },
       usage: { today_segments: 0, month_segments: 0 },
+      senders: [],
       request: response.headers.get('x-request-id'),
     });
   });

@@ -308,6 +308,7 @@ describe('turning two-factor login off', () => {
       message_validity: 86400,
       limits: { daily_segments: null, monthly_segments: null, allowed_countries: [], timezone: 'UTC' },
       usage: { today_segments: 0, month_segments: 0 },
+      senders: [],
       request: expect.any(String),
     });
     expect((await login(ivan)).status).toBe(200);
