@@ -210,6 +210,26 @@ describe('a send’s from', () => {
     expect(refused.body.error.details).toEqual(NOT_ALLOWED);
   });
 
+  it('answers a retry with the same Idempotency-Key as before, even once its sender was removed', async () => {
+    await senders(alice, '--add', 'RETRYCO');
+    const body = { to: '447700900109', message: 'Hello', from: 'RETRYCO' };
+    const headers = { 'Idempotency-Key': 'senders-retry-1' };
+    const first = await t.request('POST', '/v1/messages/send', { token: alice.token, body, headers });
+    expect(first.status).toBe(202);
+    await senders(alice, '--remove', 'RETRYCO');
+    const retry = await t.request('POST', '/v1/messages/send', { token: alice.token, body, headers });
+    expect(retry.status).toBe(202);
+    expect(retry.body).toMatchObject({ message: first.body.message, from: 'RETRYCO' });
+    const fresh = await t.request('POST', '/v1/messages/send', {
+      token: alice.token,
+      body,
+      headers: { 'Idempotency-Key': 'senders-retry-2' },
+    });
+    expect(fresh.body.error.details).toEqual(NOT_ALLOWED);
+    // A lone '+' is no number: it names no sender.
+    expect((await send(alice, { to: '447700900110', from: '+' })).body.error.details).toEqual(NOT_ALLOWED);
+  });
+
   it('bounds from and keeps the account’s default sender when from is left out', async () => {
     const long = await send(alice, { to: '447700900107', from: 'x'.repeat(17) });
     expect(long.status).toBe(422);

@@ -69,8 +69,9 @@ export class MessageSending {
     this.input = sendInput(this.clock);
   }
 
-  /** A country the account may send to, then a route of the operator's that covers the number. */
-  private async assertDeliverable(accountId: string, to: string): Promise<void> {
+  /** An approved sender if it names one, a country the account may send to, then a route that covers the number. */
+  private async assertDeliverable({ accountId, to, sender }: AcceptedRow): Promise<void> {
+    if (sender) await this.senders.assertApproved(accountId, sender, to);
     await this.quotas.assertDestinationAllowed(accountId, to);
     if (!(await this.routes.covers(to, accountId)))
       throw new ValidationError(
@@ -102,11 +103,11 @@ export class MessageSending {
       encoding,
       segments,
       createdAt: now,
-      sender: data.from ? await this.senders.approvedFor(accountId, data.from, data.to) : null,
+      sender: data.from ?? null,
       ...(await this.timing(accountId, data, now)),
     };
     if (key) return this.sendOnce(message, key, data);
-    await this.assertDeliverable(accountId, message.to);
+    await this.assertDeliverable(message);
     const failure = await this.accepted.add(message);
     if (failure) throw failure;
     return acceptanceOf(message, false);
@@ -152,7 +153,7 @@ export class MessageSending {
     const replay = await this.replay(accountId, key, requestHash, now);
     if (replay) return replay;
     // After the replay: a send accepted before the opt-out (or a change of countries or routes) still answers as it did.
-    await this.assertDeliverable(accountId, message.to);
+    await this.assertDeliverable(message);
     await this.optOuts.assertReachable(accountId, message.to);
     let inserted: InsertedMessageRow[];
     try {

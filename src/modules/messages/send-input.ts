@@ -22,6 +22,7 @@ export function sendInput(clock: Clock) {
         .string()
         .min(1)
         .max(16)
+        .transform((sender) => sender.replace(/^\+(?=[0-9])/, ''))
         .meta({
           description:
             'A sender the operator approved for the account (settings list them); the account’s default_sender, else the carrier’s, when left out',

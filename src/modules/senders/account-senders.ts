@@ -102,11 +102,10 @@ export class AccountSenders {
   }
 
   /**
-   * The sender a send names as `from`, as it is stored, if the operator approved it for the
-   * account and for the recipient's country; otherwise a 422 `sender_not_allowed` on `from`.
+   * Refuses a send's `from` (as stored: a number without '+') with a 422 `sender_not_allowed`
+   * unless the operator approved it for the account and for the recipient's country.
    */
-  async approvedFor(accountId: string, from: string, to: string): Promise<string> {
-    const sender = from.replace(/^\+/, '');
+  async assertApproved(accountId: string, sender: string, to: string): Promise<void> {
     const row = await this.prisma.accountSender.findUnique({
       where: { accountId_sender: { accountId, sender } },
       select: { countries: true },
@@ -122,6 +121,5 @@ export class AccountSenders {
         [{ field: 'from', issue: 'sender_not_allowed' }],
         `from: ${sender} is approved for ${row.countries.join(', ')} only, not for this number's country (${country ?? 'unknown'})`,
       );
-    return sender;
   }
 }
