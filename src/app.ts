@@ -87,6 +87,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
         defaultCarrierUrl(deps.config),
         deps.config.carrierMaxPerSecond,
       );
+      await services.carrierCatalog.sealSecretOptionsLeftInUrls();
       const conflict = await defaultCarrierConflict(deps.config, services.carrierCatalog);
       if (conflict) throw new ConfigError(conflict);
       await services.carrierDirectory.ready();

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CarrierCatalog } from '../src/carriers/carrier-catalog.js';
+import { signatureOf } from '../src/carriers/routing/pooled-carrier.js';
 import { AppError } from '../src/errors.js';
 import {
   FakeGeneric,
@@ -10,6 +11,7 @@ import {
   GENERIC_TOKEN,
   KANNEL_TEMPLATE,
 } from './support/fake-providers/fake-generic.js';
+import { FakeVonage } from './support/fake-providers/vonage.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 import { runCliCommand } from './support/tern-processes.js';
 import { waitFor } from './support/wait.js';
@@ -193,6 +195,114 @@ describe('carriers add from the CLI', () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/invalid --template: request.method/);
     await t.tern.services.carrierCatalog.removeCarrier('cli-gen');
+  });
+});
+
+describe("Vonage's signature secret", () => {
+  const API_SECRET = 'vonage-api-secret-4242';
+  const SIGNATURE_SECRET = 'vonage-signature-secret-0123456789';
+  let vonage: FakeVonage;
+  let host: string;
+
+  beforeAll(async () => {
+    vonage = await FakeVonage.start({
+      apiKey: 'abcd1234',
+      apiSecret: API_SECRET,
+      signatureSecret: SIGNATURE_SECRET,
+    });
+    host = new URL(vonage.url).host;
+  });
+
+  afterAll(async () => {
+    await vonage?.close();
+  });
+
+  const vonageUrl = (signatureSecret: string) =>
+    `vonage://abcd1234:${API_SECRET}@${host}?tls=false&from=ACME&signature_secret=${signatureSecret}`;
+  const cliEnv = () => ({
+    DATABASE_URL: t.database.url,
+    DIRECT_DATABASE_URL: t.database.directUrl,
+    REDIS_PREFIX: t.redisPrefix,
+    LOG_LEVEL: 'warn',
+    PUBLIC_URL,
+  });
+
+  async function callback(params: Record<string, string>, secret?: string): Promise<number> {
+    return vonage.sendSigned(`${t.url}/carriers/vg/events`, params, {
+      form: 'query',
+      ...(secret === undefined ? {} : { secret }),
+    });
+  }
+
+  it('is sealed with the API secret: neither carriers list nor the row shows it, and callbacks signed with it are verified', async () => {
+    const added = await runCliCommand(
+      ['carriers', 'add', 'vg', '--url', vonageUrl(SIGNATURE_SECRET)],
+      cliEnv(),
+    );
+    expect(added.code, added.stderr).toBe(0);
+    const listed = await runCliCommand(['carriers', 'list'], cliEnv());
+    expect(listed.code, listed.stderr).toBe(0);
+    for (const output of [added.stdout, listed.stdout, added.stderr, listed.stderr]) {
+      expect(output).not.toContain(SIGNATURE_SECRET);
+      expect(output).not.toContain(API_SECRET);
+    }
+    const line = listed.stdout.split('\n').find((text) => text.includes('"carrier":"vg"'))!;
+    expect(JSON.parse(line).url).toBe(`vonage://abcd1234@${host}?tls=false&from=ACME`);
+    const row = await t.tern.deps.prisma.carrier.findUniqueOrThrow({ where: { name: 'vg' } });
+    expect(JSON.stringify(row)).not.toContain(SIGNATURE_SECRET);
+    expect(row.secretOptionsSealed).toMatch(/^v1\./);
+
+    const catalog = t.tern.services.carrierCatalog;
+    await catalog.addRoute('4479', null, { carriers: 'vg' });
+    await t.tern.services.carrierDirectory.refresh();
+    const id = await send('+447900900001');
+    await settled(id, (body) => body.status === 'sent');
+    const { carrierMessageId } = await t.tern.deps.prisma.message.findFirstOrThrow({ where: { id } });
+    const receipt = vonage.receipt(carrierMessageId!, { status: 'delivered', clientRef: id });
+    expect(await callback(receipt, 'a-forger-s-secret')).toBe(401);
+    expect(await callback(receipt)).toBe(200);
+    await settled(id, (body) => body.status === 'delivered');
+  });
+
+  it('is replaced by carriers update with a new URL, which restarts the carrier with it', async () => {
+    const catalog = t.tern.services.carrierCatalog;
+    const before = await catalog.carrier('vg');
+    const renewed = 'renewed-signature-secret-9876543210';
+    const updated = await runCliCommand(['carriers', 'update', 'vg', '--url', vonageUrl(renewed)], cliEnv());
+    expect(updated.code, updated.stderr).toBe(0);
+    expect(updated.stdout).not.toContain(renewed);
+    const after = await catalog.carrier('vg');
+    expect(after.url).toBe(before.url);
+    expect(after.secretOptions).toEqual({ signature_secret: renewed });
+    expect(signatureOf(after)).not.toBe(signatureOf(before));
+    await t.tern.services.carrierDirectory.refresh();
+    const receipt = vonage.receipt('0B0000FF', { status: 'delivered' });
+    expect(await callback(receipt)).toBe(401);
+    expect(await callback(receipt, renewed)).toBe(200);
+  });
+
+  it('is sealed at start when a row written before kept it in its URL, and read from there meanwhile', async () => {
+    const catalog = t.tern.services.carrierCatalog;
+    const { prisma } = t.tern.deps;
+    await prisma.carrier.update({
+      where: { name: 'vg' },
+      data: {
+        url: `vonage://abcd1234@${host}?tls=false&from=ACME&signature_secret=old-signature-secret-5555`,
+        secretOptionsSealed: null,
+      },
+    });
+    const meanwhile = await catalog.carrier('vg');
+    expect(meanwhile.url).toBe(`vonage://abcd1234@${host}?tls=false&from=ACME`);
+    expect(meanwhile.secretOptions).toEqual({ signature_secret: 'old-signature-secret-5555' });
+    await catalog.sealSecretOptionsLeftInUrls();
+    const row = await prisma.carrier.findUniqueOrThrow({ where: { name: 'vg' } });
+    expect(row.url).toBe(meanwhile.url);
+    expect(JSON.stringify(row)).not.toContain('old-signature-secret-5555');
+    expect((await catalog.carrier('vg')).secretOptions).toEqual({
+      signature_secret: 'old-signature-secret-5555',
+    });
+    await catalog.removeRoute((await prisma.route.findFirstOrThrow({ where: { prefix: '4479' } })).id);
+    await catalog.removeCarrier('vg');
   });
 });
 

@@ -3,15 +3,17 @@ import { AppError, ConflictError } from '../errors.js';
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { newId } from '../lib/ids.js';
 import { SealedBox } from '../lib/sealed-box.js';
-import { CARRIER_NAME, splitCarrierUrl } from './carrier-url.js';
+import { CARRIER_NAME, splitCarrierUrl, takeSecretOptions } from './carrier-url.js';
 import { callbackUrlOf, carrierKind, checkHttpCarrier, newCallbackSecret } from './http/http-carriers.js';
 
-/** A configured carrier as the processes use it: the password opened. */
+/** A configured carrier as the processes use it: its secrets opened. */
 export interface CarrierRecord {
   name: string;
-  /** Without the password. */
+  /** Without the password and the secret options. */
   url: string;
   password: string | null;
+  /** The query options its provider kind declares secret (Vonage's signature_secret), by name. */
+  secretOptions: Record<string, string>;
   /** An HTTP carrier's secret for its callbacks, made by Tern at add; null for other kinds. */
   callbackSecret: string | null;
   /** The generic HTTP carrier's template (JSON text); null for other kinds. */
@@ -55,10 +57,23 @@ export interface RouteInput {
 interface CarrierColumns {
   url?: string;
   passwordSealed?: string | null;
+  secretOptionsSealed?: string | null;
   callbackSecretSealed?: string | null;
   template?: string | null;
   maxPerSecond?: number | null;
   binds?: number;
+}
+
+interface CarrierRow {
+  name: string;
+  url: string;
+  passwordSealed: string | null;
+  secretOptionsSealed: string | null;
+  callbackSecretSealed: string | null;
+  template: string | null;
+  maxPerSecond: number | null;
+  binds: number;
+  enabled: boolean;
 }
 
 const PREFIX = /^(\*|[1-9][0-9]{0,14})$/;
@@ -69,8 +84,9 @@ function invalid(message: string): AppError {
 }
 
 /**
- * The operator's carriers and routes in PostgreSQL. Passwords are sealed with the carrier's name
- * as associated data, so a sealed value copied onto another carrier does not open.
+ * The operator's carriers and routes in PostgreSQL. Passwords and secret options are sealed with
+ * the carrier's name as associated data, so a sealed value copied onto another carrier does not
+ * open.
  */
 export class CarrierCatalog {
   private readonly box: SealedBox;
@@ -202,15 +218,35 @@ export class CarrierCatalog {
   }
 
   /**
-   * Whether carrier `default` exists with another URL or password than `url` gives; compared
-   * without either ever being printed.
+   * Whether carrier `default` exists with another URL or secrets than `url` gives; compared
+   * without any of them ever being printed.
    */
   async defaultDiffersFrom(url: string): Promise<boolean> {
     const row = await this.prisma.carrier.findUnique({ where: { name: 'default' } });
     if (!row) return false;
     const stored = this.record(row);
     const given = splitCarrierUrl(url);
-    return stored.url !== given.url || stored.password !== given.password;
+    return (
+      stored.url !== given.url ||
+      stored.password !== given.password ||
+      sortedJson(stored.secretOptions) !== sortedJson(given.secretOptions)
+    );
+  }
+
+  /**
+   * Seals the secret options that rows written before they were sealed apart keep in their URL (a
+   * vonage:// carrier's signature_secret), so that none stays in clear; run at start. A row
+   * changed meanwhile is left to the change, which seals them itself.
+   */
+  async sealSecretOptionsLeftInUrls(): Promise<void> {
+    for (const row of await this.prisma.carrier.findMany()) {
+      const record = this.record(row);
+      if (record.url === row.url) continue;
+      await this.prisma.carrier.updateMany({
+        where: { name: row.name, url: row.url },
+        data: { url: record.url, secretOptionsSealed: this.sealOptions(row.name, record.secretOptions) },
+      });
+    }
   }
 
   /** The columns `input` sets; `current` is the carrier being updated, null for a new one. */
@@ -233,18 +269,23 @@ export class CarrierCatalog {
   /** The URL, its secret, and an HTTP carrier's template and callback secret, checked together. */
   private addressData(name: string, input: CarrierInput, current: CarrierRecord | null): CarrierColumns {
     if (input.url === undefined && current === null) throw invalid('--url is required');
-    const { url, password } =
-      input.url === undefined
-        ? { url: current!.url, password: current!.password }
-        : splitCarrierUrl(input.url);
+    const { url, password, secretOptions } = input.url === undefined ? current! : splitCarrierUrl(input.url);
     // A template stays with a new URL of the same kind only.
     const kept = current?.template && carrierKind(current.url) === carrierKind(url) ? current.template : null;
     const template = input.template ?? kept;
-    const http = checkHttpCarrier({ name, url, secret: password, template, publicUrl: this.publicUrl });
+    const http = checkHttpCarrier({
+      name,
+      url,
+      secret: password,
+      secretOptions,
+      template,
+      publicUrl: this.publicUrl,
+    });
     const callbackSecret = http ? (current?.callbackSecret ?? newCallbackSecret()) : null;
     return {
       url,
       passwordSealed: password === null ? null : this.box.seal(name, password),
+      secretOptionsSealed: this.sealOptions(name, secretOptions),
       callbackSecretSealed:
         callbackSecret === null ? null : this.box.seal(`${name}:callback`, callbackSecret),
       template: http ? template : null,
@@ -262,29 +303,38 @@ export class CarrierCatalog {
     return { carriers, split: split ?? Prisma.DbNull };
   }
 
-  private record(row: {
-    name: string;
-    url: string;
-    passwordSealed: string | null;
-    callbackSecretSealed: string | null;
-    template: string | null;
-    maxPerSecond: number | null;
-    binds: number;
-    enabled: boolean;
-  }): CarrierRecord {
-    const { passwordSealed, callbackSecretSealed, ...rest } = row;
+  private sealOptions(name: string, options: Record<string, string>): string | null {
+    return Object.keys(options).length === 0 ? null : this.box.seal(`${name}:options`, sortedJson(options));
+  }
+
+  private record(row: CarrierRow): CarrierRecord {
+    // A row written before secret options were sealed apart keeps them in its URL until the next start.
+    const url = new URL(row.url);
+    const leftInUrl = takeSecretOptions(url);
+    const sealedOptions: Record<string, string> =
+      row.secretOptionsSealed === null
+        ? {}
+        : JSON.parse(this.box.unseal(`${row.name}:options`, row.secretOptionsSealed));
     return {
-      name: rest.name,
-      url: rest.url,
-      password: passwordSealed === null ? null : this.box.unseal(row.name, passwordSealed),
+      name: row.name,
+      url: Object.keys(leftInUrl).length === 0 ? row.url : url.toString(),
+      password: row.passwordSealed === null ? null : this.box.unseal(row.name, row.passwordSealed),
+      secretOptions: { ...leftInUrl, ...sealedOptions },
       callbackSecret:
-        callbackSecretSealed === null ? null : this.box.unseal(`${row.name}:callback`, callbackSecretSealed),
-      template: rest.template,
-      maxPerSecond: rest.maxPerSecond,
-      binds: rest.binds,
-      enabled: rest.enabled,
+        row.callbackSecretSealed === null
+          ? null
+          : this.box.unseal(`${row.name}:callback`, row.callbackSecretSealed),
+      template: row.template,
+      maxPerSecond: row.maxPerSecond,
+      binds: row.binds,
+      enabled: row.enabled,
     };
   }
+}
+
+/** The options as JSON with their names in order, so that equal sets compare equal. */
+function sortedJson(options: Record<string, string>): string {
+  return JSON.stringify(Object.fromEntries(Object.entries(options).sort(([a], [b]) => (a < b ? -1 : 1))));
 }
 
 /** `--carriers a,b` or `--split a=70,b=30`, exactly one of them. */

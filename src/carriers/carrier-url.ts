@@ -31,11 +31,16 @@ function invalidUrl(why: string): AppError {
   );
 }
 
-/**
- * The URL split into what may be shown and its secret, which is sealed apart: the password, or
- * for a provider whose secret is an API key in the user part (infobip://API_KEY@…), the user.
- */
-export function splitCarrierUrl(text: string): { url: string; password: string | null } {
+/** A carrier URL's secrets, sealed apart from it at rest and never shown. */
+export interface CarrierSecrets {
+  /** The password, or for a provider whose secret is an API key in the user part (infobip://API_KEY@…), the user. */
+  password: string | null;
+  /** The query options its provider kind declares secret (Vonage's signature_secret), by name. */
+  secretOptions: Record<string, string>;
+}
+
+/** The URL split into what may be shown and its secrets, which are sealed apart. */
+export function splitCarrierUrl(text: string): CarrierSecrets & { url: string } {
   let url: URL;
   try {
     url = new URL(text);
@@ -47,11 +52,44 @@ export function splitCarrierUrl(text: string): { url: string; password: string |
   const password = secret ? decodeURIComponent(secret) : null;
   url.password = '';
   if (secretIn === 'username') url.username = '';
+  const secretOptions = takeSecretOptions(url);
   const endpoint = endpointOf(url.toString());
   if (endpoint.kind === 'smpp' && password && password.length > 8)
     throw invalidUrl('a password longer than the 8 characters SMPP 3.4 allows');
-  if (password && password.length > 512) throw invalidUrl('a secret longer than 512 characters');
-  return { url: url.toString(), password };
+  const secrets = [password ?? '', ...Object.values(secretOptions)];
+  if (secrets.some((value) => value.length > 512)) throw invalidUrl('a secret longer than 512 characters');
+  return { url: url.toString(), password, secretOptions };
+}
+
+/**
+ * Takes the query options that the URL's provider kind declares secret out of `url`, in place,
+ * leaving the others as written; them by name, percent-decoded with a `+` kept a plus, as every
+ * option of a carrier URL reads.
+ */
+export function takeSecretOptions(url: URL): Record<string, string> {
+  const names = httpProviderKind(url.protocol.slice(0, -1))?.secretOptions ?? [];
+  const taken: Record<string, string> = {};
+  if (names.length === 0) return taken;
+  const kept = url.search
+    .slice(1)
+    .split('&')
+    .filter((pair) => {
+      const at = pair.indexOf('=');
+      const name = decodeOption(at < 0 ? pair : pair.slice(0, at));
+      if (!names.includes(name)) return pair !== '';
+      taken[name] = decodeOption(at < 0 ? '' : pair.slice(at + 1));
+      return false;
+    });
+  url.search = kept.join('&');
+  return taken;
+}
+
+function decodeOption(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw invalidUrl('a query option that does not percent-decode');
+  }
 }
 
 /** The endpoint of a stored URL (one without its password). */

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { migrateDatabase } from '../../src/db/migrations.js';
 import { withDatabase } from '../../src/db/schema-engine.js';
 import {
   type ChildHandle,
@@ -13,6 +14,7 @@ import {
   pollUntil,
   ROOT,
   runCli,
+  runCliCommand,
   spawnChild,
 } from '../support/tern-processes.js';
 import { busyPercent, cpuMilliseconds, machineCpu, processTree } from './machine.js';
@@ -178,7 +180,8 @@ export class Bench {
     const databaseUrl = withDatabase(options.serverUrl, databaseName);
     const email = `bench-${runId}@tern.local`;
     const password = randomBytes(12).toString('hex');
-    // The CLI creates and migrates the database, as main.ts would.
+    // Created and migrated as a starting Tern does (main.ts): the CLI only uses a database that exists.
+    await migrateDatabase(databaseUrl);
     const created = (await runCli(['accounts', 'create', '--email', email, '--password', password], {
       DATABASE_URL: databaseUrl,
       REDIS_URL: options.redisUrl,
@@ -228,15 +231,23 @@ export class Bench {
     await this.database.query('CHECKPOINT');
   }
 
-  /** Tern on its own Redis prefix: API only, or API and workers, as the layout says; `env` adds to the settings. */
+  /**
+   * Tern on its own Redis prefix: API only, or API and workers, as the layout says; `env` adds to
+   * the settings, and `publicUrl` sets PUBLIC_URL to the gateway's own address, where an HTTP
+   * carrier's fake provider calls back.
+   */
   async startGateway(
     layout: Layout,
-    options: { workers: boolean; env?: Record<string, string> },
+    options: { workers: boolean; env?: Record<string, string>; publicUrl?: boolean },
   ): Promise<Service> {
     const transactionsAtStart = await this.transactions();
     const prefix = this.newPrefix();
     const port = await freePort();
-    const env = { ...this.environment(prefix, port), ...options.env };
+    const env = {
+      ...this.environment(prefix, port),
+      ...(options.publicUrl ? { PUBLIC_URL: `http://127.0.0.1:${port}` } : {}),
+      ...options.env,
+    };
     const profileDir = this.newProfileDir(`gateway-${layout.key}-${prefix}`);
     const handles: ChildHandle[] = [];
     // Several API processes are the product's own WEB_CONCURRENCY; with workers, the `all` role adds one worker process.
@@ -299,6 +310,23 @@ export class Bench {
       profileDir,
       transactionsAtStart,
     );
+  }
+
+  /**
+   * Runs Tern's CLI on the bench database with the run's secrets, so that what it seals the
+   * gateways open; throws with what it printed when it fails. PUBLIC_URL is set for `carriers
+   * add` of an HTTP carrier, which refuses without one; each gateway is given its own.
+   */
+  async cli(args: string[]): Promise<void> {
+    const run = await runCliCommand(args, {
+      DATABASE_URL: this.databaseUrl,
+      REDIS_URL: this.options.redisUrl,
+      LOG_LEVEL: 'warn',
+      PUBLIC_URL: 'http://127.0.0.1',
+      ...this.secrets,
+    });
+    if (run.code !== 0)
+      throw new Error(`the CLI (${args[0]} ${args[1]}) exited with ${run.code}: ${run.stderr}`);
   }
 
   /** A bearer token, from logging in through the gateway once per run. */

@@ -28,6 +28,7 @@ function providerFor(url: string, baseUrl: string): HttpProvider {
     url: new URL(url),
     baseUrl,
     secret: PASSWORD,
+    secretOptions: {},
     callbackSecret: SIGNING_KEY,
   });
 }

@@ -20,7 +20,14 @@ const CONTEXT = {
 
 function settings(url: string, secret = 'token'): ProviderSettings {
   const parsed = new URL(url);
-  return { carrier: 'c', url: parsed, baseUrl: 'https://api.example.com', secret, callbackSecret: 's3cret' };
+  return {
+    carrier: 'c',
+    url: parsed,
+    baseUrl: 'https://api.example.com',
+    secret,
+    secretOptions: {},
+    callbackSecret: 's3cret',
+  };
 }
 
 const response = (status: number, body: unknown) => ({

@@ -25,6 +25,7 @@ function providerFor(server: FakeProviderServer, query = 'from=ACME'): HttpProvi
     url: new URL(`infobip://${new URL(server.url).host}?tls=false&${query}`),
     baseUrl: server.url,
     secret: API_KEY,
+    secretOptions: {},
     callbackSecret: CALLBACK_SECRET,
   });
 }
@@ -105,6 +106,7 @@ describe('sending through Infobip', () => {
       url: new URL(`infobip://${new URL(fake.url).host}?tls=false`),
       baseUrl: fake.url,
       secret: 'not-the-key',
+      secretOptions: {},
       callbackSecret: CALLBACK_SECRET,
     });
     expect(await send(sms(), wrongKey)).toEqual({
@@ -127,6 +129,7 @@ describe('sending through Infobip', () => {
         url: new URL('infobip://example.api.infobip.com'),
         baseUrl: 'https://example.api.infobip.com',
         secret: '',
+        secretOptions: {},
         callbackSecret: CALLBACK_SECRET,
       }),
     ).toThrow(/API key/);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { SMS, SMSStatus } from '@vonage/sms';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OutboundSms } from '../../src/carriers/carrier.js';
+import { splitCarrierUrl } from '../../src/carriers/carrier-url.js';
 import type { HttpProvider, ProviderSettings } from '../../src/carriers/http/http-provider.js';
 import { createVonageProvider } from '../../src/carriers/http/vonage.js';
 import { CallbackCatcher, FakeProviderServer } from '../support/fake-providers/fake-server.js';
@@ -24,13 +25,16 @@ let fake: FakeVonage;
 let catcher: CallbackCatcher;
 let provider: HttpProvider;
 
+/** The provider as a carrier stored with this URL query makes it: its secret options taken out of the URL. */
 function settingsFor(server: FakeProviderServer, query: string): ProviderSettings {
   const address = new URL(server.url);
+  const { url, secretOptions } = splitCarrierUrl(`vonage://${API_KEY}@${address.host}?tls=false&${query}`);
   return {
     carrier: 'vonage-uk',
-    url: new URL(`vonage://${API_KEY}@${address.host}?tls=false&${query}`),
+    url: new URL(url),
     baseUrl: server.url,
     secret: API_SECRET,
+    secretOptions,
     callbackSecret: 'unused-by-vonage',
   };
 }

@@ -1,4 +1,5 @@
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
+import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
 import type { CarrierEventSink, DeliveryReport, InboundSms } from '../carrier.js';
 import type { ProviderEvent } from './http-provider.js';
@@ -7,11 +8,6 @@ const APPLY_BATCH = 200;
 // How long an event that names no message yet is tried again: a send's answer is recorded within
 // seconds, or within a claim lease when its worker died. Older ones wait for the retention sweep.
 const RETRIED_FOR_MS = 60 * 60 * 1000;
-
-interface StoredEvent {
-  kind: string;
-  event: Prisma.JsonValue;
-}
 
 type Key = { kind: string; carrierMessageId: string };
 
@@ -34,6 +30,17 @@ function revived(kind: string, event: Prisma.JsonValue): ProviderEvent {
   return { kind: 'report', report: { ...(fields as unknown as DeliveryReport), at } };
 }
 
+/** Concurrent callbacks share their statements: as many as arrive while these many are running. */
+const STATEMENT_BATCHING = { maxBatch: 100, maxInFlight: 2 };
+
+type CarrierKey = Key & { carrier: string };
+
+interface Received {
+  carrier: string;
+  event: ProviderEvent;
+  receivedAt: Date;
+}
+
 /**
  * The reports and replies HTTP providers called back with, in PostgreSQL (carrier_callback_events)
  * from the moment they are verified: stored once however often the provider repeats them, then
@@ -41,60 +48,88 @@ function revived(kind: string, event: Prisma.JsonValue): ProviderEvent {
  * the send's answer and names no message Tern knows) stays unapplied for the carrier's loop.
  */
 export class CallbackEvents {
+  private readonly storing = new Batcher((items: Received[]) => this.storeNew(items), STATEMENT_BATCHING);
+  private readonly marking = new Batcher((keys: CarrierKey[]) => this.markApplied(keys), STATEMENT_BATCHING);
+
   constructor(
     private readonly prisma: PrismaClient,
     private readonly clock: Clock,
   ) {}
 
-  async store(carrier: string, events: ProviderEvent[]): Promise<void> {
-    if (events.length === 0) return;
+  /**
+   * Stores a verified call's events, then applies those it stored for the first time. A repeat
+   * of one stored before changes nothing here: if that one is still unapplied, the carrier's
+   * loop applies it.
+   */
+  async receive(carrier: string, sink: CarrierEventSink, events: ProviderEvent[]): Promise<void> {
     const receivedAt = this.clock.now();
-    await this.prisma.carrierCallbackEvent.createMany({
-      data: events.map((event) => ({
-        carrier,
-        ...keyOf(event),
-        reference: event.kind === 'report' ? (event.report.reference ?? null) : null,
-        event: stored(event),
-        receivedAt,
-      })),
-      skipDuplicates: true,
-    });
+    const fresh = await Promise.all(events.map((event) => this.storing.add({ carrier, event, receivedAt })));
+    const applied: Promise<undefined>[] = [];
+    for (const [index, event] of events.entries())
+      if (fresh[index] && (await this.applyOne(sink, event)))
+        applied.push(this.marking.add({ carrier, ...keyOf(event) }));
+    await Promise.all(applied);
   }
 
-  /**
-   * Applies the carrier's stored events not yet applied: `events`' own when given, else the latest
-   * of the last hour. Answers how many it applied.
-   */
-  async apply(carrier: string, sink: CarrierEventSink, events?: ProviderEvent[]): Promise<number> {
-    const keys = events?.map(keyOf);
+  /** The carrier's stored events not yet applied, the latest of the last hour first; how many it applied. */
+  async applyPending(carrier: string, sink: CarrierEventSink): Promise<number> {
     const due = await this.prisma.carrierCallbackEvent.findMany({
       where: {
         carrier,
         appliedAt: null,
-        ...(keys
-          ? { OR: keys.map((key) => ({ kind: key.kind, carrierMessageId: key.carrierMessageId })) }
-          : { receivedAt: { gte: new Date(this.clock.now().getTime() - RETRIED_FOR_MS) } }),
+        receivedAt: { gte: new Date(this.clock.now().getTime() - RETRIED_FOR_MS) },
       },
       orderBy: { receivedAt: 'desc' },
       take: APPLY_BATCH,
       select: { kind: true, carrierMessageId: true, event: true },
     });
-    const applied: Key[] = [];
+    const applied: CarrierKey[] = [];
     for (const row of due) {
-      if (await this.applyOne(sink, row))
-        applied.push({ kind: row.kind, carrierMessageId: row.carrierMessageId });
+      if (await this.applyOne(sink, revived(row.kind, row.event)))
+        applied.push({ carrier, kind: row.kind, carrierMessageId: row.carrierMessageId });
     }
-    if (applied.length > 0)
-      await this.prisma.carrierCallbackEvent.updateMany({
-        where: { carrier, OR: applied },
-        data: { appliedAt: this.clock.now() },
-      });
+    if (applied.length > 0) await this.markApplied(applied);
     return applied.length;
   }
 
+  /**
+   * One INSERT for the events of concurrent calls; for each, whether it was stored now (the first
+   * of the same key in the batch, and none stored before). Raw SQL over arrays: one statement
+   * whatever the batch's size, where Prisma would plan each size anew.
+   */
+  private async storeNew(items: Received[]): Promise<boolean[]> {
+    const keys = items.map((item) => ({ carrier: item.carrier, ...keyOf(item.event) }));
+    const inserted = await this.prisma.$queryRaw<
+      { carrier: string; kind: string; carrier_message_id: string }[]
+    >`
+      INSERT INTO carrier_callback_events (carrier, kind, carrier_message_id, reference, event, received_at)
+      SELECT * FROM unnest(
+        ${keys.map((key) => key.carrier)}::text[], ${keys.map((key) => key.kind)}::text[],
+        ${keys.map((key) => key.carrierMessageId)}::text[],
+        ${items.map(({ event }) => (event.kind === 'report' ? (event.report.reference ?? null) : null))}::text[],
+        ${items.map(({ event }) => JSON.stringify(stored(event)))}::jsonb[],
+        ${items.map((item) => item.receivedAt)}::timestamptz[])
+      ON CONFLICT DO NOTHING
+      RETURNING carrier, kind, carrier_message_id`;
+    const fresh = new Set(
+      inserted.map((row) =>
+        keyText({ carrier: row.carrier, kind: row.kind, carrierMessageId: row.carrier_message_id }),
+      ),
+    );
+    return keys.map((key) => fresh.delete(keyText(key)));
+  }
+
+  private async markApplied(keys: CarrierKey[]): Promise<undefined[]> {
+    await this.prisma.$executeRaw`
+      UPDATE carrier_callback_events e SET applied_at = ${this.clock.now()}
+      FROM unnest(${keys.map((key) => key.carrier)}::text[], ${keys.map((key) => key.kind)}::text[],
+                  ${keys.map((key) => key.carrierMessageId)}::text[]) AS k(carrier, kind, carrier_message_id)
+      WHERE e.carrier = k.carrier AND e.kind = k.kind AND e.carrier_message_id = k.carrier_message_id`;
+    return keys.map(() => undefined);
+  }
+
   /** False when the domain could not apply it now (no such message yet, a passing error): it is tried again. */
-  private async applyOne(sink: CarrierEventSink, row: StoredEvent): Promise<boolean> {
-    const event = revived(row.kind, row.event);
+  private async applyOne(sink: CarrierEventSink, event: ProviderEvent): Promise<boolean> {
     try {
       if (event.kind === 'reply') await sink.inbound(event.reply);
       else await sink.deliveryReport(event.report);
@@ -103,4 +138,8 @@ export class CallbackEvents {
       return false;
     }
   }
+}
+
+function keyText(key: CarrierKey): string {
+  return JSON.stringify([key.carrier, key.kind, key.carrierMessageId]);
 }

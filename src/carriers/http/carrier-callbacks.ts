@@ -31,6 +31,8 @@ export interface CarrierCallbacksOptions {
  */
 export class CarrierCallbacks {
   private readonly events: CallbackEvents;
+  // Made once per record: the directory gives the same record until the carrier's row is read again.
+  private readonly providers = new WeakMap<HttpCarrierRecord, ReturnType<typeof providerOf>>();
 
   constructor(private readonly options: CarrierCallbacksOptions) {
     this.events = new CallbackEvents(options.prisma, options.clock);
@@ -44,7 +46,7 @@ export class CarrierCallbacks {
   async receive(name: string, call: CarrierCallbackCall): Promise<'accepted' | 'refused'> {
     const { publicUrl, logger } = this.options;
     const record = await this.options.carrier(name);
-    const made = record ? providerOf(record) : null;
+    const made = record ? this.providerOf(record) : null;
     if (!made || !publicUrl) return 'refused';
     const now = this.options.clock.now();
     const callback = {
@@ -59,8 +61,12 @@ export class CarrierCallbacks {
     }
     const events = made.provider.events(callback, now);
     if (events.length === 0) return 'accepted';
-    await this.events.store(name, events);
-    await this.events.apply(name, this.options.sinkFor(name), events);
+    await this.events.receive(name, this.options.sinkFor(name), events);
     return 'accepted';
+  }
+
+  private providerOf(record: HttpCarrierRecord): ReturnType<typeof providerOf> {
+    if (!this.providers.has(record)) this.providers.set(record, providerOf(record));
+    return this.providers.get(record)!;
   }
 }

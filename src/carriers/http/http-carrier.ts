@@ -64,7 +64,7 @@ export class HttpCarrier implements Carrier {
     this.callbackUrl = options.callbackUrl;
     this.events = new CallbackEvents(prisma, clock);
     this.loop = new PollingLoop({
-      step: () => (this.sink ? this.events.apply(this.name, this.sink) : Promise.resolve(0)),
+      step: () => (this.sink ? this.events.applyPending(this.name, this.sink) : Promise.resolve(0)),
       batch: Number.POSITIVE_INFINITY,
       pollMs: options.pollMs,
       logger,

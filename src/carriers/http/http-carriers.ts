@@ -11,9 +11,10 @@ import { type HttpProviderKind, httpProviderKind } from './providers.js';
 /** What an HTTP carrier is made of, from its record. */
 export interface HttpCarrierRecord {
   name: string;
-  /** As stored: without its secret. */
+  /** As stored: without its secrets. */
   url: string;
   password: string | null;
+  secretOptions: Record<string, string>;
   callbackSecret: string | null;
   template: string | null;
 }
@@ -40,6 +41,7 @@ export function providerOf(
       url: endpoint.url,
       baseUrl: endpoint.baseUrl,
       secret: record.password ?? '',
+      secretOptions: record.secretOptions,
       callbackSecret: record.callbackSecret ?? '',
     },
     record.template,
@@ -55,6 +57,7 @@ export function checkHttpCarrier(input: {
   name: string;
   url: string;
   secret: string | null;
+  secretOptions: Record<string, string>;
   template: string | null;
   publicUrl: string | null;
 }): boolean {

@@ -83,6 +83,11 @@ export interface ProviderSettings {
   /** The URL's secret (auth token, API secret, API key or password), opened; '' when none. */
   secret: string;
   /**
+   * The query options its kind declares secret (providers.ts: Vonage's signature_secret), opened
+   * and by name: they are not in `url`, which is stored and shown.
+   */
+  secretOptions: Readonly<Record<string, string>>;
+  /**
    * A secret Tern made when the carrier was added: in the callback path of providers that sign
    * nothing (Infobip, the generic template), and the Android app's webhook signing key.
    */

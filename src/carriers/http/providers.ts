@@ -14,6 +14,11 @@ export interface HttpProviderKind {
   create(settings: ProviderSettings, template: string | null): HttpProvider;
   /** Which part of the URL is the secret sealed at rest: the password, or the user (an API key). */
   secretIn: 'password' | 'username';
+  /**
+   * Query options of its URL that are secrets too (Vonage's `signature_secret`): taken out of the
+   * stored URL, sealed with the password, and given back in ProviderSettings.secretOptions.
+   */
+  secretOptions: readonly string[];
   /** True when its callbacks carry Tern's per-carrier secret as the last path segment (nothing signed). */
   secretInPath: boolean;
   /** True when it calls Tern back (reports, replies): PUBLIC_URL must then be set. */
@@ -30,6 +35,7 @@ export const HTTP_PROVIDERS: Readonly<Record<string, HttpProviderKind>> = {
   twilio: {
     create: createTwilioProvider,
     secretIn: 'password',
+    secretOptions: [],
     secretInPath: false,
     callsBack: true,
     template: false,
@@ -37,6 +43,7 @@ export const HTTP_PROVIDERS: Readonly<Record<string, HttpProviderKind>> = {
   http: {
     create: createGenericProvider,
     secretIn: 'password',
+    secretOptions: [],
     secretInPath: true,
     callsBack: true,
     template: true,
@@ -44,6 +51,7 @@ export const HTTP_PROVIDERS: Readonly<Record<string, HttpProviderKind>> = {
   https: {
     create: createGenericProvider,
     secretIn: 'password',
+    secretOptions: [],
     secretInPath: true,
     callsBack: true,
     template: true,
@@ -51,6 +59,7 @@ export const HTTP_PROVIDERS: Readonly<Record<string, HttpProviderKind>> = {
   vonage: {
     create: createVonageProvider,
     secretIn: 'password',
+    secretOptions: ['signature_secret'],
     secretInPath: false,
     callsBack: true,
     template: false,
@@ -58,6 +67,7 @@ export const HTTP_PROVIDERS: Readonly<Record<string, HttpProviderKind>> = {
   infobip: {
     create: createInfobipProvider,
     secretIn: 'username',
+    secretOptions: [],
     secretInPath: true,
     callsBack: true,
     template: false,
@@ -65,6 +75,7 @@ export const HTTP_PROVIDERS: Readonly<Record<string, HttpProviderKind>> = {
   android: {
     create: createAndroidProvider,
     secretIn: 'password',
+    secretOptions: [],
     secretInPath: false,
     callsBack: true,
     template: false,

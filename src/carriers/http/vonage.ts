@@ -114,7 +114,7 @@ export function createVonageProvider(settings: ProviderSettings): HttpProvider {
   const from = settings.url.searchParams.get('from');
   if (from !== null && !SENDER.test(from)) throw invalid('from must be a number or an alphanumeric sender');
   // Unsigned webhooks could come from anyone: Tern takes Vonage's callbacks signed only.
-  const signatureSecret = settings.url.searchParams.get('signature_secret');
+  const signatureSecret = settings.secretOptions.signature_secret;
   if (!signatureSecret) throw invalid('signature_secret is required (the dashboard’s signature secret)');
   const method = signatureMethod(settings);
   const endpoint = `${settings.baseUrl}/sms/json`;

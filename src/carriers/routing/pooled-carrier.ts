@@ -118,7 +118,13 @@ export class PooledCarrier {
 }
 
 export function signatureOf(record: CarrierRecord): string {
-  return JSON.stringify([record.url, record.password, record.callbackSecret, record.template]);
+  return JSON.stringify([
+    record.url,
+    record.password,
+    record.secretOptions,
+    record.callbackSecret,
+    record.template,
+  ]);
 }
 
 function sum(values: number[]): number {

@@ -4,6 +4,7 @@ import { contactImportCsv, contactImportXlsx } from './contact-import.js';
 import { deepPages } from './deep-pages.js';
 import { endToEnd } from './end-to-end.js';
 import { floorGraphql, floorRest } from './graphql-floor.js';
+import { httpCarrier } from './http-carrier.js';
 import { messageStats } from './message-stats.js';
 import type { Scenario } from './scenario.js';
 import { scheduledRelease } from './scheduled-release.js';
@@ -29,6 +30,7 @@ export const SCENARIOS: readonly Scenario[] = [
   contactImportXlsx,
   webhooks,
   twoCarriers,
+  httpCarrier,
   deepPages,
   messageStats,
   statsFairness,

@@ -28,6 +28,8 @@ export class FakeTwilio {
   requests = 0;
   /** Runs before a taken message's answer goes out (a callback that overtakes the answer). */
   onMessage: ((message: TwilioMessage) => Promise<void>) | null = null;
+  /** Runs once a taken message's answer went out (a provider that reports at once, for the bench). */
+  onAnswered: ((message: TwilioMessage) => void) | null = null;
   private behaviours: TwilioBehaviour[] = [];
   private readonly hanging = new Set<ServerResponse>();
 
@@ -106,6 +108,7 @@ export class FakeTwilio {
       error_message: null,
       uri: `/2010-04-01/Accounts/${ACCOUNT_SID}/Messages/${sid}.json`,
     });
+    this.onAnswered?.({ sid, form });
   }
 }
 
