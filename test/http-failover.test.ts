@@ -66,19 +66,23 @@ describe('a UK route on an SMSC failing over to Twilio', () => {
     expect(started.status).toBe(200);
     await waitFor(async () => (takenBySmsc().length > CONTACTS / 3 ? true : null), 60_000);
 
-    // The SMSC stops answering, then goes away once what it took was answered and written out:
-    // a submit it took whose answer was lost would be sent again, a duplicate this test would
-    // count against Tern. The unanswered ones stay with the SMSC (outcome unknown) until it is back.
+    // The SMSC stops answering, then goes away once Tern has read the answer to every submit it
+    // took: one whose answer was lost in the close would be sent again, as SMPP does (a duplicate
+    // of the SMSC's making, not this test's subject). The unanswered ones stay with the SMSC
+    // (outcome unknown) until it is back.
     smsc.behaviour = () => 'silent';
     const submitted = submitsReceived();
+    await waitFor(async () => (smsc.accepted.length >= submitted ? true : null));
+    const answered = smsc.accepted.map((entry) => entry.messageId);
     await waitFor(async () =>
-      smsc.accepted.length >= submitted &&
-      smsc.boundSessions.every((session) => session.socket.writableLength === 0)
+      (await t.tern.deps.prisma.message.count({ where: { carrierMessageId: { in: answered } } })) ===
+      answered.length
         ? true
         : null,
     );
     await smsc.close();
-    await waitFor(async () => (takenByTwilio().length > 0 ? true : null), 20_000);
+    // Down long enough for Twilio to take a share of its own, with its callbacks.
+    await waitFor(async () => (takenByTwilio().length >= CONTACTS / 10 ? true : null), 30_000);
     smsc.behaviour = () => 'ok';
     await smsc.restart();
 
@@ -103,7 +107,7 @@ describe('a UK route on an SMSC failing over to Twilio', () => {
     for (const to of [...takenBySmsc(), ...takenByTwilio()]) taken.set(to, (taken.get(to) ?? 0) + 1);
     expect(taken.size).toBe(CONTACTS);
     expect([...taken.entries()].filter(([, times]) => times !== 1)).toEqual([]);
-    // Both carriers took a share, and each message says which one.
+    // Each message says which of the two took it.
     const byCarrier = await t.tern.deps.prisma.message.groupBy({
       by: ['carrier'],
       where: { campaignId: campaign },
@@ -113,7 +117,6 @@ describe('a UK route on an SMSC failing over to Twilio', () => {
       'smpp-primary': takenBySmsc().length,
       'twilio-backup': takenByTwilio().length,
     });
-    expect(takenByTwilio().length).toBeGreaterThan(0);
     // Twilio's callbacks were each verified and taken; they are what delivered its share.
     expect(twilio.callbackAnswers).toEqual(Array(2 * takenByTwilio().length).fill(200));
 

@@ -164,45 +164,46 @@ function handedOver(id: string) {
 
 const healthOf = (carrier: string) => t.tern.carriers!.health().find((entry) => entry.carrier === carrier)!;
 
-describe.each(PROVIDERS)('the outcome rules for $provider', (provider) => {
-  const sends = () => provider.fake().requestsTo(provider.sendPath).length;
+for (const provider of PROVIDERS)
+  describe(`the outcome rules for ${provider.provider}`, () => {
+    const sends = () => provider.fake().requestsTo(provider.sendPath).length;
 
-  it('fails the message with carrier_<code> when the provider refuses it for good, without the next carrier', async () => {
-    const error = provider.refuseForGoodNext();
-    const before = sends();
-    const failed = await reaches(await sendUnder(`${provider.prefix}0`), 'failed');
-    expect(failed.error).toEqual(error);
-    // The simulator second on the route would have taken it: failed means it never went there.
-    expect(failed.carrier).not.toBe('backup');
-    expect(sends()).toBe(before + 1);
-  });
-
-  it.each([429, 503] as const)(
-    'gives the message to the next carrier when the provider answers %i',
-    async (status) => {
-      provider.fake().refuseForNowNext(status);
+    it('fails the message with carrier_<code> when the provider refuses it for good, without the next carrier', async () => {
+      const error = provider.refuseForGoodNext();
       const before = sends();
-      const id = await sendUnder(`${provider.prefix}0`);
-      expect((await handedOver(id)).carrier).toBe('backup');
+      const failed = await reaches(await sendUnder(`${provider.prefix}0`), 'failed');
+      expect(failed.error).toEqual(error);
+      // The simulator second on the route would have taken it: failed means it never went there.
+      expect(failed.carrier).not.toBe('backup');
       expect(sends()).toBe(before + 1);
-      expect(healthOf(provider.carrier).lastError).toContain(`HTTP ${status}`);
-    },
-  );
+    });
 
-  it('gives the message to the next carrier when the connection is refused', async () => {
-    const id = await sendUnder(`${provider.prefix}1`);
-    expect((await handedOver(id)).carrier).toBe('backup');
-    expect(healthOf(`${provider.carrier}-down`).lastError).toMatch(/ECONNREFUSED/);
-  });
+    it.each([429, 503] as const)(
+      'gives the message to the next carrier when the provider answers %i',
+      async (status) => {
+        provider.fake().refuseForNowNext(status);
+        const before = sends();
+        const id = await sendUnder(`${provider.prefix}0`);
+        expect((await handedOver(id)).carrier).toBe('backup');
+        expect(sends()).toBe(before + 1);
+        expect(healthOf(provider.carrier).lastError).toContain(`HTTP ${status}`);
+      },
+    );
 
-  it('keeps the message on its carrier when the request went out and no answer came', async () => {
-    provider.fake().hangNext();
-    const before = sends();
-    const id = await sendUnder(`${provider.prefix}2`);
-    // The first request outlasts the carrier's 200 ms; the message is tried again on that carrier.
-    await waitFor(async () => (sends() >= before + 2 ? true : null), 30_000);
-    const taken = await reaches(id, 'sent', 20_000);
-    expect(taken.carrier).toBe(`${provider.carrier}-slow`);
-    expect(healthOf(`${provider.carrier}-slow`).errors?.outcome_unknown).toBe(1);
+    it('gives the message to the next carrier when the connection is refused', async () => {
+      const id = await sendUnder(`${provider.prefix}1`);
+      expect((await handedOver(id)).carrier).toBe('backup');
+      expect(healthOf(`${provider.carrier}-down`).lastError).toMatch(/ECONNREFUSED/);
+    });
+
+    it('keeps the message on its carrier when the request went out and no answer came', async () => {
+      provider.fake().hangNext();
+      const before = sends();
+      const id = await sendUnder(`${provider.prefix}2`);
+      // The first request outlasts the carrier's 200 ms; the message is tried again on that carrier.
+      await waitFor(async () => (sends() >= before + 2 ? true : null), 30_000);
+      const taken = await reaches(id, 'sent', 20_000);
+      expect(taken.carrier).toBe(`${provider.carrier}-slow`);
+      expect(healthOf(`${provider.carrier}-slow`).errors?.outcome_unknown).toBe(1);
+    });
   });
-});
