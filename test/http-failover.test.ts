@@ -16,7 +16,10 @@ const ENV = {
   SMPP_RECONNECT_MS: '50',
   SMPP_RESPONSE_TIMEOUT_MS: '1000',
   SMPP_THROTTLE_BACKOFF_MS: '20',
-  CLAIM_LEASE_MS: '4000',
+  // Twilio's answer may take up to half the lease (10 s here). Tern, the fakes and the campaign
+  // share this process: with the 2 s a 4 s lease allows, a busy loop read taken messages as
+  // unanswered, and Tern sent them to Twilio again (outcome unknown stays with the carrier).
+  CLAIM_LEASE_MS: '20000',
 };
 const CONTACTS = 2_000;
 /** The campaign's numbers: UK mobiles, under the route's prefix 44. */
