@@ -159,15 +159,13 @@ export function createServices(deps: Dependencies): Services {
     accountSenders,
     settings: new Settings(prisma),
     ...contactServices(deps, { importJobs: jobs.importJobs, live, logger }),
-    retentionSweep: new RetentionSweep({
-      prisma,
-      clock,
-      metrics: deps.metrics,
-      logger: logger('retention'),
-      retentionDays: config.retentionDays,
-    }),
+    retentionSweep: retentionSweepOf(deps, logger('retention')),
     liveSubscriptions: liveSubscriptionsOf(deps, livePubSub, logger('live')),
   };
+}
+
+function retentionSweepOf({ prisma, clock, metrics, config }: Dependencies, logger: Logger): RetentionSweep {
+  return new RetentionSweep({ prisma, clock, metrics, logger, retentionDays: config.retentionDays });
 }
 
 function contactServices(

@@ -20,6 +20,11 @@ export class FakeAndroidGateway extends FakeProviderServer {
   signingKey = randomUUID().slice(0, 8);
   readonly webhooks = new Map<string, Required<Pick<RegisterWebHookRequest, 'url' | 'event'>>>();
   readonly messageIds = new Set<string>();
+  /**
+   * Where a webhook's URL is reached from here: the URL as registered by default; in a test whose
+   * PUBLIC_URL stands for a proxy in front of Tern, the address behind it.
+   */
+  reach: (url: string) => string = (url) => url;
 
   constructor(
     private readonly user: string,
@@ -38,6 +43,14 @@ export class FakeAndroidGateway extends FakeProviderServer {
     const send = this.received.filter((request) => request.path === `${this.prefix}/message`).at(-1);
     if (!send) throw new Error('no message received');
     return JSON.parse(send.body);
+  }
+
+  /** The next request is refused for now: 429 past the server's queue limit, 503 while it is down. */
+  refuseForNowNext(status: 429 | 503): void {
+    this.answerNext({
+      status,
+      body: { message: status === 429 ? 'queue limits exceeded' : 'Service Unavailable' },
+    });
   }
 
   protected respond(request: ReceivedRequest): FakeAnswer {
@@ -110,7 +123,7 @@ export class FakeAndroidGateway extends FakeProviderServer {
         .digest('hex');
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (!options.unsigned) Object.assign(headers, { 'x-signature': signature, 'x-timestamp': timestamp });
-      const response = await fetch(hook.url, { method: 'POST', headers, body });
+      const response = await fetch(this.reach(hook.url), { method: 'POST', headers, body });
       await response.body?.cancel();
       statuses.push(response.status);
     }

@@ -25,20 +25,38 @@ export interface FakeAnswer {
 export type Responder = (request: ReceivedRequest) => FakeAnswer;
 
 /**
+ * What the fake does with a request instead of its usual answer: another answer, or `hang`: it
+ * takes the request as usual (the provider acts on it) and never answers, as a provider whose
+ * answer is lost on the way back.
+ */
+export type QueuedBehaviour = FakeAnswer | 'hang';
+
+/**
  * A provider's API on loopback: records every request and answers it with the provider's wire
  * format (the subclass's `respond`), unless a test queued other answers with `answerNext`.
  */
 export abstract class FakeProviderServer {
   readonly received: ReceivedRequest[] = [];
-  private readonly queued: FakeAnswer[] = [];
+  private readonly queued: QueuedBehaviour[] = [];
+  private readonly hanging = new Set<http.ServerResponse>();
   private server: http.Server | null = null;
   url = '';
 
   protected abstract respond(request: ReceivedRequest): FakeAnswer;
 
   /** The next requests get these answers, in order, whatever they ask. */
-  answerNext(...answers: FakeAnswer[]): void {
+  answerNext(...answers: QueuedBehaviour[]): void {
     this.queued.push(...answers);
+  }
+
+  /** The next request is taken as usual and never answered (until the server closes). */
+  hangNext(): void {
+    this.queued.push('hang');
+  }
+
+  /** The requests received at `path` (its query left out). */
+  requestsTo(path: string): ReceivedRequest[] {
+    return this.received.filter((request) => request.path.split('?')[0] === path);
   }
 
   /** Performs a provider request against this server, as the HTTP carrier would, over real HTTP. */
@@ -67,7 +85,13 @@ export abstract class FakeProviderServer {
           body: Buffer.concat(chunks).toString('utf8'),
         };
         this.received.push(received);
-        const answer = this.queued.shift() ?? this.respond(received);
+        const queued = this.queued.shift();
+        if (queued === 'hang') {
+          this.respond(received);
+          this.hanging.add(response);
+          return;
+        }
+        const answer = queued ?? this.respond(received);
         const body = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
         response
           .writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers })
@@ -80,6 +104,7 @@ export abstract class FakeProviderServer {
   }
 
   async close(): Promise<void> {
+    for (const response of this.hanging) response.destroy();
     this.server?.closeAllConnections();
     await new Promise((resolve) => this.server?.close(resolve));
   }

@@ -30,6 +30,15 @@ export class FakeTwilio {
   onMessage: ((message: TwilioMessage) => Promise<void>) | null = null;
   /** Runs once a taken message's answer went out (a provider that reports at once, for the bench). */
   onAnswered: ((message: TwilioMessage) => void) | null = null;
+  /**
+   * When set, Twilio calls each taken message's StatusCallback back by itself, `sent` then
+   * `delivered`, signed; `reach` gives the address the callback URL is reached at from here (the
+   * address behind the proxy a test's PUBLIC_URL stands for). Unset, a test posts callbacks itself.
+   */
+  statusCallbacks: { reach: (url: string) => string } | null = null;
+  /** The HTTP status of each status callback Twilio made by itself, in order (0: none came). */
+  readonly callbackAnswers: number[] = [];
+  private readonly callbacksUnderWay = new Set<Promise<void>>();
   private behaviours: TwilioBehaviour[] = [];
   private readonly hanging = new Set<ServerResponse>();
 
@@ -61,7 +70,13 @@ export class FakeTwilio {
     return this.messages.find((message) => message.form.get('To') === to);
   }
 
+  /** Resolves once every status callback started so far has been answered. */
+  async callbacksAnswered(): Promise<void> {
+    await Promise.all([...this.callbacksUnderWay]);
+  }
+
   async close(): Promise<void> {
+    await this.callbacksAnswered();
     for (const response of this.hanging) response.destroy();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -109,6 +124,31 @@ export class FakeTwilio {
       uri: `/2010-04-01/Accounts/${ACCOUNT_SID}/Messages/${sid}.json`,
     });
     this.onAnswered?.({ sid, form });
+    if (this.statusCallbacks) this.callBack({ sid, form }, this.statusCallbacks.reach);
+  }
+
+  /** As Twilio does once the message is on its way, then on the handset: one callback per status. */
+  private callBack(message: TwilioMessage, reach: (url: string) => string): void {
+    const calls = (async () => {
+      for (const status of ['sent', 'delivered'] as const) {
+        const callback = statusCallback(message, status);
+        const response = await fetch(reach(callback.url), {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/x-www-form-urlencoded',
+            'x-twilio-signature': callback.signature,
+          },
+          body: new URLSearchParams(callback.params),
+        });
+        await response.body?.cancel();
+        this.callbackAnswers.push(response.status);
+      }
+    })();
+    // A callback Tern never answered counts as 0: Twilio would log it and give up.
+    const underWay = calls
+      .catch(() => void this.callbackAnswers.push(0))
+      .finally(() => this.callbacksUnderWay.delete(underWay));
+    this.callbacksUnderWay.add(underWay);
   }
 }
 

@@ -81,6 +81,15 @@ export class FakeInfobip extends FakeProviderServer {
     });
   }
 
+  /** The next send is refused for now, with Infobip's error body: 429 past the rate limit, 503 while down. */
+  refuseForNowNext(status: 429 | 503): void {
+    const [messageId, text] =
+      status === 429
+        ? ['TOO_MANY_REQUESTS', 'Too many requests']
+        : ['GENERAL_ERROR', 'Something went wrong. Please contact support.'];
+    this.answerNext({ status, body: { requestError: { serviceException: { messageId, text } } } });
+  }
+
   protected respond(request: ReceivedRequest): FakeAnswer {
     if (request.method !== 'POST' || request.path !== '/sms/2/text/advanced')
       return { status: 404, body: {} };

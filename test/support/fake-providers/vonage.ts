@@ -76,6 +76,22 @@ export class FakeVonage extends FakeProviderServer {
     });
   }
 
+  /** The next send is refused for now at the HTTP level: 429 past the account's throughput, 503 while down. */
+  refuseForNowNext(status: 429 | 503): void {
+    this.answerNext(
+      status === 429
+        ? {
+            status,
+            body: {
+              type: 'https://developer.vonage.com/api-errors#throttled',
+              title: 'Throttled',
+              detail: 'Please wait, then retry your request',
+            },
+          }
+        : { status, body: 'Service Unavailable', headers: { 'content-type': 'text/plain' } },
+    );
+  }
+
   protected respond(request: ReceivedRequest): FakeAnswer {
     if (request.method !== 'POST' || request.path !== '/sms/json') return { status: 404, body: {} };
     const form = new URLSearchParams(request.body);
