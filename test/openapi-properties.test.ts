@@ -120,7 +120,8 @@ function invalid(schema: Schema): fc.Arbitrary<Record<string, unknown>> {
 }
 
 // What JSON Schema cannot say: whether a referenced record exists, a webhook answers, a number opted
-// out, a number's length exists in the numbering plan of its calling code, the account may reach its country.
+// out, a number's length exists in the numbering plan of its calling code, the account may reach its
+// country, the operator approved the sender.
 const STATE_ISSUES = new Set([
   'not_found',
   'unreachable',
@@ -128,6 +129,7 @@ const STATE_ISSUES = new Set([
   'reused',
   'impossible_number',
   'destination_not_allowed',
+  'sender_not_allowed',
 ]);
 
 const document = ternOpenApi();

@@ -106,6 +106,8 @@ export class LoopbackSmsc {
   deliver(fields: PduFields): Promise<number> {
     const session = this.boundSessions[0];
     if (!session) throw new Error('no ESME is bound');
+    // Each deliver_sm in flight listens for the session's close; a campaign has thousands at once.
+    session.setMaxListeners(0);
     return new Promise((resolve, reject) => {
       const closed = () => reject(new Error('the session closed before deliver_sm_resp'));
       const sent = session.send(new smpp.PDU('deliver_sm', fields), (response) => {

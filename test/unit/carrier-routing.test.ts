@@ -76,10 +76,12 @@ describe('route and carrier input', () => {
     expect(splitCarrierUrl('smpp://tern:s3cret@smsc.example.com:2775?window=20')).toEqual({
       url: 'smpp://tern@smsc.example.com:2775?window=20',
       password: 's3cret',
+      secretOptions: {},
     });
     expect(splitCarrierUrl('simulator://?delay_ms=50')).toEqual({
       url: 'simulator://?delay_ms=50',
       password: null,
+      secretOptions: {},
     });
     expect(() => splitCarrierUrl('ftp://x')).toThrow(/scheme/);
   });
