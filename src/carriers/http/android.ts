@@ -1,7 +1,14 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import type { OutboundSms } from '../carrier.js';
-import { headerOf, parseJsonObject, plusNumber, statusAnswer, withoutPlus } from './http-answers.js';
+import {
+  headerOf,
+  parseJsonObject,
+  plusNumber,
+  remainingValidity,
+  statusAnswer,
+  withoutPlus,
+} from './http-answers.js';
 import type {
   HttpProvider,
   ProviderAnswer,
@@ -25,6 +32,8 @@ const CLOUD_HOST = 'api.sms-gate.app';
 const CLOUD_PREFIX = '/3rdparty/v1';
 /** A signed webhook older or newer than this is refused as a replay. */
 const SIGNATURE_WINDOW_SECONDS = 300;
+// The app keeps trying a message for `ttl` seconds; it sets no upper bound.
+const TTL_SECONDS = { min: 1, max: Number.MAX_SAFE_INTEGER };
 /**
  * The events Tern registers: replies and the two final outcomes. sms:sent is left out: it changes
  * no status of Tern's, and the phone would post it for every message.
@@ -75,7 +84,7 @@ export function createAndroidProvider(settings: ProviderSettings): HttpProvider 
     kind: 'android',
     deduplicatesByReference: true,
     request(sms: OutboundSms, context: SendContext) {
-      const ttl = sms.validUntil ? ttlSeconds(sms.validUntil, context.now) : null;
+      const ttl = sms.validUntil ? remainingValidity(sms.validUntil, context.now, 1_000, TTL_SECONDS) : null;
       return json('POST', '/message', {
         id: sms.reference,
         textMessage: { text: sms.text },
@@ -108,10 +117,6 @@ export function createAndroidProvider(settings: ProviderSettings): HttpProvider 
     },
     events: readWebhook,
   };
-}
-
-function ttlSeconds(validUntil: Date, now: Date): number {
-  return Math.max(1, Math.floor((validUntil.getTime() - now.getTime()) / 1000));
 }
 
 /**

@@ -65,3 +65,17 @@ function safeDecode(text: string): string {
     return text;
   }
 }
+
+/**
+ * What is left of a message's validity in whole units of `unitMs`, rounded down so that the
+ * provider never keeps trying it after Tern's validity ends, within the provider's own range.
+ */
+export function remainingValidity(
+  validUntil: Date,
+  now: Date,
+  unitMs: number,
+  range: { min: number; max: number },
+): number {
+  const left = Math.floor((validUntil.getTime() - now.getTime()) / unitMs);
+  return Math.min(range.max, Math.max(range.min, left));
+}

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import type { OutboundSms } from '../carrier.js';
-import { parseJsonObject, safeCode, statusAnswer, withoutPlus } from './http-answers.js';
+import { parseJsonObject, remainingValidity, safeCode, statusAnswer, withoutPlus } from './http-answers.js';
 import type {
   HttpProvider,
   ProviderAnswer,
@@ -21,7 +21,7 @@ import type {
 
 const SENDER = /^(\+?[0-9]{3,15}|[A-Za-z0-9 ]{1,11})$/;
 /** Infobip keeps a message at most 48 hours; a longer validityPeriod is cut to this. */
-const MAX_VALIDITY_MINUTES = 2880;
+const VALIDITY_MINUTES = { min: 1, max: 2880 };
 /**
  * A REJECTED status that is the account's trouble, not the message's: another carrier can send
  * it meanwhile. Every other rejection fails the message.
@@ -95,7 +95,9 @@ export function createInfobipProvider(settings: ProviderSettings): HttpProvider 
           ? { notifyUrl: context.callbackUrl, notifyContentType: 'application/json' }
           : {}),
         callbackData: sms.reference,
-        ...(sms.validUntil ? { validityPeriod: validityMinutes(sms.validUntil, context.now) } : {}),
+        ...(sms.validUntil
+          ? { validityPeriod: remainingValidity(sms.validUntil, context.now, 60_000, VALIDITY_MINUTES) }
+          : {}),
       };
       return { method: 'POST', url: endpoint, headers, body: JSON.stringify({ messages: [message] }) };
     },
@@ -103,12 +105,6 @@ export function createInfobipProvider(settings: ProviderSettings): HttpProvider 
     verify: (call: ProviderCallback) => pathEndsInSecret(call, settings.callbackSecret),
     events: readCallback,
   };
-}
-
-/** Whole minutes left, rounded down so that Infobip never outlives Tern's validity; at least one. */
-function validityMinutes(validUntil: Date, now: Date): number {
-  const minutes = Math.floor((validUntil.getTime() - now.getTime()) / 60_000);
-  return Math.min(MAX_VALIDITY_MINUTES, Math.max(1, minutes));
 }
 
 /** {requestError: {serviceException: {messageId, text}}}, or the newer {errorCode, description}. */

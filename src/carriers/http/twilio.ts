@@ -6,6 +6,7 @@ import {
   parseJsonObject,
   plusNumber,
   queryOption,
+  remainingValidity,
   safeCode,
   statusAnswer,
   withoutPlus,
@@ -28,7 +29,7 @@ const ACCOUNT_SID = /^AC[0-9a-fA-F]{32}$/;
 const SERVICE_SID = /^MG[0-9a-fA-F]{32}$/;
 const SENDER = /^(\+?[1-9][0-9]{2,14}|[A-Za-z0-9 ]{1,11})$/;
 /** Twilio keeps a message queued at most this long (its ValidityPeriod bound). */
-const MAX_VALIDITY_SECONDS = 36_000;
+const VALIDITY_SECONDS = { min: 1, max: 36_000 };
 /** Our message id rides in the status callback's query: each report then names its message. */
 const REFERENCE_PARAMETER = 'ref';
 
@@ -91,7 +92,11 @@ export function createTwilioProvider(settings: ProviderSettings): HttpProvider {
         callback.searchParams.set(REFERENCE_PARAMETER, sms.reference);
         form.set('StatusCallback', callback.toString());
       }
-      if (sms.validUntil) form.set('ValidityPeriod', String(validitySeconds(sms.validUntil, context.now)));
+      if (sms.validUntil)
+        form.set(
+          'ValidityPeriod',
+          String(remainingValidity(sms.validUntil, context.now, 1_000, VALIDITY_SECONDS)),
+        );
       return {
         method: 'POST',
         url: endpoint,
@@ -116,11 +121,6 @@ export function createTwilioProvider(settings: ProviderSettings): HttpProvider {
     },
     events: readCallback,
   };
-}
-
-function validitySeconds(validUntil: Date, now: Date): number {
-  const seconds = Math.floor((validUntil.getTime() - now.getTime()) / 1000);
-  return Math.min(MAX_VALIDITY_SECONDS, Math.max(1, seconds));
 }
 
 /** 201 with the message's `sid`; an error is JSON {code, message, status}. */

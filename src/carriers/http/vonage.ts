@@ -1,7 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import type { OutboundSms } from '../carrier.js';
-import { parseJsonObject, safeCode, statusAnswer, withoutPlus } from './http-answers.js';
+import { parseJsonObject, remainingValidity, safeCode, statusAnswer, withoutPlus } from './http-answers.js';
 import type {
   HttpProvider,
   ProviderAnswer,
@@ -135,7 +135,7 @@ export function createVonageProvider(settings: ProviderSettings): HttpProvider {
       if (sms.encoding === 'UCS-2') form.set('type', 'unicode');
       form.set('client-ref', sms.reference);
       if (context.callbackUrl) form.set('callback', context.callbackUrl);
-      if (sms.validUntil) form.set('ttl', String(ttlMs(sms.validUntil, context.now)));
+      if (sms.validUntil) form.set('ttl', String(remainingValidity(sms.validUntil, context.now, 1, TTL_MS)));
       return {
         method: 'POST',
         url: endpoint,
@@ -155,10 +155,6 @@ export function createVonageProvider(settings: ProviderSettings): HttpProvider {
     },
     events: readCallback,
   };
-}
-
-function ttlMs(validUntil: Date, now: Date): number {
-  return Math.min(TTL_MS.max, Math.max(TTL_MS.min, validUntil.getTime() - now.getTime()));
 }
 
 interface SentPart {
