@@ -5,6 +5,7 @@ import { newId } from '../lib/ids.js';
 import { SealedBox } from '../lib/sealed-box.js';
 import { CARRIER_NAME, splitCarrierUrl, takeSecretOptions } from './carrier-url.js';
 import { callbackUrlOf, carrierKind, checkHttpCarrier, newCallbackSecret } from './http/http-carriers.js';
+import { parseRouteChoice, type RouteInput } from './routing/route-input.js';
 
 /** A configured carrier as the processes use it: its secrets opened. */
 export interface CarrierRecord {
@@ -45,13 +46,6 @@ export interface CarrierInput {
   template?: string;
   maxPerSecond?: number | null;
   binds?: number;
-}
-
-export interface RouteInput {
-  /** Names in order, comma-separated: `a,b,c`. */
-  carriers?: string;
-  /** Weights, comma-separated: `a=70,b=30`. */
-  split?: string;
 }
 
 interface CarrierColumns {
@@ -335,29 +329,6 @@ export class CarrierCatalog {
 /** The options as JSON with their names in order, so that equal sets compare equal. */
 function sortedJson(options: Record<string, string>): string {
   return JSON.stringify(Object.fromEntries(Object.entries(options).sort(([a], [b]) => (a < b ? -1 : 1))));
-}
-
-/** `--carriers a,b` or `--split a=70,b=30`, exactly one of them. */
-export function parseRouteChoice(input: RouteInput): {
-  carriers: string[];
-  split: Record<string, number> | null;
-} {
-  if ((input.carriers === undefined) === (input.split === undefined))
-    throw invalid('give either --carriers a,b,… or --split a=70,b=30');
-  if (input.carriers !== undefined) {
-    const carriers = input.carriers.split(',').map((name) => name.trim());
-    if (carriers.some((name) => !CARRIER_NAME.test(name)) || new Set(carriers).size !== carriers.length)
-      throw invalid('invalid --carriers: distinct carrier names separated by commas');
-    return { carriers, split: null };
-  }
-  const split: Record<string, number> = {};
-  for (const part of input.split!.split(',')) {
-    const [name = '', weight = ''] = part.split('=').map((text) => text.trim());
-    if (!CARRIER_NAME.test(name) || !/^[1-9][0-9]{0,5}$/.test(weight) || Object.hasOwn(split, name))
-      throw invalid('invalid --split: distinct name=weight pairs (weights from 1) separated by commas');
-    split[name] = Number(weight);
-  }
-  return { carriers: Object.keys(split), split };
 }
 
 function routeRecord(row: {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parseRouteChoice, type RouteRecord } from '../../src/carriers/carrier-catalog.js';
+import type { RouteRecord } from '../../src/carriers/carrier-catalog.js';
 import { splitCarrierUrl } from '../../src/carriers/carrier-url.js';
 import { Circuit } from '../../src/carriers/routing/circuit.js';
+import { parseRouteChoice } from '../../src/carriers/routing/route-input.js';
 import { carrierOrder, RouteTable } from '../../src/carriers/routing/route-table.js';
 
 const route = (
