@@ -12,6 +12,7 @@ import {
   KANNEL_TEMPLATE,
 } from './support/fake-providers/fake-generic.js';
 import { FakeVonage } from './support/fake-providers/vonage.js';
+import { messageReader } from './support/message-reader.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 import { runCliCommand } from './support/tern-processes.js';
 import { waitFor } from './support/wait.js';
@@ -25,6 +26,7 @@ const PUBLIC_URL = 'https://tern.example.com';
 let fake: FakeGeneric;
 let t: TestTern;
 let alice: TestAccount;
+const { message } = messageReader(() => ({ tern: t, account: alice }));
 let callbackUrl: string;
 
 beforeAll(async () => {
@@ -61,10 +63,6 @@ async function send(to: string, text = 'Hello "generic"\nprovider'): Promise<str
   });
   expect(response.status, JSON.stringify(response.body)).toBe(202);
   return response.body.message as string;
-}
-
-async function message(id: string) {
-  return (await t.request('GET', `/v1/messages/${id}`, { token: alice.token })).body;
 }
 
 function settled(id: string, wanted: (body: any) => boolean) {

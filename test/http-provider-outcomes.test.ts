@@ -1,10 +1,10 @@
-import { createServer } from 'node:net';
 import { SMSStatus } from '@vonage/sms';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeAndroidGateway } from './support/fake-providers/android.js';
-import type { FakeProviderServer } from './support/fake-providers/fake-server.js';
+import { type FakeProviderServer, REFUSING_ADDRESS } from './support/fake-providers/fake-server.js';
 import { FakeInfobip, INFOBIP_STATUSES } from './support/fake-providers/infobip.js';
 import { FakeVonage } from './support/fake-providers/vonage.js';
+import { messageReader } from './support/message-reader.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 import { waitFor } from './support/wait.js';
 
@@ -76,14 +76,7 @@ const PROVIDERS: ProviderUnderTest[] = [
 
 let t: TestTern;
 let alice: TestAccount;
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+const { reaches, handedOver } = messageReader(() => ({ tern: t, account: alice }));
 
 beforeAll(async () => {
   vonage = await FakeVonage.start({
@@ -93,7 +86,6 @@ beforeAll(async () => {
   });
   infobip = await FakeInfobip.start('ib-key');
   phone = await FakeAndroidGateway.start({ user: 'sms', password: 'ph-password' });
-  const nowhere = `127.0.0.1:${await closedPort()}`;
   t = await startTern({ env: { PUBLIC_URL, CLAIM_LEASE_MS: '4000' } });
   alice = await t.createAccount();
   const catalog = t.tern.services.carrierCatalog;
@@ -101,7 +93,7 @@ beforeAll(async () => {
   for (const provider of PROVIDERS) {
     const host = new URL(provider.fake().url).host;
     await catalog.addCarrier(provider.carrier, { url: provider.carrierUrl(host) });
-    await catalog.addCarrier(`${provider.carrier}-down`, { url: provider.carrierUrl(nowhere) });
+    await catalog.addCarrier(`${provider.carrier}-down`, { url: provider.carrierUrl(REFUSING_ADDRESS) });
     await catalog.addCarrier(`${provider.carrier}-slow`, {
       url: provider.carrierUrl(host, '&timeout_ms=200'),
     });
@@ -141,25 +133,6 @@ async function sendUnder(prefix: string): Promise<string> {
   });
   expect(response.status, JSON.stringify(response.body)).toBe(202);
   return response.body.message as string;
-}
-
-async function message(id: string) {
-  return (await t.request('GET', `/v1/messages/${id}`, { token: alice.token })).body;
-}
-
-function reaches(id: string, status: string, timeoutMs = 10_000) {
-  return waitFor(async () => {
-    const body = await message(id);
-    return body.status === status ? body : null;
-  }, timeoutMs);
-}
-
-/** The message once a carrier took it (the simulator may go on to deliver or fail it). */
-function handedOver(id: string) {
-  return waitFor(async () => {
-    const body = await message(id);
-    return body.carrier && body.status !== 'queued' ? body : null;
-  });
 }
 
 const healthOf = (carrier: string) => t.tern.carriers!.health().find((entry) => entry.carrier === carrier)!;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeAndroidGateway } from './support/fake-providers/android.js';
 import { FakeInfobip, INFOBIP_STATUSES } from './support/fake-providers/infobip.js';
 import { FakeVonage } from './support/fake-providers/vonage.js';
+import { messageReader } from './support/message-reader.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 import { waitFor } from './support/wait.js';
 
@@ -19,6 +20,7 @@ let infobip: FakeInfobip;
 let phone: FakeAndroidGateway;
 let t: TestTern;
 let alice: TestAccount;
+const { message, reaches } = messageReader(() => ({ tern: t, account: alice }));
 
 /** A callback as each provider sends it; the status Tern answered. */
 type Post = () => Promise<number>;
@@ -245,17 +247,6 @@ async function sendUnder(prefix: string): Promise<{ id: string; to: string }> {
   });
   expect(response.status, JSON.stringify(response.body)).toBe(202);
   return { id: response.body.message as string, to };
-}
-
-async function message(id: string) {
-  return (await t.request('GET', `/v1/messages/${id}`, { token: alice.token })).body;
-}
-
-function reaches(id: string, status: string) {
-  return waitFor(async () => {
-    const body = await message(id);
-    return body.status === status ? body : null;
-  });
 }
 
 const storedCallbacks = () => t.tern.deps.prisma.carrierCallbackEvent.count();

@@ -1,7 +1,7 @@
-import { createServer } from 'node:net';
 import twilio from 'twilio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { twilioSignature } from '../src/carriers/http/twilio.js';
+import { REFUSING_ADDRESS } from './support/fake-providers/fake-server.js';
 import {
   AUTH_TOKEN,
   FakeTwilio,
@@ -10,6 +10,7 @@ import {
   signed,
   statusCallback,
 } from './support/fake-providers/fake-twilio.js';
+import { messageReader } from './support/message-reader.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 import { waitFor } from './support/wait.js';
 
@@ -21,26 +22,17 @@ const PUBLIC_URL = 'https://tern.example.com/sms';
 let fake: FakeTwilio;
 let t: TestTern;
 let alice: TestAccount;
-let closedPort: number;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+const { message, reaches, handedOver } = messageReader(() => ({ tern: t, account: alice }));
 
 beforeAll(async () => {
   fake = await FakeTwilio.start();
-  closedPort = await freePort();
   t = await startTern({ env: { PUBLIC_URL, CLAIM_LEASE_MS: '4000' } });
   alice = await t.createAccount();
   const catalog = t.tern.services.carrierCatalog;
   await catalog.addCarrier('tw', { url: fake.url() });
   await catalog.addCarrier('tw-slow', { url: fake.url('from=+15550001111&timeout_ms=200') });
   await catalog.addCarrier('tw-down', {
-    url: fake.url().replace(`127.0.0.1:${fake.port}`, `127.0.0.1:${closedPort}`),
+    url: fake.url().replace(`127.0.0.1:${fake.port}`, REFUSING_ADDRESS),
   });
   await catalog.addCarrier('backup', { url: 'simulator://?delay_ms=10' });
   await catalog.addRoute('4477', null, { carriers: 'tw' });
@@ -69,25 +61,6 @@ async function send(to: string): Promise<string> {
   });
   expect(response.status, JSON.stringify(response.body)).toBe(202);
   return response.body.message as string;
-}
-
-async function message(id: string) {
-  return (await t.request('GET', `/v1/messages/${id}`, { token: alice.token })).body;
-}
-
-function reaches(id: string, status: string, timeoutMs = 10_000) {
-  return waitFor(async () => {
-    const body = await message(id);
-    return body.status === status ? body : null;
-  }, timeoutMs);
-}
-
-/** The message once a carrier took it (the simulator may go on to fail some numbers). */
-function handedOver(id: string) {
-  return waitFor(async () => {
-    const body = await message(id);
-    return body.carrier && body.status !== 'queued' ? body : null;
-  });
 }
 
 /** Posts a callback to Tern as the provider would, at the URL's path under PUBLIC_URL. */

@@ -150,3 +150,9 @@ export class CallbackCatcher {
     await new Promise((resolve) => this.server?.close(resolve));
   }
 }
+
+/**
+ * An address that refuses connections: nothing serves port 1 (tcpmux) here. A port freed by a
+ * test could be taken by a server of a file running beside it and answer.
+ */
+export const REFUSING_ADDRESS = '127.0.0.1:1';
