@@ -111,13 +111,23 @@ const TOTALS_PER_HOUR = `
     sum(delivered)::int AS delivered, sum(failed)::int AS failed
   FROM message_stat_totals GROUP BY 1 ORDER BY 1`;
 
-/** Both rollups against a count of the messages. */
+/**
+ * Both rollups against a count of the messages, read in one snapshot: replies still arrive after
+ * every message ended, and one committed between two reads would set them apart.
+ */
 async function expectRollupsEqualCounts(pool: pg.Pool) {
-  expect(await rows(pool, ROLLED_UP)).toEqual(await rows(pool, COUNTED));
-  expect(await rows(pool, TOTALS_PER_HOUR)).toEqual(await rows(pool, COUNTED_PER_HOUR));
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    expect(await rows(client, ROLLED_UP)).toEqual(await rows(client, COUNTED));
+    expect(await rows(client, TOTALS_PER_HOUR)).toEqual(await rows(client, COUNTED_PER_HOUR));
+  } finally {
+    await client.query('ROLLBACK');
+    client.release();
+  }
 }
 
-async function rows(pool: pg.Pool, sql: string) {
-  const result = await pool.query(sql);
+async function rows(client: pg.PoolClient, sql: string) {
+  const result = await client.query(sql);
   return result.rows.map((row) => ({ ...row, hour: new Date(row.hour).toISOString() }));
 }
