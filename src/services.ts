@@ -47,7 +47,10 @@ import { Templates } from './modules/templates/templates.js';
 import { WebhookDeliveries } from './modules/webhooks/webhook-deliveries.js';
 import { WebhookSecrets } from './modules/webhooks/webhook-secrets.js';
 import { WebhookSender } from './modules/webhooks/webhook-sender.js';
+import { VerificationChecks } from './modules/verifications/verification-checks.js';
+import { Verifications } from './modules/verifications/verifications.js';
 import { Webhooks } from './modules/webhooks/webhooks.js';
+import { SealedBox } from './lib/sealed-box.js';
 
 /**
  * The domain layer: every rule of the service lives behind these, shared by GraphQL, /v1 and the
@@ -100,6 +103,10 @@ export interface Services {
   carrierCatalog: CarrierCatalog;
   /** The carriers and routes as this process applies them, kept up to date. */
   carrierDirectory: CarrierDirectory;
+  /** One-time codes: starts, resends and reads. */
+  verifications: Verifications;
+  /** Checks of one-time codes, and the expiry of those never approved. */
+  verificationChecks: VerificationChecks;
   /** Every worker's carriers, binds and circuits, shared through Redis. */
   carrierHealth: CarrierHealthBoard;
   /** Reports and replies HTTP carriers' providers call back with (POST /carriers/{name}/events). */
@@ -160,6 +167,13 @@ export function createServices(deps: Dependencies): Services {
     settings: new Settings(prisma),
     ...contactServices(deps, { importJobs: jobs.importJobs, live, logger }),
     retentionSweep: retentionSweepOf(deps, logger('retention')),
+    verifications: new Verifications({
+      prisma,
+      clock,
+      sending: messages.messageSending,
+      codeKey: config.verificationCodeKey,
+    }),
+    verificationChecks: new VerificationChecks(prisma, clock, config.verificationCodeKey),
     liveSubscriptions: liveSubscriptionsOf(deps, livePubSub, logger('live')),
   };
 }
@@ -278,6 +292,7 @@ function messageServices(
       quotas: accountQuotas,
       routes,
       senders: accountSenders,
+      textBox: new SealedBox(config.messageTextKey),
     }),
     messageDelivery: new MessageDelivery({
       prisma,
@@ -285,6 +300,7 @@ function messageServices(
       statusChanges,
       sendJobs,
       carrierSender: carrierDefaultSender(config),
+      textBox: new SealedBox(config.messageTextKey),
     }),
     carrierReports: new CarrierReports({ prisma, statusChanges, optOuts, live, logger: logger('messages') }),
     messageCancellation: new MessageCancellation({ prisma, clock, statusChanges, dispatchJobs }),
