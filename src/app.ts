@@ -189,7 +189,11 @@ function recoveryTasks({ config }: Dependencies, services: Services): RecoveryTa
       run: () => services.webhookDeliveries.recoverStalled(after),
     },
     { key: 'imports', found: 'unfinished imports', run: () => services.contactImports.recoverStalled(after) },
-    { key: 'verifications', found: 'expired verifications', run: () => services.verificationChecks.expireDue() },
+    {
+      key: 'verifications',
+      found: 'expired verifications',
+      run: () => services.verificationChecks.expireDue(),
+    },
   ];
 }
 

@@ -9,6 +9,7 @@ import { CampaignDispatchJobs } from './jobs/campaign-dispatch.job.js';
 import { ContactImportJobs } from './jobs/contact-import.job.js';
 import { MessageSendJobs } from './jobs/message-send.job.js';
 import { WebhookDeliveryJobs } from './jobs/webhook-delivery.job.js';
+import { SealedBox } from './lib/sealed-box.js';
 import { Accounts } from './modules/accounts/accounts.js';
 import { Authenticator } from './modules/accounts/authentication.js';
 import { LoginGuard } from './modules/accounts/login-guard.js';
@@ -44,13 +45,12 @@ import { DeliveryTimes } from './modules/stats/delivery-times.js';
 import { MessageStats } from './modules/stats/message-stats.js';
 import { StatsReads } from './modules/stats/stats-reads.js';
 import { Templates } from './modules/templates/templates.js';
+import { VerificationChecks } from './modules/verifications/verification-checks.js';
+import { Verifications } from './modules/verifications/verifications.js';
 import { WebhookDeliveries } from './modules/webhooks/webhook-deliveries.js';
 import { WebhookSecrets } from './modules/webhooks/webhook-secrets.js';
 import { WebhookSender } from './modules/webhooks/webhook-sender.js';
-import { VerificationChecks } from './modules/verifications/verification-checks.js';
-import { Verifications } from './modules/verifications/verifications.js';
 import { Webhooks } from './modules/webhooks/webhooks.js';
-import { SealedBox } from './lib/sealed-box.js';
 
 /**
  * The domain layer: every rule of the service lives behind these, shared by GraphQL, /v1 and the
@@ -167,14 +167,15 @@ export function createServices(deps: Dependencies): Services {
     settings: new Settings(prisma),
     ...contactServices(deps, { importJobs: jobs.importJobs, live, logger }),
     retentionSweep: retentionSweepOf(deps, logger('retention')),
-    verifications: new Verifications({
-      prisma,
-      clock,
-      sending: messages.messageSending,
-      codeKey: config.verificationCodeKey,
-    }),
-    verificationChecks: new VerificationChecks(prisma, clock, config.verificationCodeKey),
+    ...verificationServices(deps, messages.messageSending),
     liveSubscriptions: liveSubscriptionsOf(deps, livePubSub, logger('live')),
+  };
+}
+
+function verificationServices({ prisma, clock, config }: Dependencies, sending: MessageSending) {
+  return {
+    verifications: new Verifications({ prisma, clock, sending, codeKey: config.verificationCodeKey }),
+    verificationChecks: new VerificationChecks(prisma, clock, config.verificationCodeKey),
   };
 }
 

@@ -44,7 +44,10 @@ afterAll(async () => {
 });
 
 async function api(account: TestAccount, method: string, path: string, body?: unknown) {
-  const response = await t.request(method, path, { token: account.token, ...(body === undefined ? {} : { body }) });
+  const response = await t.request(method, path, {
+    token: account.token,
+    ...(body === undefined ? {} : { body }),
+  });
   answered.push(JSON.stringify(response.body));
   return response;
 }
@@ -111,19 +114,29 @@ describe('a verification', () => {
     expect(listed.body.data[0].text).toBe('O seu código de verificação é ******');
     const message = await api(account, 'GET', `/v1/messages/${read.body.message}`);
     expect(message.body.text).toBe('O seu código de verificação é ******');
-    const stored = await t.tern.deps.prisma.verification.findUniqueOrThrow({ where: { id: started.verification } });
+    const stored = await t.tern.deps.prisma.verification.findUniqueOrThrow({
+      where: { id: started.verification },
+    });
     expect(stored.codeHmac).not.toContain(code);
 
-    expect((await check(account, started.verification, wrong(code))).body).toMatchObject({ status: 'denied' });
+    expect((await check(account, started.verification, wrong(code))).body).toMatchObject({
+      status: 'denied',
+    });
     expect((await check(account, started.verification, code)).body).toEqual({
       verification: started.verification,
       status: 'approved',
       request: expect.any(String),
     });
     const event = await waitFor(async () =>
-      receiver.at('/approved').find((callback) => JSON.parse(callback.body).event === 'verification.approved'),
+      receiver
+        .at('/approved')
+        .find((callback) => JSON.parse(callback.body).event === 'verification.approved'),
     );
-    expect(JSON.parse(event.body)).toMatchObject({ verification: started.verification, to, status: 'approved' });
+    expect(JSON.parse(event.body)).toMatchObject({
+      verification: started.verification,
+      to,
+      status: 'approved',
+    });
     const approved = await api(account, 'GET', `/v1/verifications/${started.verification}`);
     expect(approved.body).toMatchObject({ status: 'approved', attempts: 2 });
     // After hand-over the sealed text is gone: the code survives nowhere in the database.
@@ -159,16 +172,23 @@ describe('a verification', () => {
 
   it('answers expired once its ttl has passed at the clock, and the sweep tells webhooks of it', async () => {
     const account = await t.createAccount();
-    await api(account, 'POST', '/v1/webhooks', { url: `${receiver.url}/expired`, events: ['verification.expired'] });
+    await api(account, 'POST', '/v1/webhooks', {
+      url: `${receiver.url}/expired`,
+      events: ['verification.expired'],
+    });
     const [first, second] = [newNumber(), newNumber()];
     const checked = await start(account, { to: first, ttl: 60 });
     const swept = await start(account, { to: second, ttl: 120 });
     const code = await codeAt(first);
     t.clock.advance(60_000);
     expect((await check(account, checked.verification, code)).body.status).toBe('expired');
-    expect((await api(account, 'GET', `/v1/verifications/${swept.verification}`)).body.status).toBe('pending');
+    expect((await api(account, 'GET', `/v1/verifications/${swept.verification}`)).body.status).toBe(
+      'pending',
+    );
     t.clock.advance(60_000);
-    expect((await api(account, 'GET', `/v1/verifications/${swept.verification}`)).body.status).toBe('expired');
+    expect((await api(account, 'GET', `/v1/verifications/${swept.verification}`)).body.status).toBe(
+      'expired',
+    );
     expect(await t.tern.services.verificationChecks.expireDue()).toBeGreaterThanOrEqual(1);
     const events = await waitFor(async () => {
       const bodies = receiver
@@ -192,7 +212,10 @@ describe('a verification', () => {
 
   it('fills the account’s template, and refuses one without {{code}}', async () => {
     const account = await t.createAccount();
-    const good = await api(account, 'POST', '/v1/templates', { name: 'otp', content: 'ACME: {{ code }} is your code' });
+    const good = await api(account, 'POST', '/v1/templates', {
+      name: 'otp',
+      content: 'ACME: {{ code }} is your code',
+    });
     const bad = await api(account, 'POST', '/v1/templates', { name: 'hello', content: 'Hello {{name}}' });
     const to = newNumber();
     await start(account, { to, template: good.body.template, code_length: 4 });
@@ -200,7 +223,10 @@ describe('a verification', () => {
     expect(code).toHaveLength(4);
     const listed = await api(account, 'GET', `/v1/messages?to=${to}`);
     expect(listed.body.data[0].text).toBe('ACME: **** is your code');
-    const refused = await api(account, 'POST', '/v1/verifications', { to: newNumber(), template: bad.body.template });
+    const refused = await api(account, 'POST', '/v1/verifications', {
+      to: newNumber(),
+      template: bad.body.template,
+    });
     expect(refused.status).toBe(422);
     expect(refused.body.error.details).toEqual([{ field: 'template', issue: 'invalid_value' }]);
   });
@@ -351,7 +377,10 @@ describe('GraphQL', () => {
       { id, code },
       account.token,
     );
-    expect(checked.body.data.checkVerification).toEqual({ __typename: 'VerificationCheck', status: 'approved' });
+    expect(checked.body.data.checkVerification).toEqual({
+      __typename: 'VerificationCheck',
+      status: 'approved',
+    });
     const read = await t.graphql(
       `query ($id: ID!) { verification(id: $id) { __typename ... on Verification { status attempts approvedAt } } }`,
       { id },

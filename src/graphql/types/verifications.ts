@@ -81,10 +81,7 @@ function addVerificationObjects(builder: Builder) {
   return { verification, check };
 }
 
-function addVerificationFields(
-  builder: Builder,
-  refs: ReturnType<typeof addVerificationObjects>,
-) {
+function addVerificationFields(builder: Builder, refs: ReturnType<typeof addVerificationObjects>) {
   const startInput = inputTypeFromZod(builder, 'StartVerificationInput', startVerificationInput, {
     template: 'ID',
   });

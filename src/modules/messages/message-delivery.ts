@@ -74,7 +74,8 @@ export interface MessageDeliveryOptions {
 
 const SEALED_TEXT_UNREADABLE = {
   code: 'sealed_text_unreadable',
-  message: 'The text for the carrier was sealed with another key than this process has (WEBHOOK_SECRET_KEY changed)',
+  message:
+    'The text for the carrier was sealed with another key than this process has (WEBHOOK_SECRET_KEY changed)',
 };
 
 /**
@@ -129,7 +130,14 @@ export class MessageDelivery {
       sealed_text: sealedText,
       ...message
     } = row;
-    const claimed = { ...message, campaignId, expiresAt, accountId, pinnedCarrier, reclaimed: previousClaim !== null };
+    const claimed = {
+      ...message,
+      campaignId,
+      expiresAt,
+      accountId,
+      pinnedCarrier,
+      reclaimed: previousClaim !== null,
+    };
     if (sealedText === null) return claimed;
     try {
       return { ...claimed, text: this.textBox.unseal(claimed.id, sealedText) };

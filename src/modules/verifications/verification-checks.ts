@@ -2,7 +2,11 @@ import { NotFoundError } from '../../errors.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import type { Clock } from '../../lib/clock.js';
 import { parseInput } from '../../lib/validation.js';
-import { verificationApprovedPayload, verificationExpiredPayload, writeEvent } from '../webhooks/webhook-events.js';
+import {
+  verificationApprovedPayload,
+  verificationExpiredPayload,
+  writeEvent,
+} from '../webhooks/webhook-events.js';
 import { codeMatches } from './verification-codes.js';
 import { checkVerificationInput } from './verification-input.js';
 
@@ -57,7 +61,10 @@ export class VerificationChecks {
       if (row.attempts >= MAX_CHECKS) return { id, status: 'max_attempts_reached' };
       const attempts = row.attempts + 1;
       if (codeMatches(this.codeKey, row.id, code, row.code_hmac)) {
-        await tx.verification.update({ where: { id }, data: { attempts, status: 'approved', approvedAt: now } });
+        await tx.verification.update({
+          where: { id },
+          data: { attempts, status: 'approved', approvedAt: now },
+        });
         await writeEvent(tx, {
           type: 'verification.approved',
           payload: verificationApprovedPayload(row, now),
@@ -94,7 +101,12 @@ export class VerificationChecks {
 }
 
 /** Its event tells when it expired, whenever the check or the sweep notices it. */
-async function expire(tx: Prisma.TransactionClient, accountId: string, row: CheckedRow, now: Date): Promise<void> {
+async function expire(
+  tx: Prisma.TransactionClient,
+  accountId: string,
+  row: CheckedRow,
+  now: Date,
+): Promise<void> {
   await tx.verification.update({ where: { id: row.id }, data: { status: 'expired' } });
   await writeEvent(tx, {
     type: 'verification.expired',

@@ -203,11 +203,17 @@ async function assertStartAllowed(tx: Tx, accountId: string, to: string, now: Da
   // Room comes back when the oldest start that counts leaves its window.
   if (lastHour.length >= STARTS_PER_HOUR) {
     const freed = lastHour[STARTS_PER_HOUR - 1]!.createdAt.getTime() + HOUR_MS;
-    throw new RateLimitedError(secondsUntil(new Date(freed), now), 'Too many verifications of this number this hour');
+    throw new RateLimitedError(
+      secondsUntil(new Date(freed), now),
+      'Too many verifications of this number this hour',
+    );
   }
   if (starts.length >= STARTS_PER_DAY) {
     const freed = starts[STARTS_PER_DAY - 1]!.createdAt.getTime() + DAY_MS;
-    throw new RateLimitedError(secondsUntil(new Date(freed), now), 'Too many verifications of this number today');
+    throw new RateLimitedError(
+      secondsUntil(new Date(freed), now),
+      'Too many verifications of this number today',
+    );
   }
 }
 

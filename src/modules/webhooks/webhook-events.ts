@@ -128,7 +128,13 @@ export function verificationApprovedPayload(
   at: Date,
 ): EventPayload<'verification.approved'> {
   const { id, to } = verification;
-  return { event: 'verification.approved', verification: id, to, status: 'approved', approved_at: at.toISOString() };
+  return {
+    event: 'verification.approved',
+    verification: id,
+    to,
+    status: 'approved',
+    approved_at: at.toISOString(),
+  };
 }
 
 export function verificationExpiredPayload(
@@ -136,7 +142,13 @@ export function verificationExpiredPayload(
   at: Date,
 ): EventPayload<'verification.expired'> {
   const { id, to } = verification;
-  return { event: 'verification.expired', verification: id, to, status: 'expired', expired_at: at.toISOString() };
+  return {
+    event: 'verification.expired',
+    verification: id,
+    to,
+    status: 'expired',
+    expired_at: at.toISOString(),
+  };
 }
 
 /**
