@@ -521,7 +521,11 @@ async function recordVerifications(
     'not_found',
     as({ params: { verification: MISSING.verification }, body: { code: '123456' } }),
   );
-  await r.refused('CheckVerification', 'validation_error', as({ params: { verification }, body: { code: '12' } }));
+  await r.refused(
+    'CheckVerification',
+    'validation_error',
+    as({ params: { verification }, body: { code: '12' } }),
+  );
   await r.ok('Verification', as({ params: { verification } }));
   await r.refused('Verification', 'not_found', as({ params: { verification: MISSING.verification } }));
   await r.refused('Verification', 'validation_error', as({ params: { verification }, ...stray }));
