@@ -1,6 +1,12 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CheckVerificationDocument,
+  StartVerificationDocument,
+  TernClient,
+  VerificationDocument,
+} from '../src/client/index.js';
 import { LoopbackSmsc, type RawSubmit } from './support/smsc.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 import { waitFor } from './support/wait.js';
@@ -388,5 +394,23 @@ describe('GraphQL', () => {
     );
     expect(read.body.data.verification).toMatchObject({ status: 'approved', attempts: 1 });
     expect(JSON.stringify([started.body, checked.body, read.body])).not.toContain(code);
+  });
+
+  it('runs the login flow of docs/verifications.md with the typed client', async () => {
+    const account = await t.createAccount();
+    const client = new TernClient({ url: `${t.url}/graphql`, token: account.token });
+    const to = newNumber();
+    const { start_verification: started } = await client.request(StartVerificationDocument, {
+      input: { to, codeLength: 6, ttl: 300 },
+    });
+    if (started.__typename !== 'Verification') throw new Error(`refused: ${JSON.stringify(started)}`);
+    const code = await codeAt(to);
+    const { check_verification: checked } = await client.request(CheckVerificationDocument, {
+      id: started.verification,
+      input: { code },
+    });
+    expect(checked).toMatchObject({ __typename: 'VerificationCheck', status: 'approved' });
+    const { verification } = await client.request(VerificationDocument, { id: started.verification });
+    expect(verification).toMatchObject({ status: 'approved', attempts: 1, sends: 1 });
   });
 });
