@@ -46,6 +46,7 @@ import { MessageStats } from './modules/stats/message-stats.js';
 import { StatsReads } from './modules/stats/stats-reads.js';
 import { Templates } from './modules/templates/templates.js';
 import { VerificationChecks } from './modules/verifications/verification-checks.js';
+import { VerificationStats } from './modules/verifications/verification-stats.js';
 import { Verifications } from './modules/verifications/verifications.js';
 import { WebhookDeliveries } from './modules/webhooks/webhook-deliveries.js';
 import { WebhookSecrets } from './modules/webhooks/webhook-secrets.js';
@@ -107,6 +108,8 @@ export interface Services {
   verifications: Verifications;
   /** Checks of one-time codes, and the expiry of those never approved. */
   verificationChecks: VerificationChecks;
+  /** Started, approved, expired and conversion of verifications by country. */
+  verificationStats: VerificationStats;
   /** Every worker's carriers, binds and circuits, shared through Redis. */
   carrierHealth: CarrierHealthBoard;
   /** Reports and replies HTTP carriers' providers call back with (POST /carriers/{name}/events). */
@@ -176,6 +179,7 @@ function verificationServices({ prisma, clock, config }: Dependencies, sending: 
   return {
     verifications: new Verifications({ prisma, clock, sending, codeKey: config.verificationCodeKey }),
     verificationChecks: new VerificationChecks(prisma, clock, config.verificationCodeKey),
+    verificationStats: new VerificationStats(prisma, clock),
   };
 }
 

@@ -367,6 +367,31 @@ describe('resends and starts per number', () => {
   });
 });
 
+describe('statistics', () => {
+  it('counts started, approved and expired, and the conversion by country', async () => {
+    const account = await t.createAccount();
+    const from = t.clock.now().toISOString();
+    const [brazil, france] = [newNumber(), '33612345699'];
+    const approved = await start(account, { to: brazil, ttl: 60 });
+    await check(account, approved.verification, await codeAt(brazil));
+    await start(account, { to: newNumber(), ttl: 60 });
+    await start(account, { to: france, ttl: 60 });
+    t.clock.advance(60_000);
+    const to = new Date(t.clock.now().getTime() + 1_000).toISOString();
+    const stats = await api(account, 'GET', `/v1/stats/verifications?from=${from}&to=${to}`);
+    expect(stats.status).toBe(200);
+    expect(stats.body).toMatchObject({ started: 3, approved: 1, expired: 2, conversion: 1 / 3 });
+    expect(stats.body.countries).toEqual([
+      { country: 'BR', started: 2, approved: 1, expired: 1, conversion: 0.5 },
+      { country: 'FR', started: 1, approved: 0, expired: 1, conversion: 0 },
+    ]);
+    const tooLong = await api(account, 'GET', `/v1/stats/verifications?from=2020-01-01T00:00:00Z&to=${to}`);
+    expect(tooLong.status).toBe(422);
+    const other = await api(await t.createAccount(), 'GET', `/v1/stats/verifications?from=${from}&to=${to}`);
+    expect(other.body).toMatchObject({ started: 0, conversion: null, countries: [] });
+  });
+});
+
 describe('GraphQL', () => {
   it('starts, reads and checks a verification', async () => {
     const account = await t.createAccount();

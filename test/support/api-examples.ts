@@ -529,6 +529,18 @@ async function recordVerifications(
   await r.ok('Verification', as({ params: { verification } }));
   await r.refused('Verification', 'not_found', as({ params: { verification: MISSING.verification } }));
   await r.refused('Verification', 'validation_error', as({ params: { verification }, ...stray }));
+  const now = t.clock.now().getTime();
+  await r.ok(
+    'VerificationStats',
+    as({
+      query: { from: new Date(now - 3_600_000).toISOString(), to: new Date(now + 60_000).toISOString() },
+    }),
+  );
+  await r.refused(
+    'VerificationStats',
+    'validation_error',
+    as({ query: { from: '2025-01-01T00:00:00Z', to: '2026-03-01T00:00:00Z' } }),
+  );
 }
 
 /** The failures of the service itself, each from a Tern put in that state. */

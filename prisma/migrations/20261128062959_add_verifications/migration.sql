@@ -27,6 +27,9 @@ CREATE TABLE "verifications" (
 CREATE INDEX "verifications_account_id_to_created_at_idx" ON "verifications"("account_id", "to", "created_at" DESC);
 
 -- CreateIndex
+CREATE INDEX "verifications_account_id_created_at_idx" ON "verifications"("account_id", "created_at");
+
+-- CreateIndex
 CREATE INDEX "verifications_status_expires_at_idx" ON "verifications"("status", "expires_at");
 
 -- CreateIndex

@@ -4,9 +4,15 @@ import {
   checkVerificationInput,
   startVerificationInput,
 } from '../../modules/verifications/verification-input.js';
+import {
+  MAX_VERIFICATION_COUNTRIES,
+  type VerificationCountryCounts,
+  type VerificationStatsAnswer,
+  verificationStatsInput,
+} from '../../modules/verifications/verification-stats.js';
 import type { VerificationView } from '../../modules/verifications/verification-view.js';
 import type { Builder } from '../builder.js';
-import { inputTypeFromZod } from '../zod-input.js';
+import { argsFromZod, inputTypeFromZod } from '../zod-input.js';
 import { idArg, inputArg, meaningsAsValues } from './args.js';
 
 const STATUS_MEANING = {
@@ -26,6 +32,59 @@ const CHECK_MEANING = {
 
 export function addVerificationTypes(builder: Builder) {
   addVerificationFields(builder, addVerificationObjects(builder));
+  addVerificationStatsField(builder);
+}
+
+const COUNTS = {
+  started: 'Verifications started in the range',
+  approved: 'Of them, approved',
+  expired: 'Of them, expired unapproved',
+} as const;
+
+function addVerificationStatsField(builder: Builder) {
+  const country = builder.objectRef<VerificationCountryCounts>('VerificationCountryStats').implement({
+    description: 'The verifications of numbers of one country',
+    fields: (t) => ({
+      country: t.exposeString('country', {
+        nullable: true,
+        description: 'ISO 3166 alpha-2 code; null for numbers of no known country',
+      }),
+      started: t.exposeInt('started', { description: COUNTS.started }),
+      approved: t.exposeInt('approved', { description: COUNTS.approved }),
+      expired: t.exposeInt('expired', { description: COUNTS.expired }),
+      conversion: t.exposeFloat('conversion', {
+        nullable: true,
+        description: 'approved / started: low where codes go to numbers nobody reads (traffic pumping)',
+      }),
+    }),
+  });
+  const stats = builder.objectRef<VerificationStatsAnswer>('VerificationStats').implement({
+    description: "An account's verifications over a range, and their conversion by country",
+    fields: (t) => ({
+      from: t.expose('from', { type: 'DateTime', description: 'Start of the range' }),
+      to: t.expose('to', { type: 'DateTime', description: 'Its end (exclusive)' }),
+      started: t.exposeInt('started', { description: COUNTS.started }),
+      approved: t.exposeInt('approved', { description: COUNTS.approved }),
+      expired: t.exposeInt('expired', { description: COUNTS.expired }),
+      conversion: t.exposeFloat('conversion', { nullable: true, description: 'approved / started' }),
+      countries: t.field({
+        type: [country],
+        description: `Most started first (at most ${MAX_VERIFICATION_COUNTRIES})`,
+        complexity: { field: MAX_VERIFICATION_COUNTRIES, multiplier: MAX_VERIFICATION_COUNTRIES },
+        resolve: (s) => s.countries,
+      }),
+    }),
+  });
+  builder.queryField('verificationStats', (t) =>
+    t.withAuth({ account: true }).field({
+      type: stats,
+      description:
+        'Verifications started in a range (at most 400 days): approved, expired, conversion by country',
+      errors: { types: [ValidationError] },
+      args: argsFromZod(t.arg, verificationStatsInput, { from: 'DateTime', to: 'DateTime' }),
+      resolve: (_root, args, { accountId, services }) => services.verificationStats.read(accountId, args),
+    }),
+  );
 }
 
 function addVerificationObjects(builder: Builder) {

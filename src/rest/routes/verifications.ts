@@ -2,6 +2,16 @@ import type { RestRoute } from '../route-table.js';
 
 export const verificationRoutes: readonly RestRoute[] = [
   {
+    method: 'GET',
+    path: '/v1/stats/verifications',
+    operation: 'VerificationStats',
+    query: { from: 'from', to: 'to' },
+    status: 200,
+    summary: 'Verification statistics',
+    description:
+      'Verifications started in a range (at most 400 days; the last 7 days by default), approved and expired, with the conversion (approved of started) by country of the number',
+  },
+  {
     method: 'POST',
     path: '/v1/verifications',
     operation: 'StartVerification',
