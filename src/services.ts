@@ -175,9 +175,9 @@ export function createServices(deps: Dependencies): Services {
   };
 }
 
-function verificationServices({ prisma, clock, config }: Dependencies, sending: MessageSending) {
+function verificationServices({ prisma, pool, clock, config }: Dependencies, sending: MessageSending) {
   return {
-    verifications: new Verifications({ prisma, clock, sending, codeKey: config.verificationCodeKey }),
+    verifications: new Verifications({ prisma, pool, clock, sending, codeKey: config.verificationCodeKey }),
     verificationChecks: new VerificationChecks(prisma, clock, config.verificationCodeKey),
     verificationStats: new VerificationStats(prisma, clock),
   };
