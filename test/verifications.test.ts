@@ -367,6 +367,47 @@ describe('resends and starts per number', () => {
   });
 });
 
+describe('a code waiting for a worker', () => {
+  it('is kept sealed in its row until a worker hands it over, then cleared', async () => {
+    const env = { CARRIER: 'smpp', SMPP_URL: smsc.url(), SMPP_RECONNECT_MS: '50' };
+    const api = await startTern({ role: 'api', env });
+    try {
+      const account = await api.createAccount();
+      const to = newNumber();
+      const started = await api.request('POST', '/v1/verifications', { token: account.token, body: { to } });
+      expect(started.status).toBe(201);
+      const read = await api.request('GET', `/v1/verifications/${started.body.verification}`, {
+        token: account.token,
+      });
+      // No worker has run: what a crash before the hand-over leaves, a queued row with its sealed text.
+      const waiting = await api.tern.deps.prisma.message.findUniqueOrThrow({
+        where: { id: read.body.message },
+      });
+      expect(waiting).toMatchObject({ status: 'queued', text: 'O seu código de verificação é ******' });
+      expect(waiting.sealedText).toMatch(/^v1\./);
+      const workers = await startTern({ role: 'worker', sharing: api, env });
+      try {
+        const code = await codeAt(to);
+        await waitFor(async () => {
+          const row = await api.tern.deps.prisma.message.findUniqueOrThrow({
+            where: { id: read.body.message },
+          });
+          return row.status !== 'queued' && row.sealedText === null ? true : null;
+        });
+        const checked = await api.request('POST', `/v1/verifications/${started.body.verification}/check`, {
+          token: account.token,
+          body: { code },
+        });
+        expect(checked.body.status).toBe('approved');
+      } finally {
+        await workers.stop();
+      }
+    } finally {
+      await api.stop();
+    }
+  });
+});
+
 describe('statistics', () => {
   it('counts started, approved and expired, and the conversion by country', async () => {
     const account = await t.createAccount();
