@@ -5,6 +5,7 @@ import {
   CheckVerificationDocument,
   StartVerificationDocument,
   TernClient,
+  TernClientError,
   VerificationDocument,
 } from '../src/client/index.js';
 import { LoopbackSmsc, type RawSubmit } from './support/smsc.js';
@@ -470,6 +471,12 @@ describe('GraphQL', () => {
       input: { to, codeLength: 6, ttl: 300 },
     });
     if (started.__typename !== 'Verification') throw new Error(`refused: ${JSON.stringify(started)}`);
+    // A resend inside the cool-down is a request error, as the guide handles it.
+    const early = await client
+      .request(StartVerificationDocument, { input: { to } })
+      .catch((error: unknown) => error);
+    expect(early).toBeInstanceOf(TernClientError);
+    expect((early as TernClientError).code).toBe('rate_limited');
     const code = await codeAt(to);
     const { check_verification: checked } = await client.request(CheckVerificationDocument, {
       id: started.verification,
