@@ -57,8 +57,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
     inputs: { allowInsecureWebhooks: deps.config.webhookAllowInsecure },
   });
   const carriers = role === 'api' ? null : createCarrierPool(deps, services);
-  const localCarriers = carriers ? () => carriers.health() : null;
-  const everyCarrier = () => services.carrierHealth.read(localCarriers);
+  const everyCarrier = () => services.carrierHealth.read(carriers ? () => carriers.health() : null);
   let stopping = false;
   const http =
     role === 'worker'
@@ -94,6 +93,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
       const missing = publicUrlMissing(deps.config, services.carrierDirectory.carriers);
       if (missing) throw new ConfigError(missing);
       services.carrierDirectory.start();
+      await services.countrySenderRules.start();
       // Listening first: a port another process holds stops this one before it takes workers or bind leases.
       const address = http ? await http.listen({ host: deps.config.host, port: deps.config.port }) : null;
       await background?.start();
@@ -105,7 +105,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
       await services.liveSubscriptions.close();
       await Promise.all([http?.close(), background?.stop()]);
       await services.carrierHealth.stop();
-      services.carrierDirectory.stop();
+      for (const poll of [services.carrierDirectory, services.countrySenderRules]) poll.stop();
       await carriers?.stop();
       await closeDependencies(deps);
     },

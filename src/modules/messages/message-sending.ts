@@ -13,6 +13,7 @@ import type { LivePublisher } from '../live/live-events.js';
 import { type OptOuts, optedOutError } from '../opt-outs/opt-outs.js';
 import type { AccountQuotas } from '../quotas/account-quotas.js';
 import type { AccountSenders } from '../senders/account-senders.js';
+import type { SenderChoice } from '../senders/sender-choice.js';
 import { type AcceptedRow, acceptanceOf, type MessageAcceptance } from './message-acceptance.js';
 import { type InsertedMessageRow, insertMessageRows, reservationsOf } from './message-rows.js';
 import { messageTiming, timingRulesOf } from './message-timing.js';
@@ -32,6 +33,7 @@ export interface MessageSendingOptions {
   live: LivePublisher;
   quotas: AccountQuotas;
   senders: AccountSenders;
+  senderChoice: SenderChoice;
 }
 
 /**
@@ -54,6 +56,7 @@ export class MessageSending {
   private readonly input: ReturnType<typeof sendInput>;
   private readonly routes: RouteCoverage;
   private readonly senders: AccountSenders;
+  private readonly senderChoice: SenderChoice;
 
   constructor(options: MessageSendingOptions) {
     ({
@@ -65,12 +68,17 @@ export class MessageSending {
       live: this.live,
       quotas: this.quotas,
       senders: this.senders,
+      senderChoice: this.senderChoice,
     } = options);
     this.input = sendInput(this.clock);
   }
 
-  /** An approved sender if it names one, a country the account may send to, then a route that covers the number. */
-  private async assertDeliverable({ accountId, to, sender }: AcceptedRow): Promise<void> {
+  /**
+   * An approved sender if it names one, a country the account may send to, a route that covers
+   * the number, then the sender it goes from (set on the message).
+   */
+  private async assertDeliverable(message: AcceptedRow): Promise<void> {
+    const { accountId, to, sender } = message;
     if (sender) await this.senders.assertApproved(accountId, sender, to);
     await this.quotas.assertDestinationAllowed(accountId, to);
     if (!(await this.routes.covers(to, accountId)))
@@ -78,6 +86,25 @@ export class MessageSending {
         [{ field: 'to', issue: 'no_route' }],
         'No route covers this destination: the operator has configured no carrier for it (the number itself may be valid); ask the operator',
       );
+    await this.chooseSender(message);
+  }
+
+  /**
+   * The sender it goes from, chosen now so that the answer shows it: its `from`, else the
+   * account's default sender or pool (docs/messages.md, Senders). None the number's country
+   * allows: 422 `no_compliant_sender`, on `from` when it named one.
+   */
+  private async chooseSender(message: AcceptedRow): Promise<void> {
+    const named = message.sender ?? null;
+    const [sender] = await this.senderChoice.choose(this.prisma, message.accountId, named, [message.to]);
+    if (sender === 'refused')
+      throw new ValidationError(
+        [{ field: named ? 'from' : 'to', issue: 'no_compliant_sender' }],
+        named
+          ? `from: ${named} cannot reach this number's country (its sender rules, or the countries the sender is approved for)`
+          : 'No sender of the account may reach this number’s country: name a `from` it allows, or ask the operator for one',
+      );
+    message.sender = sender ?? null;
   }
 
   async send(accountId: string, input: unknown, key?: string | null): Promise<MessageAcceptance> {

@@ -1,0 +1,214 @@
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import type { Clock } from '../../lib/clock.js';
+import { countryOf } from '../../lib/phone.js';
+import {
+  type CountrySenderRule,
+  type CountrySenderRules,
+  compliesWith,
+  isNumericSender,
+} from './country-sender-rules.js';
+
+// Which sender each message goes from, decided when it is accepted: its `from`, else the
+// account's default sender, else one of the account's pool (sticky per recipient) — always one
+// its destination country allows.
+
+/** How long a recipient keeps the pool sender it last got, from its last use. */
+export const STICKY_SENDER_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** No sender of the account may reach the number's country. */
+export const NO_COMPLIANT_SENDER = {
+  code: 'no_compliant_sender',
+  message: 'No sender of the account may reach this country',
+};
+
+/** A message's sender: a name or digits; null for the carrier's own; `refused` for none the country allows. */
+export type SenderOutcome = string | null | 'refused';
+
+export interface PoolSender {
+  sender: string;
+  /** The countries it is approved for; empty for every country. Senders hold no comma: the statement joins them with one. */
+  countries: string[];
+}
+
+/** What an account sends from when a message names no `from`. */
+export interface AccountSenderSetup {
+  defaultSender: string | null;
+  pool: PoolSender[];
+}
+
+/** The pool senders a country may get: the preferred ones (approved for it by name), and every one it allows. */
+interface PoolTiers {
+  preferred: string[];
+  eligible: string[];
+}
+
+type RawQueries = Pick<PrismaClient, '$queryRaw'>;
+
+/**
+ * The pool senders that may reach a country. Preferred: those approved for the country by name,
+ * else any it allows; of those, an alphanumeric one where the networks replace numbers.
+ */
+export function poolTiers(
+  pool: readonly PoolSender[],
+  country: string | null,
+  rule?: CountrySenderRule,
+): PoolTiers {
+  const eligible = pool.filter(
+    ({ sender, countries }) =>
+      (countries.length === 0 || (country !== null && countries.includes(country))) &&
+      compliesWith(rule, sender),
+  );
+  const named = eligible.filter(({ countries }) => country !== null && countries.includes(country));
+  let preferred = named.length > 0 ? named : eligible;
+  if (rule?.numericReplaced) {
+    const kept = preferred.filter(({ sender }) => !isNumericSender(sender));
+    if (kept.length > 0) preferred = kept;
+  }
+  return { preferred: preferred.map((s) => s.sender), eligible: eligible.map((s) => s.sender) };
+}
+
+/** A recipient's place in a list: the same number lands on the same sender while the list holds. */
+export function spread(recipient: string, count: number): number {
+  // FNV-1a: cheap, and even over numbers that differ in their last digits only.
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < recipient.length; index++) {
+    hash ^= recipient.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % count;
+}
+
+/** A pool choice still to be made sticky: the sender offered, and every one the recipient may keep. */
+interface PoolPick {
+  candidate: string;
+  eligible: string[];
+}
+
+/**
+ * The sender of a message without `from`, or its pool pick: the default sender where the
+ * country allows it, else the pool; `refused` when the account has senders and none reaches the
+ * country; null when it has none (the carrier's own is used, and checked at hand-over).
+ */
+export function choiceOf(
+  setup: AccountSenderSetup,
+  to: string,
+  rules: Pick<CountrySenderRules, 'ruleOf'>,
+  tiersOf: (country: string | null, rule?: CountrySenderRule) => PoolTiers,
+): string | null | 'refused' | PoolPick {
+  const country = countryOf(to);
+  const rule = rules.ruleOf(country);
+  if (setup.defaultSender && compliesWith(rule, setup.defaultSender)) return setup.defaultSender;
+  const { preferred, eligible } = tiersOf(country, rule);
+  if (eligible.length === 0) return setup.defaultSender || setup.pool.length > 0 ? 'refused' : null;
+  return { candidate: preferred[spread(to, preferred.length)]!, eligible };
+}
+
+export class SenderChoice {
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly rules: CountrySenderRules,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * The sender of each message of an account to the recipients, in their order. A `from` is
+   * kept where the country allows it; without one, pool picks are made sticky in one statement
+   * on `db` (a campaign's transaction, or the pool).
+   */
+  async choose(db: RawQueries, accountId: string, from: string | null, recipients: readonly string[]) {
+    await this.rules.ready();
+    if (from) return this.keepFrom(db, accountId, from, recipients);
+    const setup = await senderSetup(db, accountId);
+    if (!setup.defaultSender && setup.pool.length === 0) return recipients.map((): SenderOutcome => null);
+    const memo = new Map<string | null, PoolTiers>();
+    const tiersOf = (country: string | null, rule?: CountrySenderRule) => {
+      const known = memo.get(country);
+      if (known) return known;
+      const tiers = poolTiers(setup.pool, country, rule);
+      memo.set(country, tiers);
+      return tiers;
+    };
+    const choices = recipients.map((to) => choiceOf(setup, to, this.rules, tiersOf));
+    const picks = new Map<string, PoolPick>();
+    choices.forEach((choice, index) => {
+      if (typeof choice === 'object' && choice !== null) picks.set(recipients[index]!, choice);
+    });
+    const kept = picks.size > 0 ? await this.keepSticky(db, accountId, picks) : new Map<string, string>();
+    return choices.map(
+      (choice, index): SenderOutcome =>
+        typeof choice === 'object' && choice !== null ? kept.get(recipients[index]!)! : choice,
+    );
+  }
+
+  /**
+   * The sender a message of the account to a number would go from now without a `from`, and why
+   * (the operator's `routes explain`); it reads the sticky mapping without writing it.
+   */
+  async preview(accountId: string, to: string): Promise<{ sender: SenderOutcome; reason: string }> {
+    await this.rules.ready();
+    const setup = await senderSetup(this.prisma, accountId);
+    const choice = choiceOf(setup, to, this.rules, (country, rule) => poolTiers(setup.pool, country, rule));
+    if (choice === null)
+      return { sender: null, reason: 'the account has no default sender and no pool: the carrier’s own' };
+    if (choice === 'refused')
+      return {
+        sender: choice,
+        reason: 'no sender of the account may reach the country: no_compliant_sender',
+      };
+    if (typeof choice === 'string') return { sender: choice, reason: 'the account’s default sender' };
+    const [kept] = await this.prisma.$queryRaw<{ sender: string }[]>`
+      SELECT sender FROM recipient_senders WHERE account_id = ${accountId} AND recipient = ${to}
+        AND last_used_at > ${new Date(this.clock.now().getTime() - STICKY_SENDER_MS)}`;
+    if (kept && choice.eligible.includes(kept.sender))
+      return { sender: kept.sender, reason: 'the pool sender this number last got (sticky for 30 days)' };
+    return { sender: choice.candidate, reason: 'a pool sender the country allows, for this number' };
+  }
+
+  /**
+   * A named sender, where it is still approved for the recipient's country (a campaign's can
+   * have been removed since it was created) and the country's rule allows it.
+   */
+  private async keepFrom(db: RawQueries, accountId: string, from: string, recipients: readonly string[]) {
+    const [approved] = await db.$queryRaw<{ countries: string[] }[]>`
+      SELECT countries FROM account_senders WHERE account_id = ${accountId} AND sender = ${from}`;
+    return recipients.map((to): SenderOutcome => {
+      const country = countryOf(to);
+      const approvedThere =
+        approved !== undefined &&
+        (approved.countries.length === 0 || (country !== null && approved.countries.includes(country)));
+      return approvedThere && this.rules.allows(from, country) ? from : 'refused';
+    });
+  }
+
+  /**
+   * One upsert for every recipient: a recipient whose mapping is recent (used within 30 days) and
+   * whose sender is still one it may get keeps it, any other takes the pick. Its row lock makes
+   * concurrent sends to one recipient agree.
+   */
+  private async keepSticky(db: RawQueries, accountId: string, picks: Map<string, PoolPick>) {
+    const now = this.clock.now();
+    const recipients = [...picks.keys()];
+    const rows = await db.$queryRaw<{ recipient: string; sender: string }[]>`
+      WITH v AS (
+        SELECT * FROM unnest(${recipients}::text[], ${recipients.map((to) => picks.get(to)!.candidate)}::text[],
+          ${recipients.map((to) => picks.get(to)!.eligible.join(','))}::text[]) AS v(recipient, candidate, eligible))
+      INSERT INTO recipient_senders AS r (account_id, recipient, sender, last_used_at)
+      SELECT ${accountId}, v.recipient, v.candidate, ${now} FROM v
+      ON CONFLICT (account_id, recipient) DO UPDATE SET
+        sender = CASE WHEN r.last_used_at > ${new Date(now.getTime() - STICKY_SENDER_MS)}
+          AND r.sender = ANY (string_to_array((SELECT eligible FROM v WHERE v.recipient = EXCLUDED.recipient), ','))
+          THEN r.sender ELSE EXCLUDED.sender END,
+        last_used_at = EXCLUDED.last_used_at
+      RETURNING r.recipient, r.sender`;
+    return new Map(rows.map((row) => [row.recipient, row.sender]));
+  }
+}
+
+/** The account's default sender and its pool, in one read. */
+async function senderSetup(db: RawQueries, accountId: string): Promise<AccountSenderSetup> {
+  const [row] = await db.$queryRaw<{ default_sender: string | null; pool: PoolSender[] }[]>(Prisma.sql`
+    SELECT (SELECT default_sender FROM account_settings WHERE account_id = ${accountId}) AS default_sender,
+      COALESCE((SELECT json_agg(json_build_object('sender', sender, 'countries', countries) ORDER BY sender)
+        FROM account_senders WHERE account_id = ${accountId} AND pool), '[]') AS pool`);
+  return { defaultSender: row?.default_sender ?? null, pool: row?.pool ?? [] };
+}
