@@ -156,6 +156,20 @@ describe('a sender pool', () => {
 });
 
 describe('the countries’ sender rules', () => {
+  it('give a pool’s number where the networks replace names, and its name where they replace numbers', async () => {
+    const account = await accountWithPool(['447700900001', 'ACME']);
+    const brazil = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => senderOf(account, `55119876543${i}`)),
+    );
+    expect(new Set(brazil)).toEqual(new Set(['447700900001']));
+    const india = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => senderOf(account, `91981234567${i}`)),
+    );
+    expect(new Set(india)).toEqual(new Set(['ACME']));
+    // A name still reaches Brazil when it is the one named.
+    expect((await send(account, { to: '5511987654329', from: 'ACME' })).status).toBe(202);
+  });
+
   it('refuses an alphanumeric from to a US number, and takes the pool’s number instead of a default name', async () => {
     const account = await t.createAccount();
     await approve(account, 'ACME');
@@ -210,7 +224,7 @@ describe('the countries’ sender rules', () => {
 
     const bad = await cli('countries', 'senders', '--country', 'IE', '--alphanumeric', 'sometimes');
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/allowed, refused or required/);
+    expect(bad.stderr).toMatch(/allowed, replaced, refused or required/);
     const unknown = await cli('countries', 'senders', '--country', 'XX', '--alphanumeric', 'refused');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/country/);

@@ -9,7 +9,7 @@ function printRule(rule: CountrySenderRule): void {
   print({ country: rule.country, alphanumeric: rule.alphanumeric, numeric_replaced: rule.numericReplaced });
 }
 
-const ALPHANUMERIC = ['allowed', 'refused', 'required'];
+const ALPHANUMERIC = ['allowed', 'replaced', 'refused', 'required'];
 
 export const SENDER_GROUPS: Record<string, Group> = {
   countries: {
@@ -18,7 +18,7 @@ export const SENDER_GROUPS: Record<string, Group> = {
       senders: {
         summary: 'list the countries’ sender rules, or set one country’s',
         synopsis:
-          '(--list | --country CC [--alphanumeric allowed|refused|required] [--numeric-replaced yes|no])',
+          '(--list | --country CC [--alphanumeric allowed|replaced|refused|required] [--numeric-replaced yes|no])',
         options: {
           list: { type: 'boolean' },
           country: { type: 'string' },
@@ -28,7 +28,8 @@ export const SENDER_GROUPS: Record<string, Group> = {
         required: [],
         details: [
           'CC is an ISO 3166 alpha-2 code. --alphanumeric refused: a sender of letters (ACME) cannot reach the',
-          'country, a number must; required: a number cannot, a name must; allowed: either (a country without a',
+          'country, a number must; required: a number cannot, a name must; replaced: a name reaches with the',
+          "network's sender in its place, so a pool prefers a number there; allowed: either (a country without a",
           'rule). --numeric-replaced yes: its networks replace a numeric sender by their own, so a pool prefers a name',
           'there. An option left out keeps its value; --country alone shows the rule. Tern ships rules for the',
           'countries public providers list (US, CA, CN, …); every process applies a change within a second. A',
@@ -52,7 +53,7 @@ async function countrySenders(services: Services, values: Values): Promise<void>
     throw new UsageError('countries senders takes --list, or --country CC and the rule to set');
   const alphanumeric = values.alphanumeric;
   if (alphanumeric !== undefined && !ALPHANUMERIC.includes(String(alphanumeric)))
-    throw new UsageError('--alphanumeric takes allowed, refused or required');
+    throw new UsageError('--alphanumeric takes allowed, replaced, refused or required');
   const replaced = values['numeric-replaced'];
   if (replaced !== undefined && replaced !== 'yes' && replaced !== 'no')
     throw new UsageError('--numeric-replaced takes yes or no');

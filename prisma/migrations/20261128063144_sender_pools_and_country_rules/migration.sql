@@ -1,5 +1,5 @@
 -- CreateEnum
-CREATE TYPE "AlphanumericSenderRule" AS ENUM ('allowed', 'refused', 'required');
+CREATE TYPE "AlphanumericSenderRule" AS ENUM ('allowed', 'replaced', 'refused', 'required');
 
 -- AlterTable
 ALTER TABLE "campaigns" ADD COLUMN     "sender" TEXT;
@@ -31,15 +31,19 @@ ALTER TABLE "recipient_senders" ADD CONSTRAINT "recipient_senders_account_id_fke
 
 -- The shipped country sender rules, after the country lists of public SMS providers (Twilio's
 -- alphanumeric sender ID support, AWS End User Messaging's supported countries) as of 2026-11.
--- Alphanumeric senders do not reach these countries: the networks take numbers (or short codes) only.
+-- Alphanumeric senders do not reach these countries: the networks take numbers only.
 INSERT INTO "country_sender_rules" ("country", "alphanumeric") VALUES
   ('US', 'refused'), ('CA', 'refused'), ('PR', 'refused'), ('GU', 'refused'), ('VI', 'refused'),
-  ('CN', 'refused'), ('AR', 'refused'), ('BR', 'refused'), ('CL', 'refused'), ('CO', 'refused'),
-  ('CR', 'refused'), ('DO', 'refused'), ('EC', 'refused'), ('PE', 'refused'), ('UY', 'refused'),
-  ('VE', 'refused');
+  ('CN', 'refused');
+-- Alphanumeric senders reach these, but the networks replace them (by a short code or a number
+-- of their own): a pool gives a number there when it has one.
+INSERT INTO "country_sender_rules" ("country", "alphanumeric") VALUES
+  ('AR', 'replaced'), ('BR', 'replaced'), ('CL', 'replaced'), ('CO', 'replaced'), ('CR', 'replaced'),
+  ('DO', 'replaced'), ('EC', 'replaced'), ('PE', 'replaced'), ('UY', 'replaced'), ('VE', 'replaced');
 -- Numeric senders are refused: a registered alphanumeric one is needed.
 INSERT INTO "country_sender_rules" ("country", "alphanumeric") VALUES
   ('AE', 'required'), ('SA', 'required');
--- Both reach, but the networks replace a numeric sender by one of their own.
+-- Both reach, but the networks replace a numeric sender by one of their own: a pool gives a name
+-- there when it has one.
 INSERT INTO "country_sender_rules" ("country", "alphanumeric", "numeric_replaced") VALUES
   ('AO', 'allowed', true), ('IN', 'allowed', true), ('FR', 'allowed', true);

@@ -8,11 +8,15 @@ import { issue, parseInput } from '../../lib/validation.js';
 // memory and read again every few seconds, so that choosing a sender reads nothing per message and
 // an operator's change reaches every process within one poll (as carriers and routes do).
 
-export type AlphanumericRule = 'allowed' | 'refused' | 'required';
+export type AlphanumericRule = 'allowed' | 'replaced' | 'refused' | 'required';
 
 export interface CountrySenderRule {
   country: string;
-  /** Whether an alphanumeric sender may reach the country (`refused`), or must be used (`required`). */
+  /**
+   * What becomes of an alphanumeric sender there: it reaches as sent (`allowed`), reaches with
+   * the network's own sender in its place (`replaced`), does not reach (`refused`), or is the only
+   * kind that reaches (`required`: numbers are refused).
+   */
   alphanumeric: AlphanumericRule;
   /** Its networks replace a numeric sender by one of their own. */
   numericReplaced: boolean;
@@ -26,7 +30,7 @@ export const setCountryRuleInput = z.strictObject({
     .string()
     .transform((code) => code.trim().toUpperCase())
     .refine(isKnownCountry, issue('invalid_value', 'an ISO 3166 alpha-2 code, e.g. US')),
-  alphanumeric: z.enum(['allowed', 'refused', 'required']).optional(),
+  alphanumeric: z.enum(['allowed', 'replaced', 'refused', 'required']).optional(),
   numericReplaced: z.boolean().optional(),
 });
 
@@ -35,12 +39,12 @@ export function isNumericSender(sender: string): boolean {
   return /^[0-9]+$/.test(sender);
 }
 
-/** Whether a sender may reach a country under its rule. */
+/** Whether a sender may reach a country under its rule (replaced on the way or not). */
 export function compliesWith(
   rule: Pick<CountrySenderRule, 'alphanumeric'> | undefined,
   sender: string,
 ): boolean {
-  if (!rule || rule.alphanumeric === 'allowed') return true;
+  if (!rule || rule.alphanumeric === 'allowed' || rule.alphanumeric === 'replaced') return true;
   return isNumericSender(sender) === (rule.alphanumeric === 'refused');
 }
 

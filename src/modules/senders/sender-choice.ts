@@ -46,7 +46,7 @@ type RawQueries = Pick<PrismaClient, '$queryRaw'>;
 
 /**
  * The pool senders that may reach a country. Preferred: those approved for the country by name,
- * else any it allows; of those, an alphanumeric one where the networks replace numbers.
+ * else any it allows; of those, the kind its networks do not replace when it has one of each.
  */
 export function poolTiers(
   pool: readonly PoolSender[],
@@ -60,8 +60,10 @@ export function poolTiers(
   );
   const named = eligible.filter(({ countries }) => country !== null && countries.includes(country));
   let preferred = named.length > 0 ? named : eligible;
-  if (rule?.numericReplaced) {
-    const kept = preferred.filter(({ sender }) => !isNumericSender(sender));
+  // Where the networks replace one kind, the other reaches as sent.
+  const replaced = rule?.alphanumeric === 'replaced' ? false : rule?.numericReplaced ? true : null;
+  if (replaced !== null) {
+    const kept = preferred.filter(({ sender }) => isNumericSender(sender) !== replaced);
     if (kept.length > 0) preferred = kept;
   }
   return { preferred: preferred.map((s) => s.sender), eligible: eligible.map((s) => s.sender) };
