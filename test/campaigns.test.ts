@@ -91,6 +91,7 @@ describe('POST /v1/campaigns', () => {
       send_at: null,
       send_window: null,
       validity: null,
+      from: null,
       status: 'scheduled',
       paused_reason: null,
       created_at: response.body.created_at,

@@ -198,7 +198,10 @@ describe('the countries’ sender rules', () => {
     ).toBe(0);
   });
 
-  it('are listed and changed with the CLI, and applied at once by the process that changed them', async () => {
+  // Nine CLI processes, each a cold start.
+  it('are listed and changed with the CLI, and applied at once by the process that changed them', {
+    timeout: 120_000,
+  }, async () => {
     const listed = await cli('countries', 'senders', '--list');
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.lines).toContainEqual({ country: 'US', alphanumeric: 'refused', numeric_replaced: false });
@@ -252,7 +255,9 @@ describe('the countries’ sender rules', () => {
     }
   });
 
-  it('routes explain tells the sender an account’s message to a number would go from', async () => {
+  it('routes explain tells the sender an account’s message to a number would go from', {
+    timeout: 60_000,
+  }, async () => {
     const account = await accountWithPool();
     const first = await senderOf(account, '447700933333');
     const explained = await cli('routes', 'explain', '--to', '+447700933333', '--account', account.email);

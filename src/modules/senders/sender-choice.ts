@@ -1,4 +1,4 @@
-import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { Clock } from '../../lib/clock.js';
 import { countryOf } from '../../lib/phone.js';
 import {
@@ -105,6 +105,18 @@ export function choiceOf(
   return { candidate: preferred[spread(to, preferred.length)]!, eligible };
 }
 
+/** One message's sender to choose: its account, the `from` it names (or null), its recipient. */
+export interface SenderRequest {
+  accountId: string;
+  from: string | null;
+  to: string;
+}
+
+const NO_SENDERS: AccountSenderSetup = { defaultSender: null, pool: [] };
+
+/** A key of an account and a recipient or sender; NUL is in neither. */
+const keyOf = (accountId: string, value: string) => `${accountId}\u0000${value}`;
+
 export class SenderChoice {
   constructor(
     private readonly prisma: PrismaClient,
@@ -112,34 +124,70 @@ export class SenderChoice {
     private readonly clock: Clock,
   ) {}
 
-  /**
-   * The sender of each message of an account to the recipients, in their order. A `from` is
-   * kept where the country allows it; without one, pool picks are made sticky in one statement
-   * on `db` (a campaign's transaction, or the pool).
-   */
-  async choose(db: RawQueries, accountId: string, from: string | null, recipients: readonly string[]) {
-    await this.rules.ready();
-    if (from) return this.keepFrom(db, accountId, from, recipients);
-    const setup = await senderSetup(db, accountId);
-    if (!setup.defaultSender && setup.pool.length === 0) return recipients.map((): SenderOutcome => null);
-    const memo = new Map<string | null, PoolTiers>();
-    const tiersOf = (country: string | null, rule?: CountrySenderRule) => {
-      const known = memo.get(country);
-      if (known) return known;
-      const tiers = poolTiers(setup.pool, country, rule);
-      memo.set(country, tiers);
-      return tiers;
-    };
-    const choices = recipients.map((to) => choiceOf(setup, to, this.rules, tiersOf));
-    const picks = new Map<string, PoolPick>();
-    choices.forEach((choice, index) => {
-      if (typeof choice === 'object' && choice !== null) picks.set(recipients[index]!, choice);
-    });
-    const kept = picks.size > 0 ? await this.keepSticky(db, accountId, picks) : new Map<string, string>();
-    return choices.map(
-      (choice, index): SenderOutcome =>
-        typeof choice === 'object' && choice !== null ? kept.get(recipients[index]!)! : choice,
+  /** The sender of each message of an account to the recipients, in their order (a campaign's batch). */
+  choose(db: RawQueries, accountId: string, from: string | null, recipients: readonly string[]) {
+    return this.chooseAll(
+      db,
+      recipients.map((to) => ({ accountId, from, to })),
     );
+  }
+
+  /**
+   * The sender of each message, in their order, whatever their accounts: a `from` kept where it
+   * is still approved for the country and the country's rule allows it; without one, the
+   * default sender or a pool pick, made sticky in one statement on `db`. At most three
+   * statements for the whole batch (named senders, the accounts' senders, the sticky upsert).
+   */
+  async chooseAll(db: RawQueries, requests: readonly SenderRequest[]): Promise<SenderOutcome[]> {
+    await this.rules.ready();
+    const named = requests.filter((request) => request.from !== null);
+    const unnamed = [...new Set(requests.filter((request) => request.from === null).map((r) => r.accountId))];
+    const [approved, setups] = await Promise.all([
+      named.length > 0 ? approvedCountries(db, named) : new Map<string, string[]>(),
+      unnamed.length > 0 ? senderSetups(db, unnamed) : new Map<string, AccountSenderSetup>(),
+    ]);
+    const memo = new Map<string, PoolTiers>();
+    const choices = requests.map((request) => {
+      if (request.from !== null)
+        return this.namedOutcome(approved, request as SenderRequest & { from: string });
+      const setup = setups.get(request.accountId) ?? NO_SENDERS;
+      return choiceOf(setup, request.to, this.rules, (country, rule) => {
+        const key = keyOf(request.accountId, country ?? '');
+        const known = memo.get(key);
+        if (known) return known;
+        const tiers = poolTiers(setup.pool, country, rule);
+        memo.set(key, tiers);
+        return tiers;
+      });
+    });
+    const picks = new Map<string, PoolPick & { accountId: string; to: string }>();
+    choices.forEach((choice, index) => {
+      const { accountId, to } = requests[index]!;
+      if (typeof choice === 'object' && choice !== null)
+        picks.set(keyOf(accountId, to), { ...choice, accountId, to });
+    });
+    const kept = picks.size > 0 ? await this.keepSticky(db, [...picks.values()]) : new Map<string, string>();
+    return choices.map((choice, index): SenderOutcome => {
+      if (typeof choice !== 'object' || choice === null) return choice;
+      const { accountId, to } = requests[index]!;
+      return kept.get(keyOf(accountId, to))!;
+    });
+  }
+
+  /**
+   * A named sender, where it is still approved for the recipient's country (a campaign's can
+   * have been removed since it was created) and the country's rule allows it.
+   */
+  private namedOutcome(
+    approved: Map<string, string[]>,
+    { accountId, from, to }: SenderRequest & { from: string },
+  ) {
+    const countries = approved.get(keyOf(accountId, from));
+    const country = countryOf(to);
+    const approvedThere =
+      countries !== undefined &&
+      (countries.length === 0 || (country !== null && countries.includes(country)));
+    return approvedThere && this.rules.allows(from, country) ? from : 'refused';
   }
 
   /**
@@ -148,7 +196,7 @@ export class SenderChoice {
    */
   async preview(accountId: string, to: string): Promise<{ sender: SenderOutcome; reason: string }> {
     await this.rules.ready();
-    const setup = await senderSetup(this.prisma, accountId);
+    const setup = (await senderSetups(this.prisma, [accountId])).get(accountId) ?? NO_SENDERS;
     const choice = choiceOf(setup, to, this.rules, (country, rule) => poolTiers(setup.pool, country, rule));
     if (choice === null)
       return { sender: null, reason: 'the account has no default sender and no pool: the carrier’s own' };
@@ -167,50 +215,52 @@ export class SenderChoice {
   }
 
   /**
-   * A named sender, where it is still approved for the recipient's country (a campaign's can
-   * have been removed since it was created) and the country's rule allows it.
-   */
-  private async keepFrom(db: RawQueries, accountId: string, from: string, recipients: readonly string[]) {
-    const [approved] = await db.$queryRaw<{ countries: string[] }[]>`
-      SELECT countries FROM account_senders WHERE account_id = ${accountId} AND sender = ${from}`;
-    return recipients.map((to): SenderOutcome => {
-      const country = countryOf(to);
-      const approvedThere =
-        approved !== undefined &&
-        (approved.countries.length === 0 || (country !== null && approved.countries.includes(country)));
-      return approvedThere && this.rules.allows(from, country) ? from : 'refused';
-    });
-  }
-
-  /**
    * One upsert for every recipient: a recipient whose mapping is recent (used within 30 days) and
    * whose sender is still one it may get keeps it, any other takes the pick. Its row lock makes
    * concurrent sends to one recipient agree.
    */
-  private async keepSticky(db: RawQueries, accountId: string, picks: Map<string, PoolPick>) {
+  private async keepSticky(db: RawQueries, picks: (PoolPick & { accountId: string; to: string })[]) {
     const now = this.clock.now();
-    const recipients = [...picks.keys()];
-    const rows = await db.$queryRaw<{ recipient: string; sender: string }[]>`
+    const rows = await db.$queryRaw<{ account_id: string; recipient: string; sender: string }[]>`
       WITH v AS (
-        SELECT * FROM unnest(${recipients}::text[], ${recipients.map((to) => picks.get(to)!.candidate)}::text[],
-          ${recipients.map((to) => picks.get(to)!.eligible.join(','))}::text[]) AS v(recipient, candidate, eligible))
+        SELECT * FROM unnest(${picks.map((p) => p.accountId)}::text[], ${picks.map((p) => p.to)}::text[],
+          ${picks.map((p) => p.candidate)}::text[], ${picks.map((p) => p.eligible.join(','))}::text[])
+          AS v(account_id, recipient, candidate, eligible))
       INSERT INTO recipient_senders AS r (account_id, recipient, sender, last_used_at)
-      SELECT ${accountId}, v.recipient, v.candidate, ${now} FROM v
+      SELECT v.account_id, v.recipient, v.candidate, ${now} FROM v
       ON CONFLICT (account_id, recipient) DO UPDATE SET
         sender = CASE WHEN r.last_used_at > ${new Date(now.getTime() - STICKY_SENDER_MS)}
-          AND r.sender = ANY (string_to_array((SELECT eligible FROM v WHERE v.recipient = EXCLUDED.recipient), ','))
+          AND r.sender = ANY (string_to_array((SELECT eligible FROM v
+            WHERE v.account_id = EXCLUDED.account_id AND v.recipient = EXCLUDED.recipient), ','))
           THEN r.sender ELSE EXCLUDED.sender END,
         last_used_at = EXCLUDED.last_used_at
-      RETURNING r.recipient, r.sender`;
-    return new Map(rows.map((row) => [row.recipient, row.sender]));
+      RETURNING r.account_id, r.recipient, r.sender`;
+    return new Map(rows.map((row) => [keyOf(row.account_id, row.recipient), row.sender]));
   }
 }
 
-/** The account's default sender and its pool, in one read. */
-async function senderSetup(db: RawQueries, accountId: string): Promise<AccountSenderSetup> {
-  const [row] = await db.$queryRaw<{ default_sender: string | null; pool: PoolSender[] }[]>(Prisma.sql`
-    SELECT (SELECT default_sender FROM account_settings WHERE account_id = ${accountId}) AS default_sender,
-      COALESCE((SELECT json_agg(json_build_object('sender', sender, 'countries', countries) ORDER BY sender)
-        FROM account_senders WHERE account_id = ${accountId} AND pool), '[]') AS pool`);
-  return { defaultSender: row?.default_sender ?? null, pool: row?.pool ?? [] };
+/** The countries each named sender is approved for (empty: every one), by account and sender; absent: not approved. */
+async function approvedCountries(db: RawQueries, named: readonly SenderRequest[]) {
+  const rows = await db.$queryRaw<{ account_id: string; sender: string; countries: string[] }[]>`
+    SELECT account_id, sender, countries FROM account_senders
+    WHERE (account_id, sender) IN (
+      SELECT * FROM unnest(${named.map((r) => r.accountId)}::text[], ${named.map((r) => r.from)}::text[]))`;
+  return new Map(rows.map((row) => [keyOf(row.account_id, row.sender), row.countries]));
+}
+
+/** Each account's default sender and pool, in one read. */
+async function senderSetups(db: RawQueries, accountIds: readonly string[]) {
+  const rows = await db.$queryRaw<
+    { account_id: string; default_sender: string | null; pool: PoolSender[] }[]
+  >`
+    SELECT a.id AS account_id, s.default_sender,
+      COALESCE((SELECT json_agg(json_build_object('sender', p.sender, 'countries', p.countries) ORDER BY p.sender)
+        FROM account_senders p WHERE p.account_id = a.id AND p.pool), '[]') AS pool
+    FROM unnest(${accountIds}::text[]) AS a(id) LEFT JOIN account_settings s ON s.account_id = a.id`;
+  return new Map(
+    rows.map((row): [string, AccountSenderSetup] => [
+      row.account_id,
+      { defaultSender: row.default_sender, pool: row.pool },
+    ]),
+  );
 }
