@@ -53,20 +53,22 @@ export function poolTiers(
   country: string | null,
   rule?: CountrySenderRule,
 ): PoolTiers {
-  const eligible = pool.filter(
-    ({ sender, countries }) =>
-      (countries.length === 0 || (country !== null && countries.includes(country))) &&
-      compliesWith(rule, sender),
-  );
-  const named = eligible.filter(({ countries }) => country !== null && countries.includes(country));
-  let preferred = named.length > 0 ? named : eligible;
+  // One pass, no intermediate arrays: it runs for each message a single send accepts.
+  const eligible: string[] = [];
+  const named: string[] = [];
+  for (const { sender, countries } of pool) {
+    const forCountry = country !== null && countries.length > 0 && countries.includes(country);
+    if ((countries.length === 0 || forCountry) && compliesWith(rule, sender)) {
+      eligible.push(sender);
+      if (forCountry) named.push(sender);
+    }
+  }
+  const preferred = named.length > 0 ? named : eligible;
   // Where the networks replace one kind, the other reaches as sent.
   const replaced = rule?.alphanumeric === 'replaced' ? false : rule?.numericReplaced ? true : null;
-  if (replaced !== null) {
-    const kept = preferred.filter(({ sender }) => isNumericSender(sender) !== replaced);
-    if (kept.length > 0) preferred = kept;
-  }
-  return { preferred: preferred.map((s) => s.sender), eligible: eligible.map((s) => s.sender) };
+  if (replaced === null) return { preferred, eligible };
+  const kept = preferred.filter((sender) => isNumericSender(sender) !== replaced);
+  return { preferred: kept.length > 0 ? kept : preferred, eligible };
 }
 
 /** A recipient's place in a list: the same number lands on the same sender while the list holds. */
