@@ -32,7 +32,7 @@ export interface NewMessageRow {
   releaseAt: Date | null;
   /** Seconds from its release (or acceptance) until it expires; null: the account's message_validity. */
   validitySeconds: number | null;
-  /** The approved sender the send named (`from`); null or left out: chosen as it is claimed. */
+  /** The sender chosen at acceptance (senders/sender-choice.ts); null or left out: the carrier's, set as it is claimed. */
   sender?: string | null;
 }
 
