@@ -71,8 +71,7 @@ export async function createTern(deps: Dependencies, role: Role): Promise<Tern> 
   const api = role === 'worker' ? null : await loadApiLayers(deps);
   const schema = api?.schema ?? null;
   const carriers = role === 'api' ? null : createCarrierPool(deps, services);
-  const localCarriers = carriers ? () => carriers.health() : null;
-  const everyCarrier = () => services.carrierHealth.read(localCarriers);
+  const everyCarrier = () => services.carrierHealth.read(carriers ? () => carriers.health() : null);
   let stopping = false;
   const http = api
     ? api.createHttpServer({
@@ -107,6 +106,7 @@ export async function createTern(deps: Dependencies, role: Role): Promise<Tern> 
       const missing = publicUrlMissing(deps.config, services.carrierDirectory.carriers);
       if (missing) throw new ConfigError(missing);
       services.carrierDirectory.start();
+      await services.countrySenderRules.start();
       // Listening first: a port another process holds stops this one before it takes workers or bind leases.
       const address = http ? await http.listen({ host: deps.config.host, port: deps.config.port }) : null;
       await background?.start();
@@ -118,7 +118,7 @@ export async function createTern(deps: Dependencies, role: Role): Promise<Tern> 
       await services.liveSubscriptions.close();
       await Promise.all([http?.close(), background?.stop()]);
       await services.carrierHealth.stop();
-      services.carrierDirectory.stop();
+      for (const poll of [services.carrierDirectory, services.countrySenderRules]) poll.stop();
       await carriers?.stop();
       await closeDependencies(deps);
     },
