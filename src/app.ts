@@ -7,9 +7,7 @@ import type { Role } from './config.js';
 import { readDatabaseTimeZones } from './db/time-zones.js';
 import type { Dependencies } from './deps.js';
 import { closeDependencies } from './deps.js';
-import { createSchema } from './graphql/schema.js';
 import { healthDetail, Readiness } from './http/health.js';
-import { createHttpServer } from './http/server.js';
 import { type QueueKey, queueList } from './jobs/queues.js';
 import { type RecoveryTask, startRecovery } from './jobs/recovery.js';
 import { type RunningWorkers, startWorkers } from './jobs/workers.js';
@@ -38,7 +36,8 @@ const WEBHOOK_DISPATCH_POLL_MS = 100;
 export interface Tern {
   deps: Dependencies;
   services: Services;
-  schema: GraphQLSchema;
+  /** The GraphQL schema of a process that serves the API; null in a worker-only process. */
+  schema: GraphQLSchema | null;
   http: FastifyInstance | null;
   /** The carriers of the worker role; null in an API-only process. */
   carriers: CarrierPool | null;
@@ -50,27 +49,40 @@ export interface Tern {
   stop(): Promise<void>;
 }
 
-export function createTern(deps: Dependencies, role: Role): Tern {
-  const services = createServices(deps);
+/**
+ * The GraphQL schema and the HTTP server's maker, loaded only by a process that serves the API:
+ * loading Yoga and Fastify and building the schema cost a worker-only process about a second of
+ * CPU at each start.
+ */
+async function loadApiLayers(deps: Dependencies) {
+  const [{ createSchema }, { createHttpServer }] = await Promise.all([
+    import('./graphql/schema.js'),
+    import('./http/server.js'),
+  ]);
   const schema = createSchema({
     strictQueries: deps.config.env !== 'production',
     inputs: { allowInsecureWebhooks: deps.config.webhookAllowInsecure },
   });
+  return { schema, createHttpServer };
+}
+
+export async function createTern(deps: Dependencies, role: Role): Promise<Tern> {
+  const services = createServices(deps);
+  const api = role === 'worker' ? null : await loadApiLayers(deps);
+  const schema = api?.schema ?? null;
   const carriers = role === 'api' ? null : createCarrierPool(deps, services);
-  const localCarriers = carriers ? () => carriers.health() : null;
-  const everyCarrier = () => services.carrierHealth.read(localCarriers);
+  const everyCarrier = () => services.carrierHealth.read(carriers ? () => carriers.health() : null);
   let stopping = false;
-  const http =
-    role === 'worker'
-      ? null
-      : createHttpServer({
-          deps,
-          services,
-          schema,
-          carriers: everyCarrier,
-          readiness: new Readiness(deps, () => stopping),
-          shuttingDown: () => stopping,
-        });
+  const http = api
+    ? api.createHttpServer({
+        deps,
+        services,
+        schema: api.schema,
+        carriers: everyCarrier,
+        readiness: new Readiness(deps, () => stopping),
+        shuttingDown: () => stopping,
+      })
+    : null;
   const background = carriers ? new BackgroundWork(deps, services, carriers) : null;
 
   return {
@@ -94,6 +106,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
       const missing = publicUrlMissing(deps.config, services.carrierDirectory.carriers);
       if (missing) throw new ConfigError(missing);
       services.carrierDirectory.start();
+      await services.countrySenderRules.start();
       // Listening first: a port another process holds stops this one before it takes workers or bind leases.
       const address = http ? await http.listen({ host: deps.config.host, port: deps.config.port }) : null;
       await background?.start();
@@ -105,7 +118,7 @@ export function createTern(deps: Dependencies, role: Role): Tern {
       await services.liveSubscriptions.close();
       await Promise.all([http?.close(), background?.stop()]);
       await services.carrierHealth.stop();
-      services.carrierDirectory.stop();
+      for (const poll of [services.carrierDirectory, services.countrySenderRules]) poll.stop();
       await carriers?.stop();
       await closeDependencies(deps);
     },

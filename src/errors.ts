@@ -133,6 +133,8 @@ export const ISSUES = {
   sender_not_allowed:
     'A `from` the operator did not approve for the account, or approved for other countries than the number’s',
   no_route: 'No route of the operator covers the number: no carrier would take it',
+  no_compliant_sender:
+    'No sender the message could go from may reach the number’s country: its `from`, or else the account’s default sender and pool, are of a kind the country refuses (alphanumeric to the US, say)',
   range_too_long: 'A statistics range longer than 400 days, or one whose `to` is not after its `from`',
   too_many_buckets:
     'A statistics range that would answer more than 1,000 buckets: ask for a shorter range or a longer interval',

@@ -57,7 +57,7 @@ async function superviseProcesses(plan: ClusterPlan, config: Config, logger: Log
 
 async function runProcess(role: Role, config: Config, logger: Logger): Promise<void> {
   const deps = createDependencies(config, { logger });
-  const tern = createTern(deps, role);
+  const tern = await createTern(deps, role);
   let metrics: MetricsServer | null = null;
   if (cluster.isWorker) {
     // Answers the supervisor's requests for this process's series.

@@ -39,6 +39,8 @@ import { OptOuts } from './modules/opt-outs/opt-outs.js';
 import { AccountQuotas } from './modules/quotas/account-quotas.js';
 import { RetentionSweep } from './modules/retention/retention-sweep.js';
 import { AccountSenders } from './modules/senders/account-senders.js';
+import { CountrySenderRules } from './modules/senders/country-sender-rules.js';
+import { SenderChoice } from './modules/senders/sender-choice.js';
 import { Settings } from './modules/settings/settings.js';
 import { CarrierActivityReport } from './modules/stats/carrier-activity.js';
 import { DeliveryTimes } from './modules/stats/delivery-times.js';
@@ -82,6 +84,10 @@ export interface Services {
   accountQuotas: AccountQuotas;
   /** The senders the operator approves per account, and the check of a send's `from`. */
   accountSenders: AccountSenders;
+  /** The countries' sender rules as this process applies them, kept up to date. */
+  countrySenderRules: CountrySenderRules;
+  /** Which sender a message goes from: its `from`, the default sender, or a sticky pool sender. */
+  senderChoice: SenderChoice;
   campaignRecords: CampaignRecords;
   campaignLifecycle: CampaignLifecycle;
   campaignDispatch: CampaignDispatch;
@@ -135,7 +141,7 @@ export function createServices(deps: Dependencies): Services {
     metrics: deps.metrics,
     logger: logger('quotas'),
   });
-  const accountSenders = new AccountSenders(prisma);
+  const senders = senderServices(deps, logger('senders'));
   const carrierCatalog = new CarrierCatalog(prisma, config.carrierSecretKey, config.publicUrl);
   const carrierDirectory = new CarrierDirectory(carrierCatalog, logger('carriers'), CARRIER_SETTINGS_POLL_MS);
   const messages = messageServices(deps, {
@@ -145,7 +151,7 @@ export function createServices(deps: Dependencies): Services {
     accountQuotas,
     logger,
     routes: carrierDirectory,
-    accountSenders,
+    ...senders,
   });
   const carrierCallbacks = callbackReceiver(deps, carrierCatalog, carrierDirectory, messages.carrierReports);
   return {
@@ -161,12 +167,13 @@ export function createServices(deps: Dependencies): Services {
       logger,
       accountQuotas,
       messageCancellation: messages.messageCancellation,
+      ...senders,
     }),
     ...webhookServices(deps, { webhookDeliveryJobs: jobs.webhookDeliveryJobs, logger }),
     ...statsServices(deps, logger),
     optOuts,
     accountQuotas,
-    accountSenders,
+    ...senders,
     settings: new Settings(prisma),
     ...contactServices(deps, { importJobs: jobs.importJobs, live, logger }),
     retentionSweep: retentionSweepOf(deps, logger('retention')),
@@ -182,6 +189,18 @@ function verificationServices({ prisma, pool, clock, config }: Dependencies, sen
     verificationStats: new VerificationStats(prisma, clock),
   };
 }
+
+/** The senders the operator approves, the countries' rules, and the choice each message's sender is made by. */
+function senderServices({ prisma, clock }: Dependencies, logger: Logger) {
+  const countrySenderRules = new CountrySenderRules(prisma, logger, CARRIER_SETTINGS_POLL_MS);
+  return {
+    accountSenders: new AccountSenders(prisma),
+    countrySenderRules,
+    senderChoice: new SenderChoice(prisma, countrySenderRules, clock),
+  };
+}
+
+type SenderServices = ReturnType<typeof senderServices>;
 
 function retentionSweepOf({ prisma, clock, metrics, config }: Dependencies, logger: Logger): RetentionSweep {
   return new RetentionSweep({ prisma, clock, metrics, logger, retentionDays: config.retentionDays });
@@ -229,7 +248,8 @@ function liveSubscriptionsOf(
 
 type ModuleLogger = (module: string) => Logger;
 
-// How often every process reads the carriers and routes again: a bound on how late a change applies.
+// How often every process reads the carriers and routes (and the countries' sender rules) again:
+// a bound on how late a change applies.
 const CARRIER_SETTINGS_POLL_MS = 1_000;
 
 // How often an idle worker asks the index of scheduled messages for due ones: a bound on how late one goes.
@@ -273,6 +293,8 @@ function messageServices(
     logger,
     routes,
     accountSenders,
+    senderChoice,
+    countrySenderRules,
   }: {
     sendJobs: MessageSendJobs;
     dispatchJobs: CampaignDispatchJobs;
@@ -281,8 +303,7 @@ function messageServices(
     accountQuotas: AccountQuotas;
     logger: ModuleLogger;
     routes: CarrierDirectory;
-    accountSenders: AccountSenders;
-  },
+  } & SenderServices,
 ) {
   const statusChanges = new MessageStatusChanges(prisma, metrics, live);
   return {
@@ -298,15 +319,12 @@ function messageServices(
       routes,
       senders: accountSenders,
       textBox: new SealedBox(config.messageTextKey),
+      senderChoice,
     }),
-    messageDelivery: new MessageDelivery({
-      prisma,
-      clock,
-      statusChanges,
-      sendJobs,
-      carrierSender: carrierDefaultSender(config),
-      textBox: new SealedBox(config.messageTextKey),
-    }),
+    messageDelivery: messageDeliveryOf(
+      { prisma, clock, config },
+      { statusChanges, sendJobs, countrySenderRules },
+    ),
     carrierReports: new CarrierReports({ prisma, statusChanges, optOuts, live, logger: logger('messages') }),
     messageCancellation: new MessageCancellation({ prisma, clock, statusChanges, dispatchJobs }),
     scheduledReleases: new ScheduledReleases({
@@ -319,6 +337,29 @@ function messageServices(
       pollMs: SCHEDULED_RELEASE_POLL_MS,
     }),
   };
+}
+
+function messageDeliveryOf(
+  { prisma, clock, config }: Pick<Dependencies, 'prisma' | 'clock' | 'config'>,
+  {
+    statusChanges,
+    sendJobs,
+    countrySenderRules,
+  }: {
+    statusChanges: MessageStatusChanges;
+    sendJobs: MessageSendJobs;
+    countrySenderRules: CountrySenderRules;
+  },
+): MessageDelivery {
+  return new MessageDelivery({
+    prisma,
+    clock,
+    statusChanges,
+    sendJobs,
+    carrierSender: carrierDefaultSender(config),
+    textBox: new SealedBox(config.messageTextKey),
+    senderRules: countrySenderRules,
+  });
 }
 
 function callbackReceiver(
@@ -347,7 +388,9 @@ function campaignServices(
     logger,
     accountQuotas,
     messageCancellation,
-  }: {
+    accountSenders,
+    senderChoice,
+  }: SenderServices & {
     accountQuotas: AccountQuotas;
     dispatchJobs: CampaignDispatchJobs;
     sendJobs: MessageSendJobs;
@@ -362,6 +405,7 @@ function campaignServices(
       clock,
       dispatchJobs,
       allowInsecureWebhooks: config.webhookAllowInsecure,
+      senders: accountSenders,
     }),
     campaignLifecycle: new CampaignLifecycle({
       prisma,
@@ -378,6 +422,7 @@ function campaignServices(
       sendJobs,
       live,
       quotas: accountQuotas,
+      senderChoice,
       logger: logger('campaigns'),
     }),
     campaignStatsReader: new CampaignStatsReader(prisma),

@@ -55,7 +55,7 @@ beforeAll(async () => {
     }),
     WebhookReceiver.start(),
   ]);
-  registry = OperationRegistry.fromDirectory(t.tern.schema);
+  registry = OperationRegistry.fromDirectory(t.schema);
   account = await t.createAccount();
   const post = async (path: string, body: unknown, key: string) => {
     const response = await t.request('POST', path, { token: account.token, body });
@@ -684,7 +684,7 @@ function expectGraphQLRefusal(label: string, answer: Answer) {
 
 describe('every GraphQL query and mutation', () => {
   it('has valid variables to attack from, wherever it takes arguments', () => {
-    const missing = rootFields(t.tern.schema).filter(
+    const missing = rootFields(t.schema).filter(
       (root) => root.field.args.length > 0 && !VALID_VARIABLES[root.name],
     );
     expect(missing.map((root) => root.name)).toEqual([]);
@@ -693,10 +693,10 @@ describe('every GraphQL query and mutation', () => {
   it('refuses hostile values in every argument and input field, and writes nothing', {
     timeout: 120_000,
   }, async () => {
-    for (const root of rootFields(t.tern.schema).filter((r) => r.field.args.length > 0)) {
+    for (const root of rootFields(t.schema).filter((r) => r.field.args.length > 0)) {
       const valid = VALID_VARIABLES[root.name]!();
       const before = await rowCounts();
-      const schema = t.tern.schema;
+      const schema = t.schema;
       const leaves = [
         ...argumentPaths(root.field, (name) => name !== 'Upload' && !isInputObjectType(schema.getType(name))),
         ...root.field.args
@@ -743,7 +743,7 @@ describe('every GraphQL query and mutation', () => {
     timeout: 120_000,
   }, async () => {
     // The escape \u0000 is valid GraphQL: the parser reads it into a NUL, which PostgreSQL refuses.
-    for (const root of rootFields(t.tern.schema).filter((r) => r.field.args.length > 0)) {
+    for (const root of rootFields(t.schema).filter((r) => r.field.args.length > 0)) {
       const valid = VALID_VARIABLES[root.name]!();
       const before = await rowCounts();
       const paths = argumentPaths(root.field, (name) => name === 'String' || name === 'ID');

@@ -91,6 +91,7 @@ describe('POST /v1/campaigns', () => {
       send_at: null,
       send_window: null,
       validity: null,
+      from: null,
       status: 'scheduled',
       paused_reason: null,
       created_at: response.body.created_at,
@@ -610,7 +611,7 @@ describe('campaigns through GraphQL', () => {
     const campaign = await createCampaign(alice);
     const rest = await api(alice, 'GET', `/v1/campaigns/${campaign}`);
     const graphql = await t.graphql(
-      `query ($id: ID!) { campaign(id: $id) { ... on Campaign { id name description webhook delay templateId batchSize sendAt sendWindow { days start end } validity status pausedReason createdAt updatedAt stats { contacts queued sent delivered failed replied opted_out: optedOut waiting } } } }`,
+      `query ($id: ID!) { campaign(id: $id) { ... on Campaign { id name description webhook delay templateId batchSize sendAt sendWindow { days start end } validity from status pausedReason createdAt updatedAt stats { contacts queued sent delivered failed replied opted_out: optedOut waiting } } } }`,
       { id: campaign },
       alice.token,
     );
@@ -626,6 +627,7 @@ describe('campaigns through GraphQL', () => {
       send_at: g.sendAt,
       send_window: g.sendWindow,
       validity: g.validity,
+      from: g.from,
       status: g.status,
       paused_reason: g.pausedReason,
       created_at: g.createdAt,

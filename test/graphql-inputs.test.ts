@@ -46,7 +46,7 @@ const SEND = `mutation ($input: SendMessageInput!) {
 
 describe('input types', () => {
   it('make exactly the fields the rules require non-null', () => {
-    const inputs = Object.values(t.tern.schema.getTypeMap()).filter(isInputObjectType);
+    const inputs = Object.values(t.schema.getTypeMap()).filter(isInputObjectType);
     const required = Object.fromEntries(
       inputs.map((input) => [
         input.name,
@@ -60,10 +60,10 @@ describe('input types', () => {
   });
 
   it('take webhook event kinds as an enum of the subscribable kinds', () => {
-    const input = t.tern.schema.getType('RegisterWebhookInput');
+    const input = t.schema.getType('RegisterWebhookInput');
     const events = isInputObjectType(input) ? input.getFields().events!.type : null;
     expect(String(events)).toBe('[WebhookEventKind!]!');
-    const kind = t.tern.schema.getType('WebhookEventKind');
+    const kind = t.schema.getType('WebhookEventKind');
     if (!isEnumType(kind)) throw new Error('WebhookEventKind is not an enum');
     expect(kind.getValues().map((value) => [value.name, value.value])).toEqual([
       ['message_delivered', 'message.delivered'],

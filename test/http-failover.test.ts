@@ -16,10 +16,12 @@ const ENV = {
   SMPP_RECONNECT_MS: '50',
   SMPP_RESPONSE_TIMEOUT_MS: '1000',
   SMPP_THROTTLE_BACKOFF_MS: '20',
-  // Twilio's answer may take up to half the lease (10 s here). Tern, the fakes and the campaign
-  // share this process: with the 2 s a 4 s lease allows, a busy loop read taken messages as
-  // unanswered, and Tern sent them to Twilio again (outcome unknown stays with the carrier).
-  CLAIM_LEASE_MS: '20000',
+  // Twilio's answer may take up to half the lease (30 s here, with the carrier's timeout_ms).
+  // Tern, the fakes and the campaign share this process: on a machine loaded by other work its
+  // loop stalled past the default 10 s answer timeout, and Tern sent those messages to Twilio
+  // again (an unknown outcome stays with the carrier, and Twilio does not deduplicate). No
+  // process dies in this test, so the lease bounds nothing else.
+  CLAIM_LEASE_MS: '60000',
 };
 const CONTACTS = 2_000;
 /** The campaign's numbers: UK mobiles, under the route's prefix 44. */
@@ -40,7 +42,7 @@ beforeAll(async () => {
   alice = await t.createAccount();
   const catalog = t.tern.services.carrierCatalog;
   await catalog.addCarrier('smpp-primary', { url: smsc.url(), binds: 1 });
-  await catalog.addCarrier('twilio-backup', { url: twilio.url('from=+447700900000') });
+  await catalog.addCarrier('twilio-backup', { url: twilio.url('from=+447700900000&timeout_ms=30000') });
   await catalog.addRoute('44', null, { carriers: 'smpp-primary,twilio-backup' });
   await t.tern.services.carrierDirectory.refresh();
   await waitFor(async () => (healthOf('smpp-primary')?.state === 'bound' ? true : null));

@@ -266,6 +266,8 @@ describe('the simulator, end to end', () => {
       event: 'message.delivered',
       message: body.message,
       to: '5511977771234',
+      // No sender of the account's, and the simulator has none of its own.
+      from: null,
       status: 'delivered',
       delivered_at: delivered.delivered_at,
       campaign: null,

@@ -121,7 +121,7 @@ function invalid(schema: Schema): fc.Arbitrary<Record<string, unknown>> {
 
 // What JSON Schema cannot say: whether a referenced record exists, a webhook answers, a number opted
 // out, a number's length exists in the numbering plan of its calling code, the account may reach its
-// country, the operator approved the sender.
+// country, the operator approved the sender, the country's rules let the sender reach it.
 const STATE_ISSUES = new Set([
   'not_found',
   'unreachable',
@@ -130,6 +130,7 @@ const STATE_ISSUES = new Set([
   'impossible_number',
   'destination_not_allowed',
   'sender_not_allowed',
+  'no_compliant_sender',
 ]);
 
 const document = ternOpenApi();

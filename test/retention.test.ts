@@ -105,6 +105,13 @@ async function seed(database: TestDatabase, accountId: string): Promise<void> {
        ($1, 'kept_order_recent', 'h', 'msg_old', ${RECENT})`,
     [accountId],
   );
+  // A pool sender mapping lapses 30 days after its last use, whatever RETENTION_DAYS is.
+  await sql(
+    databaseUrl,
+    `INSERT INTO recipient_senders (account_id, recipient, sender, last_used_at) VALUES
+       ($1, 'lapsed', 'ACME', now() - interval '31 days'), ($1, 'kept_29_days', 'ACME', now() - interval '29 days')`,
+    [accountId],
+  );
 }
 
 async function remaining(databaseUrl: string): Promise<Record<string, string[]>> {
@@ -119,6 +126,7 @@ async function remaining(databaseUrl: string): Promise<Record<string, string[]>>
     smpp_inbound_parts: 'source_addr',
     simulated_submissions: 'reference',
     idempotency_keys: 'key',
+    recipient_senders: 'recipient',
   };
   const result: Record<string, string[]> = {};
   for (const [table, key] of Object.entries(keys)) {
@@ -139,6 +147,7 @@ const AFTER_SWEEP = {
   smpp_inbound_parts: ['kept'],
   simulated_submissions: ['kept_reported_recent', 'kept_unreported_old'],
   idempotency_keys: ['kept_order_recent'],
+  recipient_senders: ['kept_29_days'],
 };
 
 describe('retention', () => {
@@ -159,6 +168,7 @@ describe('retention', () => {
       smpp_inbound_parts: 1,
       simulated_submissions: 1,
       idempotency_keys: 2,
+      recipient_senders: 1,
     });
     expect(await remaining(tern.database.url)).toEqual(AFTER_SWEEP);
 

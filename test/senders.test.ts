@@ -237,12 +237,34 @@ describe('a send’s from', () => {
     await t.request('PATCH', '/v1/settings', { token: alice.token, body: { default_sender: 'DEFAULTCO' } });
     const plain = await send(alice, { to: '447700900108' });
     expect(plain.status).toBe(202);
-    expect(plain.body).not.toHaveProperty('from');
+    // Chosen as it is accepted: the answer shows it.
+    expect(plain.body.from).toBe('DEFAULTCO');
     expect((await submittedTo('447700900108')).source).toBe('DEFAULTCO');
     const shown = await waitFor(async () => {
       const message = await t.request('GET', `/v1/messages/${plain.body.message}`, { token: alice.token });
       return message.body.status === 'delivered' ? message.body : null;
     }, 20_000);
     expect(shown.from).toBe('DEFAULTCO');
+  });
+});
+
+describe('the sender at the SMSC', () => {
+  it('goes with the type of number and numbering plan of its kind: name, international number, short code', async () => {
+    const account = await t.createAccount();
+    await senders(account, '--add', 'ACME');
+    await senders(account, '--add', '+447700900000');
+    expect((await send(account, { to: '447700900201', from: 'ACME' })).status).toBe(202);
+    expect((await send(account, { to: '447700900202', from: '+447700900000' })).status).toBe(202);
+    // A short code is no E.164 number to approve: an account's default sender may be one.
+    await t.request('PATCH', '/v1/settings', { token: account.token, body: { default_sender: '12345' } });
+    const shortCode = await send(account, { to: '447700900203' });
+    expect(shortCode.body.from).toBe('12345');
+    expect(await submittedTo('447700900201')).toMatchObject({ source: 'ACME', sourceTon: 5, sourceNpi: 0 });
+    expect(await submittedTo('447700900202')).toMatchObject({
+      source: '447700900000',
+      sourceTon: 1,
+      sourceNpi: 1,
+    });
+    expect(await submittedTo('447700900203')).toMatchObject({ source: '12345', sourceTon: 3, sourceNpi: 0 });
   });
 });

@@ -62,7 +62,7 @@ beforeAll(async () => {
     }),
     WebhookReceiver.start(),
   ]);
-  registry = OperationRegistry.fromDirectory(t.tern.schema);
+  registry = OperationRegistry.fromDirectory(t.schema);
   const [a, b] = await Promise.all([t.createAccount(), t.createAccount()]);
   [alice, bob] = await Promise.all([seed(a, '/alice', '5511999990301'), seed(b, '/bob', '5511999990302')]);
 });
@@ -443,7 +443,7 @@ interface FieldCase extends RootField {
 }
 
 function fieldCases(): FieldCase[] {
-  return rootFields(t.tern.schema)
+  return rootFields(t.schema)
     .map((root) => ({ ...root, idPaths: argumentPaths(root.field, isId) }))
     .filter((fieldCase) => fieldCase.idPaths.length > 0);
 }
@@ -524,7 +524,7 @@ describe('the GraphQL schema', () => {
   });
 
   it("never lists another account's rows in a query that takes no id", async () => {
-    const lists = rootFields(t.tern.schema).filter(
+    const lists = rootFields(t.schema).filter(
       (root) => root.operation === 'query' && root.field.args.every((arg) => !isNonNullType(arg.type)),
     );
     expect(lists.map((root) => root.name)).toEqual(

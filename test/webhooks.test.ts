@@ -345,6 +345,8 @@ describe('message events', () => {
     const alice = await t.createAccount();
     const path = newPath();
     const { secret } = await register(alice, path);
+    // The message events name the sender the message went from.
+    await api(alice, 'PATCH', '/v1/settings', { default_sender: 'ALICECO' });
     const failing = await send(alice, '5511990000001');
     const replying = await send(alice, '5511990000002');
     await callbacks(path, 1 + 3);
@@ -363,6 +365,7 @@ describe('message events', () => {
       'event',
       'message',
       'to',
+      'from',
       'status',
       'failed_at',
       'error',
@@ -374,6 +377,7 @@ describe('message events', () => {
       event: 'message.failed',
       message: failing,
       to: '5511990000001',
+      from: 'ALICECO',
       status: 'failed',
       failed_at: expect.stringMatching(ISO),
       error: { code: 'unreachable', message: expect.any(String) },
@@ -387,6 +391,7 @@ describe('message events', () => {
       'event',
       'message',
       'to',
+      'from',
       'status',
       'delivered_at',
       'campaign',

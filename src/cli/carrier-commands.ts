@@ -6,6 +6,7 @@ import { RouteTable } from '../carriers/routing/route-table.js';
 import { AppError } from '../errors.js';
 import type { Services } from '../services.js';
 import { accountOf, type Group, print, UsageError, type Values } from './command-kit.js';
+import { explainSender } from './sender-commands.js';
 
 // The operator's carriers and routes: `carriers …` and `routes …`; src/cli.ts parses and runs them.
 
@@ -160,7 +161,8 @@ export const CARRIER_GROUPS: Record<string, Group> = {
         options: { to: { type: 'string' }, account: { type: 'string' } },
         required: ['to'],
         details:
-          'Prints {"route","prefix","account","carriers","reason"}; a number no route covers is an error (no_route).',
+          'Prints {"route","prefix","account","carriers","reason","sender","sender_reason"}: the sender is the one a message of the account\n' +
+          'to the number would go from without `from` (null: the carrier’s own). A number no route covers is an error (no_route).',
         run: explain,
       },
     },
@@ -297,5 +299,6 @@ async function explain(services: Services, values: Values): Promise<void> {
     account: route.accountId ? email : null,
     carriers,
     reason: `${match.reason}${how}`,
+    ...(await explainSender(services, account, to)),
   });
 }

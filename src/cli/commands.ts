@@ -5,6 +5,7 @@ import { MAX_SENDERS_PER_ACCOUNT } from '../modules/senders/account-senders.js';
 import type { Services } from '../services.js';
 import { CARRIER_GROUPS } from './carrier-commands.js';
 import { accountOf, type Group, type Options, print, UsageError, type Values } from './command-kit.js';
+import { SENDER_GROUPS } from './sender-commands.js';
 
 // The operator commands, by group: what each takes and what it does; src/cli.ts parses and runs them.
 
@@ -220,6 +221,7 @@ export const GROUPS: Record<string, Group> = {
     },
   },
   ...CARRIER_GROUPS,
+  ...SENDER_GROUPS,
 };
 
 async function sendersCommand(services: Services, values: Values): Promise<void> {

@@ -163,7 +163,7 @@ export class Bench {
     readonly databaseUrl: string,
     readonly database: pg.Pool,
     readonly redis: Redis,
-    private readonly account: { id: string; email: string; password: string },
+    readonly account: { id: string; email: string; password: string },
     /** Production refuses to start without them; every process of the run shares them. */
     private readonly secrets: { JWT_SECRET: string; WEBHOOK_SECRET_KEY: string },
   ) {}

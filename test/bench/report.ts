@@ -99,7 +99,7 @@ class Results {
 }
 
 /** The scenarios that send through a real carrier path, each set beside the simulator's CPU per message. */
-const CARRIER_PATHS: ReadonlySet<string> = new Set(['two-carriers', 'http-carrier']);
+const CARRIER_PATHS: ReadonlySet<string> = new Set(['two-carriers', 'http-carrier', 'sender-choice']);
 
 const againstSimulator = (scenario: string, what: string, bound: number): Target => ({
   name: `${what} (${scenario}) ≤ ${bound}× the simulator's service CPU per message (end-to-end)`,
@@ -396,6 +396,13 @@ export function renderReport(input: ReportInput): string {
                   }),
                   row('CPU per route choice (1,000 routes)', (flow) =>
                     flow.failover ? `${number(flow.failover.routeChoiceUs * 1000)} ns` : DASH,
+                  ),
+                ]
+              : []),
+            ...(flows.some((flow) => flow?.senderChoiceUs !== undefined)
+              ? [
+                  row('CPU per sender choice (pool of 100, in memory; goal < 20 µs)', (flow) =>
+                    flow.senderChoiceUs === undefined ? DASH : `${number(flow.senderChoiceUs, 2)} µs`,
                   ),
                 ]
               : []),

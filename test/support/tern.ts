@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { GraphQLSchema } from 'graphql';
 import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { createTern, type Tern } from '../../src/app.js';
@@ -34,6 +35,8 @@ export interface TestAccount {
 export interface TestTern {
   url: string;
   tern: Tern;
+  /** The API's GraphQL schema; the harness refuses to read it from a worker-only Tern. */
+  readonly schema: GraphQLSchema;
   clock: ManualClock;
   database: TestDatabase;
   redisPrefix: string;
@@ -81,7 +84,7 @@ export async function startTern(
     ...options.env,
   });
   const clock = new ManualClock();
-  const tern = createTern(
+  const tern = await createTern(
     createDependencies(config, { clock, logger: options.logger ?? pino({ level: config.logLevel }) }),
     options.role ?? 'all',
   );
@@ -128,6 +131,10 @@ export async function startTern(
   const harness: TestTern = {
     url,
     tern,
+    get schema() {
+      if (!tern.schema) throw new Error('a worker-only Tern serves no GraphQL schema');
+      return tern.schema;
+    },
     clock,
     database,
     redisPrefix,

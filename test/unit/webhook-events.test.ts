@@ -9,7 +9,7 @@ import {
 } from '../../src/modules/webhooks/webhook-events.js';
 
 const createdAt = new Date('2026-11-21T10:00:00.000Z');
-const message = { id: 'msg_1', to: '5511999990000', campaignId: 'cmp_1' };
+const message = { id: 'msg_1', to: '5511999990000', campaignId: 'cmp_1', sender: 'ACME' };
 
 /** jsonb keeps an object's keys sorted by length, then bytes: the order a stored payload comes back in. */
 function asStored(payload: object): unknown {
@@ -39,6 +39,7 @@ describe('webhook event payloads', () => {
       'event',
       'message',
       'to',
+      'from',
       'status',
       'failed_at',
       'error',
@@ -50,6 +51,7 @@ describe('webhook event payloads', () => {
       event: 'message.failed',
       message: 'msg_1',
       to: '5511999990000',
+      from: 'ACME',
       status: 'failed',
       failed_at: '2026-11-21T10:00:00.000Z',
       error: { code: 'unreachable', message: 'The destination is unreachable' },
@@ -66,8 +68,10 @@ describe('webhook event payloads', () => {
     );
     expect(
       keysOf(eventBody({ id: 'evt_2', type: 'message.delivered', payload: asStored(delivered), createdAt })),
-    ).toEqual(['id', 'event', 'message', 'to', 'status', 'delivered_at', 'campaign', 'created_at']);
+    ).toEqual(['id', 'event', 'message', 'to', 'from', 'status', 'delivered_at', 'campaign', 'created_at']);
     expect(delivered.campaign).toBeNull();
+    // The sender it went from; a reply's `from` is the mobile's number.
+    expect(delivered.from).toBe('ACME');
     const replied = messageRepliedPayload(message, {
       id: 'inb_1',
       from: '5511999990000',

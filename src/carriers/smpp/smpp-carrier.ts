@@ -14,6 +14,7 @@ import {
 } from '../carrier.js';
 import { destinationAddress, sourceAddress } from './smpp-address.js';
 import { SmppInbound } from './smpp-inbound.js';
+import { SmppParts } from './smpp-parts.js';
 import { isDeliveryReceipt } from './smpp-receipt.js';
 import { SmppReceipts } from './smpp-receipts.js';
 import { type SubmitBody, submitBodies } from './smpp-segments.js';
@@ -40,13 +41,6 @@ export interface SmppCarrierOptions extends SmppConfig {
 /** registered_delivery: an SMSC delivery receipt on final success or failure. */
 const RECEIPT_ON_FINAL_OUTCOME = 0x01;
 
-interface PartRow {
-  part: number;
-  parts: number;
-  concat_ref: number;
-  smsc_message_id: string | null;
-}
-
 /**
  * Tern's carrier over SMPP 3.4, as an ESME bound as a transceiver: submit_sm out (each part
  * of a long message its own PDU, or one with message_payload), delivery receipts and mobile
@@ -64,9 +58,10 @@ export class SmppCarrier implements Carrier {
   private readonly submitter: SmppSubmitter;
   private readonly receipts: SmppReceipts;
   private readonly inbound: SmppInbound;
+  private readonly parts: SmppParts;
 
   constructor(
-    private readonly prisma: PrismaClient,
+    prisma: PrismaClient,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly options: SmppCarrierOptions,
@@ -82,6 +77,7 @@ export class SmppCarrier implements Carrier {
       carrier: this.name,
     });
     this.inbound = new SmppInbound(prisma, clock, this.errors);
+    this.parts = new SmppParts(prisma, clock, this.name);
   }
 
   /** Starts binding and keeps trying in the background; waits for the first bind a short while only. */
@@ -124,10 +120,15 @@ export class SmppCarrier implements Carrier {
         `SMSC not bound (${session.state}${session.lastError ? `: ${session.lastError}` : ''})`,
       );
     }
-    const known = await this.partsOf(message.reference);
-    const concatRef = known[0]?.concat_ref ?? randomInt(256);
-    const bodies = submitBodies(message.text, message.encoding, this.options.concatenation, concatRef);
-    if (known.length === 0) await this.recordParts(message.reference, bodies.length, concatRef);
+    // The number of parts does not depend on the concatenation reference, only their headers do.
+    const drawnRef = randomInt(256);
+    const planned = submitBodies(message.text, message.encoding, this.options.concatenation, drawnRef);
+    const known = await this.parts.prepare(message.reference, planned.length, drawnRef);
+    const concatRef = known[0]?.concat_ref ?? drawnRef;
+    const bodies =
+      concatRef === drawnRef
+        ? planned
+        : submitBodies(message.text, message.encoding, this.options.concatenation, concatRef);
     const accepted = new Map(
       known.filter((row) => row.smsc_message_id).map((row) => [row.part, row.smsc_message_id!]),
     );
@@ -157,10 +158,7 @@ export class SmppCarrier implements Carrier {
         short_message: body.shortMessage,
         ...(body.messagePayload ? { message_payload: body.messagePayload } : {}),
       });
-      await this.prisma.smppPart.update({
-        where: { reference_part: { reference: message.reference, part: body.part } },
-        data: { carrier: this.name, smscMessageId, submittedAt: this.clock.now() },
-      });
+      await this.parts.recordAccepted(message.reference, body.part, smscMessageId);
       accepted.set(body.part, smscMessageId);
       this.receipts.wake();
     }
@@ -181,24 +179,6 @@ export class SmppCarrier implements Carrier {
         throw new CarrierUnavailableError(error.message, true);
       throw error;
     }
-  }
-
-  private partsOf(reference: string): Promise<PartRow[]> {
-    return this.prisma.$queryRaw<PartRow[]>`
-      SELECT part, parts, concat_ref, smsc_message_id FROM smpp_parts WHERE reference = ${reference} ORDER BY part`;
-  }
-
-  private async recordParts(reference: string, parts: number, concatRef: number): Promise<void> {
-    await this.prisma.smppPart.createMany({
-      data: Array.from({ length: parts }, (_, index) => ({
-        reference,
-        part: index + 1,
-        parts,
-        concatRef,
-        carrier: this.name,
-      })),
-      skipDuplicates: true,
-    });
   }
 
   /**

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { PDU } from 'smpp';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { PollingLoop } from '../../jobs/polling-loop.js';
+import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
 import type { CarrierEventSink } from '../carrier.js';
 import { decodedText, parseReceipt } from './smpp-receipt.js';
@@ -9,6 +10,15 @@ import type { SmppErrorCounts } from './smpp-status.js';
 
 const RECEIPT_BATCH = 500;
 const REPORT_CONCURRENCY = 16;
+
+interface StoredReceipt {
+  carrier: string;
+  smscMessageId: string;
+  delivered: boolean;
+  errorCode: string | null;
+  errorMessage: string | null;
+  receivedAt: Date;
+}
 
 interface DueReceipt {
   smsc_message_id: string;
@@ -33,6 +43,10 @@ interface Settlement {
 export class SmppReceipts {
   private readonly loop: PollingLoop;
   private sink: CarrierEventSink | null = null;
+  private readonly stored = new Batcher((receipts: StoredReceipt[]) => this.storeMany(receipts), {
+    maxBatch: RECEIPT_BATCH,
+    maxInFlight: 2,
+  });
   /** SMSC ids are unique per carrier: this carrier's receipts only are stored and applied here. */
   private readonly carrier: string;
 
@@ -80,20 +94,21 @@ export class SmppReceipts {
     }
     if (!receipt.outcome) return;
     const failure = receipt.outcome.delivered ? null : receipt.outcome;
-    await this.prisma.smppReceipt.createMany({
-      data: [
-        {
-          carrier: this.carrier,
-          smscMessageId: receipt.smscMessageId,
-          delivered: receipt.outcome.delivered,
-          errorCode: failure?.code ?? null,
-          errorMessage: failure?.message ?? null,
-          receivedAt: this.clock.now(),
-        },
-      ],
-      skipDuplicates: true,
+    await this.stored.add({
+      carrier: this.carrier,
+      smscMessageId: receipt.smscMessageId,
+      delivered: receipt.outcome.delivered,
+      errorCode: failure?.code ?? null,
+      errorMessage: failure?.message ?? null,
+      receivedAt: this.clock.now(),
     });
     this.loop.wake();
+  }
+
+  /** The receipts that arrived while the last statement ran are written together, before any is acknowledged. */
+  private async storeMany(receipts: StoredReceipt[]): Promise<undefined[]> {
+    await this.prisma.smppReceipt.createMany({ data: receipts, skipDuplicates: true });
+    return receipts.map(() => undefined);
   }
 
   /**

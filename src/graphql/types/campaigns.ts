@@ -41,21 +41,9 @@ export function addCampaignTypes(
   addCampaignMutations(builder, refs.windows, options);
 }
 
-/** The Campaign object, its status and its stats. */
-function addCampaignObject(
-  builder: Builder,
-  {
-    messages: { messageStatus, message },
-    contacts: { contactRef },
-    windows,
-  }: { messages: MessageTypeRefs; contacts: ContactTypeRefs; windows: SendWindowTypeRefs },
-) {
-  const campaignStatus = builder.enumType('CampaignStatus', {
-    description: 'Where a campaign is in its life; its mutations say which status each one leaves from',
-    values: meaningsAsValues(CAMPAIGN_STATUS_MEANINGS),
-  });
-
-  const stats = builder.objectRef<CampaignStats>('CampaignStats').implement({
+/** A campaign's counts, by what its contacts and messages are now. */
+function addCampaignStats(builder: Builder) {
+  return builder.objectRef<CampaignStats>('CampaignStats').implement({
     description:
       "contacts: the campaign's contacts; queued … failed: its messages by current status; replied: its messages with a reply; optedOut: its contacts whose number opted out (read now; dispatch skips them)",
     fields: (t) => ({
@@ -71,6 +59,23 @@ function addCampaignObject(
       }),
     }),
   });
+}
+
+/** The Campaign object, its status and its stats. */
+function addCampaignObject(
+  builder: Builder,
+  {
+    messages: { messageStatus, message },
+    contacts: { contactRef },
+    windows,
+  }: { messages: MessageTypeRefs; contacts: ContactTypeRefs; windows: SendWindowTypeRefs },
+) {
+  const campaignStatus = builder.enumType('CampaignStatus', {
+    description: 'Where a campaign is in its life; its mutations say which status each one leaves from',
+    values: meaningsAsValues(CAMPAIGN_STATUS_MEANINGS),
+  });
+
+  const stats = addCampaignStats(builder);
 
   builder.prismaObject('Campaign', {
     description: 'A template sent to a list of contacts, in batches',
@@ -101,6 +106,11 @@ function addCampaignObject(
       validity: t.exposeInt('validity', {
         nullable: true,
         description: "Seconds each message may wait for its hand-over; null: the account's message_validity",
+      }),
+      from: t.exposeString('sender', {
+        nullable: true,
+        description:
+          'The approved sender every message goes from; null: each message’s is chosen (the account’s default_sender, else its pool)',
       }),
       status: t.expose('status', { type: campaignStatus, description: 'Where it is in its life' }),
       pausedReason: t.exposeString('pausedReason', {

@@ -95,7 +95,7 @@ function addMessageObjects(builder: Builder) {
       from: t.exposeString('sender', {
         nullable: true,
         description:
-          'The sender it goes from: the `from` it named, else (once sent) the account’s default_sender or the carrier’s; null when none was configured',
+          'The sender it goes from, chosen as it was accepted: the `from` it named, else the account’s default_sender or a sender of its pool; else (once sent) the carrier’s; null when none was configured',
       }),
       carrier: t.exposeString('carrier', {
         nullable: true,
@@ -178,7 +178,8 @@ function addMessageAcceptance(builder: Builder, messageStatus: MessageStatusRef)
       waitsUntil: t.expose('waitsUntil', { type: 'DateTime', nullable: true, description: WAITS_UNTIL }),
       from: t.exposeString('from', {
         nullable: true,
-        description: 'The approved sender it named; null: the account’s default_sender or the carrier’s',
+        description:
+          'The sender it goes from: the `from` it named, else the account’s default_sender or a sender of its pool; null: the carrier’s',
       }),
       replayed: t.exposeBoolean('replayed', {
         description: 'True when this answers an earlier request with the same Idempotency-Key',

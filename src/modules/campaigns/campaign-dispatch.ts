@@ -17,6 +17,7 @@ import { messageTiming, type TimingRules, timingRulesOf } from '../messages/mess
 import { contactOptedOut } from '../opt-outs/opt-outs.js';
 import { type AccountQuotas, isAllowedDestination } from '../quotas/account-quotas.js';
 import { withinQuota } from '../quotas/campaign-quota.js';
+import { NO_COMPLIANT_SENDER, type SenderChoice } from '../senders/sender-choice.js';
 import { renderTemplate } from '../templates/render-template.js';
 import { type LockedCampaign, lockCampaign } from './campaign-rows.js';
 import { moveCampaign } from './campaign-transitions.js';
@@ -59,6 +60,7 @@ export interface CampaignDispatchOptions {
   sendJobs: MessageSendJobs;
   live: LivePublisher;
   quotas: AccountQuotas;
+  senderChoice: SenderChoice;
   logger: Logger;
 }
 
@@ -70,6 +72,7 @@ export class CampaignDispatch {
   private readonly sendJobs: MessageSendJobs;
   private readonly live: LivePublisher;
   private readonly quotas: AccountQuotas;
+  private readonly senderChoice: SenderChoice;
   private readonly logger: Logger;
 
   constructor(options: CampaignDispatchOptions) {
@@ -80,6 +83,7 @@ export class CampaignDispatch {
       sendJobs: this.sendJobs,
       live: this.live,
       quotas: this.quotas,
+      senderChoice: this.senderChoice,
       logger: this.logger,
     } = options);
   }
@@ -159,16 +163,37 @@ export class CampaignDispatch {
       }),
       this.quotas.allowedCountries(campaign.account_id),
     ]);
-    return campaignMessages(campaign, template, contacts, timing, now).map((message) =>
+    const messages = campaignMessages(campaign, template, contacts, timing, now).map((message) =>
       isAllowedDestination(allowed, message.to)
         ? message
-        : {
-            ...message,
-            status: 'failed',
-            releaseAt: null,
-            error: { code: 'destination_not_allowed', message: 'The account may not send to this country' },
-          },
+        : failedAtAcceptance(message, {
+            code: 'destination_not_allowed',
+            message: 'The account may not send to this country',
+          }),
     );
+    return this.withSenders(tx, campaign, messages);
+  }
+
+  /**
+   * Each message's sender: the campaign's `from`, else the account's default sender or pool
+   * (sticky per recipient, written in the batch's transaction). A message no sender of them may
+   * take to its country is made failed (`no_compliant_sender`).
+   */
+  private async withSenders(tx: Tx, campaign: LockedCampaign, messages: NewMessageRow[]) {
+    const going = messages.filter((message) => message.status !== 'failed');
+    if (going.length === 0) return messages;
+    const senders = await this.senderChoice.choose(
+      tx,
+      campaign.account_id,
+      campaign.sender,
+      going.map((message) => message.to),
+    );
+    const senderOf = new Map(going.map((message, index) => [message.id, senders[index]!]));
+    return messages.map((message) => {
+      const sender = senderOf.get(message.id);
+      if (sender === undefined) return message;
+      return sender === 'refused' ? failedAtAcceptance(message, NO_COMPLIANT_SENDER) : { ...message, sender };
+    });
   }
 
   /**
@@ -306,6 +331,11 @@ export function pendingContactsQuery(
       AND NOT ${contactOptedOut(campaign.account_id)}
     ORDER BY c.created_at, c.id
     LIMIT ${limit}`;
+}
+
+/** A message of the batch refused as it is made: failed at once, with why. */
+function failedAtAcceptance(message: NewMessageRow, error: { code: string; message: string }): NewMessageRow {
+  return { ...message, status: 'failed', releaseAt: null, error };
 }
 
 /**

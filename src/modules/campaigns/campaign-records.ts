@@ -9,6 +9,7 @@ import { newId } from '../../lib/ids.js';
 import { newestFirst, type PageArgs, type PageRequest, parsePage } from '../../lib/pagination.js';
 import { parseInput } from '../../lib/validation.js';
 import { messageValidityInput } from '../messages/message-timing.js';
+import { type AccountSenders, namedSenderInput } from '../senders/account-senders.js';
 import { sendWindowInput } from '../settings/send-window.js';
 import { webhookUrl } from '../webhooks/webhook-url.js';
 import { type CampaignQuery, liveCampaign, requireCampaign } from './campaign-lookup.js';
@@ -40,6 +41,12 @@ function campaignFields(allowInsecureWebhooks: boolean) {
           "Seconds each message may wait for its hand-over from when the campaign made it; null: the account's message_validity",
       })
       .nullable(),
+    from: namedSenderInput
+      .meta({
+        description:
+          'A sender the operator approved for the account, which every message of the campaign goes from; null: each message’s is chosen (the account’s default_sender, else its pool)',
+      })
+      .nullable(),
   };
 }
 
@@ -65,6 +72,7 @@ export interface CampaignRecordsOptions {
   clock: Clock;
   dispatchJobs: CampaignDispatchJobs;
   allowInsecureWebhooks: boolean;
+  senders: AccountSenders;
 }
 
 /** An account's campaigns as records: create, read, list, change and delete. */
@@ -74,9 +82,15 @@ export class CampaignRecords {
   private readonly prisma: PrismaClient;
   private readonly clock: Clock;
   private readonly dispatchJobs: CampaignDispatchJobs;
+  private readonly senders: AccountSenders;
 
   constructor(options: CampaignRecordsOptions) {
-    ({ prisma: this.prisma, clock: this.clock, dispatchJobs: this.dispatchJobs } = options);
+    ({
+      prisma: this.prisma,
+      clock: this.clock,
+      dispatchJobs: this.dispatchJobs,
+      senders: this.senders,
+    } = options);
     const { allowInsecureWebhooks } = options;
     const inputs = campaignInputs(allowInsecureWebhooks);
     this.createInput = inputs.create;
@@ -86,6 +100,7 @@ export class CampaignRecords {
   async create(accountId: string, input: unknown, query: CampaignQuery = {}) {
     const data = parseInput(this.createInput, input);
     if (data.template) await this.requireTemplate(accountId, data.template);
+    if (data.from) await this.senders.assertApproved(accountId, data.from, null);
     const now = this.clock.now();
     const id = newId('cmp');
     const sendAt = data.sendAt ?? null;
@@ -104,6 +119,7 @@ export class CampaignRecords {
           sendAt,
           sendWindow: data.sendWindow ?? Prisma.DbNull,
           validity: data.validity ?? null,
+          sender: data.from ?? null,
           status: 'scheduled',
           createdAt: now,
           updatedAt: now,
@@ -138,6 +154,7 @@ export class CampaignRecords {
     const data = parseInput(this.updateInput, input);
     await this.get(accountId, id, { select: { id: true } });
     if (data.template) await this.requireTemplate(accountId, data.template);
+    if (data.from) await this.senders.assertApproved(accountId, data.from, null);
     const campaign = await this.withTemplateCheck(
       this.prisma.campaign.update({
         ...query,
@@ -152,6 +169,7 @@ export class CampaignRecords {
           sendAt: data.sendAt,
           ...(data.sendWindow === undefined ? {} : { sendWindow: data.sendWindow ?? Prisma.DbNull }),
           validity: data.validity,
+          sender: data.from,
           updatedAt: this.clock.now(),
         },
       }),

@@ -19,6 +19,8 @@ export interface LockedCampaign {
   send_at: Date | null;
   send_window: unknown;
   validity: number | null;
+  /** The approved sender its messages name; null: each message's is chosen (default sender, pool). */
+  sender: string | null;
   deleted_at: Date | null;
 }
 
@@ -29,7 +31,7 @@ export interface LockedCampaign {
 export async function lockCampaign(tx: Tx, id: string): Promise<LockedCampaign | null> {
   const rows = await tx.$queryRaw<LockedCampaign[]>`
     SELECT id, account_id, status::text AS status, template_id, batch_size, delay, dispatched_batches, dispatched_through_at,
-      dispatched_through_id, send_at, send_window, validity, deleted_at
+      dispatched_through_id, send_at, send_window, validity, sender, deleted_at
     FROM campaigns WHERE id = ${id} FOR NO KEY UPDATE`;
   return rows[0] ?? null;
 }

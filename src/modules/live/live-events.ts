@@ -1,5 +1,5 @@
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
-import { createPubSub } from 'graphql-yoga';
+import { createPubSub } from '@graphql-yoga/subscription';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { MessageStatus } from '../../generated/prisma/enums.js';

@@ -12,7 +12,7 @@ export interface MessageAcceptance {
   sendAt: Date | null;
   /** While scheduled: when it is due to go (its send_at, or its window's opening). */
   waitsUntil: Date | null;
-  /** The sender it names (`from`); null when it takes the account's or the carrier's as it goes. */
+  /** The sender it goes from, chosen as it was accepted; null when it takes the carrier's as it goes. */
   from: string | null;
   replayed: boolean;
 }

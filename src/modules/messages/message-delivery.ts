@@ -5,6 +5,8 @@ import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
 import { type SealedBox, UnsealError } from '../../lib/sealed-box.js';
+import type { CountrySenderRules } from '../senders/country-sender-rules.js';
+import { NO_COMPLIANT_SENDER } from '../senders/sender-choice.js';
 import { countCarrierPins } from '../stats/stats-rollups.js';
 import type { MessageSubject } from '../webhooks/webhook-events.js';
 import { type MessageStatusChanges, STATEMENT_BATCHING } from './message-status-changes.js';
@@ -36,6 +38,8 @@ export interface ClaimedMessage extends MessageSubject {
   segments: number;
   /** The address it goes out from, recorded with the claim: replies are matched on it. */
   sender: string | null;
+  /** The number's country, as recorded at acceptance; null when its calling code names none. */
+  country: string | null;
   /** A previous claim had expired: a worker died during the carrier call, outcome unknown. */
   reclaimed: boolean;
   /** When it expires; null for no limit. */
@@ -70,6 +74,7 @@ export interface MessageDeliveryOptions {
   carrierSender: string | null;
   /** Opens a message's sealed text (message-rows.ts), bound to its id. */
   textBox: SealedBox;
+  senderRules: CountrySenderRules;
 }
 
 const SEALED_TEXT_UNREADABLE = {
@@ -96,6 +101,7 @@ export class MessageDelivery {
   private readonly statusChanges: MessageStatusChanges;
   private readonly sendJobs: MessageSendJobs;
   private readonly textBox: SealedBox;
+  private readonly senderRules: CountrySenderRules;
 
   constructor(options: MessageDeliveryOptions) {
     ({
@@ -104,6 +110,7 @@ export class MessageDelivery {
       statusChanges: this.statusChanges,
       sendJobs: this.sendJobs,
       textBox: this.textBox,
+      senderRules: this.senderRules,
     } = options);
     const { carrierSender } = options;
     this.carrierSender = senderAddress(carrierSender);
@@ -200,6 +207,19 @@ export class MessageDelivery {
   async failIfExpired(message: ClaimedMessage): Promise<boolean> {
     if (!message.expiresAt || message.expiresAt.getTime() > this.clock.now().getTime()) return false;
     await this.recordFailed(message, EXPIRED);
+    return true;
+  }
+
+  /**
+   * The country rules, applied once more before the carrier: to the carrier's own sender (a
+   * message accepted without one of the account's), or a rule the operator changed since the
+   * message was accepted. A sender none of them refuses goes on.
+   */
+  async failIfNoCompliantSender(message: ClaimedMessage): Promise<boolean> {
+    if (message.sender === null) return false;
+    await this.senderRules.ready();
+    if (this.senderRules.allows(message.sender, message.country)) return false;
+    await this.recordFailed(message, NO_COMPLIANT_SENDER);
     return true;
   }
 
@@ -314,5 +334,5 @@ export function claimStatement(
     FROM prior
     WHERE m.id = prior.id AND prior.status = 'queued' AND (prior.claimed_at IS NULL OR prior.claimed_at < prior.lapsed_before)
     RETURNING m.id, m."to", m.campaign_id, m.text, m.encoding::text AS encoding, m.segments, prior.claimed_at AS previous_claim, m.sender,
-      m.expires_at, m.account_id, m.carrier, m.sealed_text`;
+      m.country, m.expires_at, m.account_id, m.carrier, m.sealed_text`;
 }

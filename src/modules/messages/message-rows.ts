@@ -32,7 +32,7 @@ export interface NewMessageRow {
   releaseAt: Date | null;
   /** Seconds from its release (or acceptance) until it expires; null: the account's message_validity. */
   validitySeconds: number | null;
-  /** The approved sender the send named (`from`); null or left out: chosen as it is claimed. */
+  /** The sender chosen at acceptance (senders/sender-choice.ts); null or left out: the carrier's, set as it is claimed. */
   sender?: string | null;
   /** The text the carrier gets, sealed, when `text` is masked (a verification's code); null otherwise. */
   sealedText?: string | null;
@@ -155,7 +155,7 @@ export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]
 /** A row refused at acceptance tells of its failure as a status change would: a `message.failed` event. */
 function failedEventOf(row: NewMessageRow): string | null {
   if (row.status !== 'failed') return null;
-  const subject = { id: row.id, to: row.to, campaignId: row.campaignId };
+  const subject = { id: row.id, to: row.to, campaignId: row.campaignId, sender: row.sender ?? null };
   return JSON.stringify(
     messageStatusPayload(subject, { status: 'failed', at: row.createdAt, error: row.error }),
   );

@@ -80,7 +80,12 @@ async function handOver(
   resumed: ResumedRoute | null,
 ): Promise<Outcome> {
   const message = await delivery.claimForSending(messageId, leaseMs);
-  if (!message || (await delivery.failIfExpired(message))) return 'done';
+  if (
+    !message ||
+    (await delivery.failIfExpired(message)) ||
+    (await delivery.failIfNoCompliantSender(message))
+  )
+    return 'done';
   const routed = {
     reference: message.id,
     to: message.to,

@@ -14,6 +14,7 @@ import type { LivePublisher } from '../live/live-events.js';
 import { type OptOuts, optedOutError } from '../opt-outs/opt-outs.js';
 import type { AccountQuotas } from '../quotas/account-quotas.js';
 import type { AccountSenders } from '../senders/account-senders.js';
+import type { SenderChoice } from '../senders/sender-choice.js';
 import { type AcceptedRow, acceptanceOf, type MessageAcceptance } from './message-acceptance.js';
 import { type InsertedMessageRow, insertMessageRows, reservationsOf } from './message-rows.js';
 import { messageTiming, timingRulesOf } from './message-timing.js';
@@ -33,6 +34,7 @@ export interface MessageSendingOptions {
   live: LivePublisher;
   quotas: AccountQuotas;
   senders: AccountSenders;
+  senderChoice: SenderChoice;
   /** Seals the real text of a message stored masked (`sendMasked`). */
   textBox: SealedBox;
 }
@@ -69,6 +71,7 @@ export class MessageSending {
   private readonly routes: RouteCoverage;
   private readonly senders: AccountSenders;
   private readonly textBox: SealedBox;
+  private readonly senderChoice: SenderChoice;
 
   constructor(options: MessageSendingOptions) {
     ({
@@ -81,12 +84,14 @@ export class MessageSending {
       quotas: this.quotas,
       senders: this.senders,
       textBox: this.textBox,
+      senderChoice: this.senderChoice,
     } = options);
     this.input = sendInput(this.clock);
   }
 
   /** An approved sender if it names one, a country the account may send to, then a route that covers the number. */
-  private async assertDeliverable({ accountId, to, sender }: AcceptedRow): Promise<void> {
+  private async assertDeliverable(message: AcceptedRow): Promise<void> {
+    const { accountId, to, sender } = message;
     if (sender) await this.senders.assertApproved(accountId, sender, to);
     await this.quotas.assertDestinationAllowed(accountId, to);
     if (!(await this.routes.covers(to, accountId)))
@@ -94,6 +99,34 @@ export class MessageSending {
         [{ field: 'to', issue: 'no_route' }],
         'No route covers this destination: the operator has configured no carrier for it (the number itself may be valid); ask the operator',
       );
+  }
+
+  /**
+   * The sender each message goes from, chosen before it is stored so that the answer shows it
+   * (set on the message): its `from`, else the account's default sender or pool
+   * (docs/messages.md, Which sender a message goes from), in one choice for the batch. A message
+   * none of whose senders its country allows gets a 422 `no_compliant_sender`, on `from` when it
+   * named one.
+   */
+  private async chooseSenders(messages: AcceptedRow[]): Promise<(ValidationError | null)[]> {
+    const senders = await this.senderChoice.chooseAll(
+      this.prisma,
+      messages.map(({ accountId, sender, to }) => ({ accountId, from: sender ?? null, to })),
+    );
+    return messages.map((message, index) => {
+      const sender = senders[index]!;
+      const named = message.sender ?? null;
+      if (sender !== 'refused') {
+        message.sender = sender;
+        return null;
+      }
+      return new ValidationError(
+        [{ field: named ? 'from' : 'to', issue: 'no_compliant_sender' }],
+        named
+          ? `from: ${named} cannot reach this number's country (its sender rules, or the countries the sender is approved for)`
+          : 'No sender of the account may reach this number’s country: name a `from` it allows, or ask the operator for one',
+      );
+    });
   }
 
   async send(accountId: string, input: unknown, key?: string | null): Promise<MessageAcceptance> {
@@ -198,6 +231,8 @@ export class MessageSending {
     if (replay) return replay;
     // After the replay: a send accepted before the opt-out (or a change of countries or routes) still answers as it did.
     await this.assertDeliverable(message);
+    const [refused] = await this.chooseSenders([message]);
+    if (refused) throw refused;
     await this.optOuts.assertReachable(accountId, message.to);
     let inserted: InsertedMessageRow[];
     try {
@@ -268,17 +303,19 @@ export class MessageSending {
   }
 
   /**
-   * Concurrent sends without an idempotency key share one opt-out check, one multi-row INSERT and
-   * one `addBulk`: the commit and the round trips are most of a send's cost, not the rows. Should
+   * Concurrent sends without an idempotency key share one choice of senders, one opt-out check,
+   * one multi-row INSERT and one `addBulk`: the commit and the round trips are most of a send's cost, not the rows. Should
    * the INSERT fail, or an account of the batch lack room for all of its messages, each of those
    * messages is tried alone, so that one bad row or one send over a quota fails only its own request.
    */
   private async insertAndEnqueue(batch: AcceptedRow[]): Promise<(Error | null)[]> {
-    const optedOut = await this.optOuts.optedOut(batch);
-    const messages = batch.filter((_, index) => !optedOut[index]);
+    const [refused, optedOut] = await Promise.all([this.chooseSenders(batch), this.optOuts.optedOut(batch)]);
+    const messages = batch.filter((_, index) => !optedOut[index] && !refused[index]);
     const results = messages.length > 0 ? await this.insertAndEnqueueReachable(messages) : [];
     let result = 0;
-    return batch.map((_, index) => (optedOut[index] ? optedOutError() : results[result++]!));
+    return batch.map(
+      (_, index) => refused[index] ?? (optedOut[index] ? optedOutError() : results[result++]!),
+    );
   }
 
   private async insertAndEnqueueReachable(messages: AcceptedRow[]): Promise<(Error | null)[]> {

@@ -47,7 +47,8 @@ const MOVED = sqlRelation('moved', {
   status: 'c.status',
   at: 'c.at',
   event_id: 'c.event_id',
-  payload: 'c.payload',
+  // The sender as the row holds it (chosen at acceptance, or the carrier's at the claim).
+  payload: "c.payload || jsonb_build_object('from', m.sender)",
   segments: 'm.segments',
   quota_day: 'm.quota_day',
   created_at: 'm.created_at',

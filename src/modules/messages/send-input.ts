@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Clock } from '../../lib/clock.js';
 import { e164, numberFacts } from '../../lib/phone.js';
 import { issue } from '../../lib/validation.js';
+import { namedSenderInput } from '../senders/account-senders.js';
 import { messageText } from './message-text.js';
 import { messageValidityInput, sendAtInput } from './message-timing.js';
 
@@ -18,14 +19,10 @@ export function sendInput(clock: Clock) {
         issue('impossible_number', 'a length the numbering plan of its calling code has'),
       ),
       message: messageText.meta({ description: 'The text to send' }),
-      from: z
-        .string()
-        .min(1)
-        .max(16)
-        .transform((sender) => sender.replace(/^\+(?=[0-9])/, ''))
+      from: namedSenderInput
         .meta({
           description:
-            'A sender the operator approved for the account (settings list them); the account’s default_sender, else the carrier’s, when left out',
+            'A sender the operator approved for the account (settings list them); left out: the account’s default_sender, else a sender of its pool (the one this number last got), else the carrier’s — always one the number’s country allows',
         })
         .nullish(),
       campaign: z

@@ -2,13 +2,15 @@ import type { Logger } from 'pino';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Metrics } from '../../metrics/metrics.js';
+import { STICKY_SENDER_MS } from '../senders/sender-choice.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Rows one statement deletes at most: short transactions, short locks, small WAL bursts. */
 export const RETENTION_BATCH = 1_000;
 
-type Delete = (cutoff: Date, batch: number) => Promise<number>;
+/** `cutoff` is RETENTION_DAYS ago; `now` for the rows that lapse by a rule of their own. */
+type Delete = (cutoff: Date, batch: number, now: Date) => Promise<number>;
 
 /**
  * What the retention sweep deletes once it is older than RETENTION_DAYS, in the order it goes:
@@ -16,7 +18,20 @@ type Delete = (cutoff: Date, batch: number) => Promise<number>;
  * cascade's), then the carriers' working rows. Messages and replies are never deleted.
  */
 function retentionTables(prisma: PrismaClient): [table: string, remove: Delete][] {
-  return [...deliveryLogTables(prisma), ...carrierWorkingTables(prisma)];
+  return [...deliveryLogTables(prisma), ...carrierWorkingTables(prisma), ...senderTables(prisma)];
+}
+
+function senderTables(prisma: PrismaClient): [table: string, remove: Delete][] {
+  return [
+    [
+      // A recipient keeps its pool sender 30 days from its last use, whatever RETENTION_DAYS says.
+      'recipient_senders',
+      (_cutoff, batch, now) => prisma.$executeRaw`
+        DELETE FROM recipient_senders WHERE (account_id, recipient) IN (
+          SELECT account_id, recipient FROM recipient_senders
+          WHERE last_used_at < ${new Date(now.getTime() - STICKY_SENDER_MS)} LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
+    ],
+  ];
 }
 
 function deliveryLogTables(prisma: PrismaClient): [table: string, remove: Delete][] {
@@ -138,12 +153,13 @@ export class RetentionSweep {
   async sweep(cancelled: () => boolean = () => false, batch = RETENTION_BATCH): Promise<RetentionReport> {
     const report: RetentionReport = {};
     if (!this.enabled) return report;
-    const cutoff = new Date(this.clock.now().getTime() - this.retentionDays * DAY_MS);
+    const now = this.clock.now();
+    const cutoff = new Date(now.getTime() - this.retentionDays * DAY_MS);
     for (const [table, remove] of retentionTables(this.prisma)) {
       report[table] = 0;
       for (;;) {
         if (cancelled()) return report;
-        const deleted = await remove(cutoff, batch);
+        const deleted = await remove(cutoff, batch, now);
         report[table] += deleted;
         this.metrics.retentionDeleted.inc({ table }, deleted);
         if (deleted < batch) break;

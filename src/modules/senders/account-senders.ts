@@ -32,6 +32,16 @@ export const senderInput = z
   })
   .transform((value) => value.replace(/^\+/, ''));
 
+/**
+ * A sender as a send or a campaign names it (`from`): as written, a number with or without '+'
+ * (kept as digits); whether it is approved is the service's check, not the schema's.
+ */
+export const namedSenderInput = z
+  .string()
+  .min(1)
+  .max(16)
+  .transform((sender) => sender.replace(/^\+(?=[0-9])/, ''));
+
 export const addSenderInput = z.strictObject({
   sender: senderInput,
   countries: z
@@ -103,9 +113,10 @@ export class AccountSenders {
 
   /**
    * Refuses a send's `from` (as stored: a number without '+') with a 422 `sender_not_allowed`
-   * unless the operator approved it for the account and for the recipient's country.
+   * unless the operator approved it for the account and for the recipient's country (for a
+   * campaign, `to` is null: its messages are checked one by one as they are made).
    */
-  async assertApproved(accountId: string, sender: string, to: string): Promise<void> {
+  async assertApproved(accountId: string, sender: string, to: string | null): Promise<void> {
     const row = await this.prisma.accountSender.findUnique({
       where: { accountId_sender: { accountId, sender } },
       select: { countries: true },
@@ -115,6 +126,7 @@ export class AccountSenders {
         [{ field: 'from', issue: 'sender_not_allowed' }],
         `from: ${sender} is not a sender the operator approved for this account (GET /v1/settings lists them)`,
       );
+    if (to === null) return;
     const country = countryOf(to);
     if (row.countries.length > 0 && (country === null || !row.countries.includes(country)))
       throw new ValidationError(

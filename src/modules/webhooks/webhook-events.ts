@@ -12,9 +12,9 @@ import type { CampaignStats } from '../campaigns/campaign-stats.js';
 const CAMPAIGN_FIELDS = ['event', 'campaign', 'status', 'stats'] as const;
 
 const EVENT_FIELDS = {
-  'message.sent': ['event', 'message', 'to', 'status', 'sent_at', 'campaign'],
-  'message.delivered': ['event', 'message', 'to', 'status', 'delivered_at', 'campaign'],
-  'message.failed': ['event', 'message', 'to', 'status', 'failed_at', 'error', 'campaign'],
+  'message.sent': ['event', 'message', 'to', 'from', 'status', 'sent_at', 'campaign'],
+  'message.delivered': ['event', 'message', 'to', 'from', 'status', 'delivered_at', 'campaign'],
+  'message.failed': ['event', 'message', 'to', 'from', 'status', 'failed_at', 'error', 'campaign'],
   'message.replied': ['event', 'message', 'inbound', 'from', 'text', 'replied_at', 'campaign'],
   'campaign.started': CAMPAIGN_FIELDS,
   'campaign.paused': CAMPAIGN_FIELDS,
@@ -54,6 +54,8 @@ export interface MessageSubject {
   id: string;
   to: string;
   campaignId: string | null;
+  /** The sender it goes from, where the caller knows it; the status change's statement writes the row's. */
+  sender?: string | null;
 }
 
 export interface MessageStatusEvent {
@@ -67,6 +69,7 @@ export function messageStatusPayload(message: MessageSubject, { status, at, erro
     event: `message.${status}`,
     message: message.id,
     to: message.to,
+    from: message.sender ?? null,
     status,
     campaign: message.campaignId,
   };

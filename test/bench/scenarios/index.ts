@@ -10,6 +10,7 @@ import type { Scenario } from './scenario.js';
 import { scheduledRelease } from './scheduled-release.js';
 import { sendGraphql } from './send-graphql.js';
 import { sendRest, sendRestQuota } from './send-rest.js';
+import { senderChoice } from './sender-choice.js';
 import { statsFairness } from './stats-fairness.js';
 import { twoCarriers } from './two-carriers.js';
 import { verificationChecks, verifications } from './verifications.js';
@@ -34,6 +35,7 @@ export const SCENARIOS: readonly Scenario[] = [
   webhooks,
   twoCarriers,
   httpCarrier,
+  senderChoice,
   deepPages,
   messageStats,
   statsFairness,

@@ -51,6 +51,8 @@ export interface FlowResult {
   memory?: { idleRssMiB: number; peakRssMiB: number };
   /** Two carriers, one killed halfway: how soon the other took over, and what a route choice costs. */
   failover?: { killToOtherMs: number | null; routeChoiceUs: number };
+  /** CPU of one sender choice from a pool of 100 in memory, in microseconds (sender-choice). */
+  senderChoiceUs?: number;
 }
 
 /** Timed reads, one request at a time, each kind against the same data: how a read scales with depth. */
