@@ -202,6 +202,11 @@ function recoveryTasks({ config }: Dependencies, services: Services): RecoveryTa
       run: () => services.webhookDeliveries.recoverStalled(after),
     },
     { key: 'imports', found: 'unfinished imports', run: () => services.contactImports.recoverStalled(after) },
+    {
+      key: 'verifications',
+      found: 'expired verifications',
+      run: () => services.verificationChecks.expireDue(),
+    },
   ];
 }
 

@@ -103,6 +103,10 @@ export interface Config {
   webhookSecretKey: Buffer;
   /** AES-256-GCM key that seals the carriers' passwords at rest. */
   carrierSecretKey: Buffer;
+  /** HMAC key of verification codes, derived from WEBHOOK_SECRET_KEY. */
+  verificationCodeKey: Buffer;
+  /** AES-256-GCM key of the real text of a message whose stored text is masked, derived from WEBHOOK_SECRET_KEY. */
+  messageTextKey: Buffer;
   /** SMPP_URL as given, for the `default` carrier made when none is configured. */
   smppUrl: string | null;
   /** AES-256-GCM key that seals the accounts' TOTP secrets at rest. */

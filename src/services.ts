@@ -9,6 +9,7 @@ import { CampaignDispatchJobs } from './jobs/campaign-dispatch.job.js';
 import { ContactImportJobs } from './jobs/contact-import.job.js';
 import { MessageSendJobs } from './jobs/message-send.job.js';
 import { WebhookDeliveryJobs } from './jobs/webhook-delivery.job.js';
+import { SealedBox } from './lib/sealed-box.js';
 import { Accounts } from './modules/accounts/accounts.js';
 import { Authenticator } from './modules/accounts/authentication.js';
 import { LoginGuard } from './modules/accounts/login-guard.js';
@@ -46,6 +47,9 @@ import { DeliveryTimes } from './modules/stats/delivery-times.js';
 import { MessageStats } from './modules/stats/message-stats.js';
 import { StatsReads } from './modules/stats/stats-reads.js';
 import { Templates } from './modules/templates/templates.js';
+import { VerificationChecks } from './modules/verifications/verification-checks.js';
+import { VerificationStats } from './modules/verifications/verification-stats.js';
+import { Verifications } from './modules/verifications/verifications.js';
 import { WebhookDeliveries } from './modules/webhooks/webhook-deliveries.js';
 import { WebhookSecrets } from './modules/webhooks/webhook-secrets.js';
 import { WebhookSender } from './modules/webhooks/webhook-sender.js';
@@ -106,6 +110,12 @@ export interface Services {
   carrierCatalog: CarrierCatalog;
   /** The carriers and routes as this process applies them, kept up to date. */
   carrierDirectory: CarrierDirectory;
+  /** One-time codes: starts, resends and reads. */
+  verifications: Verifications;
+  /** Checks of one-time codes, and the expiry of those never approved. */
+  verificationChecks: VerificationChecks;
+  /** Started, approved, expired and conversion of verifications by country. */
+  verificationStats: VerificationStats;
   /** Every worker's carriers, binds and circuits, shared through Redis. */
   carrierHealth: CarrierHealthBoard;
   /** Reports and replies HTTP carriers' providers call back with (POST /carriers/{name}/events). */
@@ -167,7 +177,16 @@ export function createServices(deps: Dependencies): Services {
     settings: new Settings(prisma),
     ...contactServices(deps, { importJobs: jobs.importJobs, live, logger }),
     retentionSweep: retentionSweepOf(deps, logger('retention')),
+    ...verificationServices(deps, messages.messageSending),
     liveSubscriptions: liveSubscriptionsOf(deps, livePubSub, logger('live')),
+  };
+}
+
+function verificationServices({ prisma, pool, clock, config }: Dependencies, sending: MessageSending) {
+  return {
+    verifications: new Verifications({ prisma, pool, clock, sending, codeKey: config.verificationCodeKey }),
+    verificationChecks: new VerificationChecks(prisma, clock, config.verificationCodeKey),
+    verificationStats: new VerificationStats(prisma, clock),
   };
 }
 
@@ -299,16 +318,13 @@ function messageServices(
       quotas: accountQuotas,
       routes,
       senders: accountSenders,
+      textBox: new SealedBox(config.messageTextKey),
       senderChoice,
     }),
-    messageDelivery: new MessageDelivery({
-      prisma,
-      clock,
-      statusChanges,
-      sendJobs,
-      carrierSender: carrierDefaultSender(config),
-      senderRules: countrySenderRules,
-    }),
+    messageDelivery: messageDeliveryOf(
+      { prisma, clock, config },
+      { statusChanges, sendJobs, countrySenderRules },
+    ),
     carrierReports: new CarrierReports({ prisma, statusChanges, optOuts, live, logger: logger('messages') }),
     messageCancellation: new MessageCancellation({ prisma, clock, statusChanges, dispatchJobs }),
     scheduledReleases: new ScheduledReleases({
@@ -321,6 +337,29 @@ function messageServices(
       pollMs: SCHEDULED_RELEASE_POLL_MS,
     }),
   };
+}
+
+function messageDeliveryOf(
+  { prisma, clock, config }: Pick<Dependencies, 'prisma' | 'clock' | 'config'>,
+  {
+    statusChanges,
+    sendJobs,
+    countrySenderRules,
+  }: {
+    statusChanges: MessageStatusChanges;
+    sendJobs: MessageSendJobs;
+    countrySenderRules: CountrySenderRules;
+  },
+): MessageDelivery {
+  return new MessageDelivery({
+    prisma,
+    clock,
+    statusChanges,
+    sendJobs,
+    carrierSender: carrierDefaultSender(config),
+    textBox: new SealedBox(config.messageTextKey),
+    senderRules: countrySenderRules,
+  });
 }
 
 function callbackReceiver(

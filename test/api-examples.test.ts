@@ -30,7 +30,7 @@ function comparable(value: unknown, key = ''): unknown {
   if (key === 'duration_ms') return typeof value;
   if (typeof value === 'string')
     return value
-      .replace(/\b(msg|inb|cmp|cnt|tpl|job|whk|whd|acc|evt|req|key)_[0-9a-f]{32}\b/g, '$1_…')
+      .replace(/\b(msg|inb|cmp|cnt|tpl|job|whk|whd|acc|evt|req|key|vrf)_[0-9a-f]{32}\b/g, '$1_…')
       .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>')
       .replace(/^eyJ[\w-]+\.[\w-]+\.[\w-]+$/, '<jwt>')
       .replace(/\b(tern_live_|whsec_)[\w-]+/g, '$1…')

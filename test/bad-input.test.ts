@@ -87,7 +87,8 @@ beforeAll(async () => {
     })
   ).json.job as string;
   const apikey = await post('/v1/api-keys', { name: 'Integration' }, 'api_key');
-  ids = { template, campaign, contact, message, webhook, job, apikey };
+  const verification = await post('/v1/verifications', { to: '5511999990203' }, 'verification');
+  ids = { template, campaign, contact, message, webhook, job, apikey, verification };
 });
 afterAll(async () => {
   await Promise.all([t?.stop(), receiver?.close()]);
@@ -194,6 +195,8 @@ const VALID_BODIES: Record<string, () => Record<string, unknown>> = {
   'POST /v1/webhooks': () => ({ url: `${receiver.url}/hook`, events: ['message.failed'] }),
   'PATCH /v1/webhooks/:webhook': () => ({ events: ['message.failed'] }),
   'POST /v1/webhooks/:webhook/replay': () => ({ since: new Date(Date.now() - 60_000).toISOString() }),
+  'POST /v1/verifications': () => ({ to: '5511999990204', code_length: 6, ttl: 600 }),
+  'POST /v1/verifications/:verification/check': () => ({ code: '123456' }),
 };
 
 const NUL = 'a\u0000b';
@@ -530,6 +533,8 @@ const VALID_VARIABLES: Record<string, () => Record<string, unknown>> = {
     campaign: ids.campaign,
   }),
   'Query.template': () => ({ id: ids.template }),
+  'Query.verification': () => ({ id: ids.verification }),
+  'Query.verificationStats': () => ({ from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' }),
   'Query.webhook': () => ({ id: ids.webhook }),
   'Query.webhookDeliveries': () => ({ webhook: ids.webhook, page: 1, perPage: 10 }),
   'Query.campaigns': () => ({ status: 'scheduled', page: 1, perPage: 10 }),
@@ -569,6 +574,8 @@ const VALID_VARIABLES: Record<string, () => Record<string, unknown>> = {
     input: { name: 'Fine', delay: 1, sendWindow: { days: ['mon'], start: '09:00', end: '17:00' } },
   }),
   'Mutation.createTemplate': () => ({ input: { name: 'Fine name', content: 'Fine' } }),
+  'Mutation.startVerification': () => ({ input: { to: '5511999990205', codeLength: 6, ttl: 600 } }),
+  'Mutation.checkVerification': () => ({ id: ids.verification, input: { code: '123456' } }),
   'Mutation.deleteTemplate': () => ({ id: ids.template }),
   'Mutation.updateTemplate': () => ({ id: ids.template, input: { name: 'Fine name', content: 'Fine' } }),
   'Mutation.registerWebhook': () => ({ input: { url: `${receiver.url}/hook`, events: ['message_failed'] } }),

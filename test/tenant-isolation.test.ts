@@ -33,6 +33,7 @@ interface Owned {
   webhook: string;
   event: string;
   apikey: string;
+  verification: string;
   /** Not an id: the number that opted out of the account (each account's own). */
   optedOut: string;
 }
@@ -130,6 +131,16 @@ async function seed(account: TestAccount, hookPath: string, optedOut: string): P
     'job',
   );
   const apikey = await created(api(account, 'POST', '/v1/api-keys', { name: 'Integration' }), 'api_key');
+  const verification = await created(
+    api(account, 'POST', '/v1/verifications', { to: '5511999990103' }),
+    'verification',
+  );
+  // Its code's message settles before the snapshots are taken.
+  await waitFor(async () => {
+    const read = await api(account, 'GET', `/v1/verifications/${verification}`);
+    const sent = await api(account, 'GET', `/v1/messages/${read.body.message}`);
+    return sent.body.status === 'delivered' ? true : null;
+  });
   // The number answers STOP (as through any carrier): an opt-out of this account's.
   await created(
     api(account, 'POST', '/v1/messages/send', { to: optedOut, message: 'Reply STOP to stop' }),
@@ -166,7 +177,10 @@ async function seed(account: TestAccount, hookPath: string, optedOut: string): P
     );
     return rows[0].pending === 0 && rows[0].undispatched === 0 && rows[0].done >= 1 ? true : null;
   });
-  return { ...account, ids: { campaign, contact, job, message, template, webhook, event, apikey, optedOut } };
+  return {
+    ...account,
+    ids: { campaign, contact, job, message, template, webhook, event, apikey, verification, optedOut },
+  };
 }
 
 /** Every row of every table that has an account_id, for one account. */
@@ -232,6 +246,8 @@ const VALID_BODIES: Record<string, (owner: Tenant) => Record<string, unknown>> =
   'POST /v1/webhooks': () => ({ url: `${receiver.url}/stolen`, events: ['message.failed'] }),
   'PATCH /v1/webhooks/:webhook': () => ({ events: ['message.failed'] }),
   'POST /v1/webhooks/:webhook/replay': (owner) => ({ event: owner.ids.event }),
+  'POST /v1/verifications': (owner) => ({ to: '5511999990166', template: owner.ids.template }),
+  'POST /v1/verifications/:verification/check': () => ({ code: '123456' }),
 };
 
 const isId = (name: string) => name === 'ID';
@@ -387,6 +403,9 @@ const GRAPHQL_VARIABLES: Record<string, (owner: Tenant) => Record<string, unknow
   'Query.messageStats': ({ ids }) => ({ campaign: ids.campaign }),
   'Query.deliveryTimes': ({ ids }) => ({ campaign: ids.campaign }),
   'Query.template': ({ ids }) => ({ id: ids.template }),
+  'Query.verification': ({ ids }) => ({ id: ids.verification }),
+  'Mutation.checkVerification': ({ ids }) => ({ id: ids.verification, input: { code: '123456' } }),
+  'Mutation.startVerification': ({ ids }) => ({ input: { to: '5511999990166', template: ids.template } }),
   'Query.webhook': ({ ids }) => ({ id: ids.webhook }),
   'Query.webhookDeliveries': ({ ids }) => ({ webhook: ids.webhook }),
   'Mutation.addContact': ({ ids }) => ({ campaign: ids.campaign, input: { phone: '5511999990177' } }),

@@ -10,6 +10,10 @@ export interface Secrets {
   webhookSecretKey: Buffer;
   twoFactorSecretKey: Buffer;
   carrierSecretKey: Buffer;
+  /** HMAC-SHA-256 key of verification codes (only their HMAC is stored). */
+  verificationCodeKey: Buffer;
+  /** AES-256-GCM key that seals a message's text for the carrier when the stored one is masked. */
+  messageTextKey: Buffer;
 }
 
 /**
@@ -54,7 +58,14 @@ export function secretsFrom(env: Environment, warnings: string[]): Secrets {
     );
   }
   const carrierSecretKey = derivedKey(webhookSecretKey, 'tern carrier passwords');
-  return { jwtSecret, webhookSecretKey, twoFactorSecretKey, carrierSecretKey };
+  return {
+    jwtSecret,
+    webhookSecretKey,
+    twoFactorSecretKey,
+    carrierSecretKey,
+    verificationCodeKey: derivedKey(webhookSecretKey, 'tern verification codes'),
+    messageTextKey: derivedKey(webhookSecretKey, 'tern sealed message texts'),
+  };
 }
 
 /** A 32-byte key written as 64 hex digits or in base64 (either alphabet); null otherwise. */

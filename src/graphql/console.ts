@@ -1,8 +1,8 @@
 import type { GraphiQLOptions } from 'graphql-yoga';
 
 /**
- * The operations a new console opens with: log in, send, list, follow a campaign, watch messages
- * live. The token of `Login` goes in the Authorization header, which is there to fill in.
+ * The operations a new console opens with: log in, send, list, send and check a one-time code,
+ * follow a campaign, watch messages live. The token of `Login` goes in the Authorization header, which is there to fill in.
  */
 export const CONSOLE_EXAMPLES = `# Tern GraphQL console. Run Login first, put its token in the Authorization header
 # below (Headers tab), then run the others. Ctrl+Space completes, the Docs panel describes every field.
@@ -31,6 +31,22 @@ query Messages {
       total
       nodes { id to status segments createdAt deliveredAt error { code message } }
     }
+    ... on Error { code message }
+  }
+}
+
+mutation StartVerification {
+  startVerification(input: { to: "5511999990000", codeLength: 6, ttl: 600 }) {
+    __typename
+    ... on Verification { id status expiresAt }
+    ... on Error { code message }
+  }
+}
+
+mutation CheckVerification {
+  checkVerification(id: "verification id", input: { code: "123456" }) {
+    __typename
+    ... on VerificationCheck { id status }
     ... on Error { code message }
   }
 }

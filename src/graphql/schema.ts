@@ -13,6 +13,7 @@ import { addSendWindowTypes } from './types/send-window.js';
 import { addSettingsTypes } from './types/settings.js';
 import { addStatsTypes } from './types/stats.js';
 import { addTemplateTypes } from './types/templates.js';
+import { addVerificationTypes } from './types/verifications.js';
 import { addWebhookTypes } from './types/webhooks.js';
 
 /** What the inputs' rules depend on; the printed schema is the same whatever they are. */
@@ -39,6 +40,7 @@ export function createSchema(options: SchemaOptions): GraphQLSchema {
   const messageTypes = addMessageTypes(builder);
   addCampaignTypes(builder, { messages: messageTypes, contacts: addContactTypes(builder), windows }, inputs);
   addTemplateTypes(builder);
+  addVerificationTypes(builder);
   addWebhookTypes(builder, inputs);
   addImportTypes(builder, commonTypes);
   addOptOutTypes(builder);

@@ -14,7 +14,8 @@ export type IdPrefix =
   | 'evt'
   | 'req'
   | 'key'
-  | 'rte';
+  | 'rte'
+  | 'vrf';
 
 /**
  * Opaque identifiers with a readable prefix. UUIDv7 keeps them roughly time-ordered,

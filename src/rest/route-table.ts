@@ -6,6 +6,7 @@ import { messageRoutes } from './routes/messages.js';
 import { optOutRoutes } from './routes/opt-outs.js';
 import { statsRoutes } from './routes/stats.js';
 import { templateRoutes } from './routes/templates.js';
+import { verificationRoutes } from './routes/verifications.js';
 import { webhookRoutes } from './routes/webhooks.js';
 
 /**
@@ -66,4 +67,5 @@ export const routes: readonly RestRoute[] = [
   ...webhookRoutes,
   ...optOutRoutes,
   ...statsRoutes,
+  ...verificationRoutes,
 ];

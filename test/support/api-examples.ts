@@ -37,6 +37,7 @@ const MISSING = {
   job: 'job_0192f5d1c9a87f3e8b5c4d2e1f0a9b8c',
   webhook: 'whk_0192f5d1c9a87f3e8b5c4d2e1f0a9b8c',
   apikey: 'key_0192f5d1c9a87f3e8b5c4d2e1f0a9b8c',
+  verification: 'vrf_0192f5d1c9a87f3e8b5c4d2e1f0a9b8c',
 };
 
 interface Call {
@@ -489,6 +490,57 @@ async function recordEverything(t: TestTern, r: Recorder, receiver: WebhookRecei
   await r.ok('DeleteCampaign', as(third));
   await r.refused('DeleteCampaign', 'not_found', as({ params: { campaign: MISSING.campaign } }));
   await r.refused('DeleteCampaign', 'validation_error', as({ params: { campaign }, ...stray }));
+  await recordVerifications(t, r, { as, stray, account: ana.account });
+}
+
+/** A one-time code: its start, a check (the code itself is never seen here), a read. */
+async function recordVerifications(
+  t: TestTern,
+  r: Recorder,
+  { as, stray, account }: { as: (extra?: Call) => Call; stray: Call; account: string },
+) {
+  const otp = await r.call(
+    'CreateTemplate',
+    as({ body: { name: 'Login code', content: 'Your Acme login code is {{code}}' } }),
+  );
+  const { verification } = await r.ok(
+    'StartVerification',
+    as({ body: { to: '+5511999990130', template: otp.body.template, code_length: 6, ttl: 600 } }),
+  );
+  await r.refused(
+    'StartVerification',
+    'validation_error',
+    as({ body: { to: '5511999990131', code_length: 3, ttl: 30 } }),
+  );
+  await t.tern.services.accountQuotas.setLimits(account, { dailySegments: 1 });
+  await r.refused('StartVerification', 'quota_exceeded', as({ body: { to: '5511999990132' } }));
+  await t.tern.services.accountQuotas.setLimits(account, { dailySegments: null });
+  await r.ok('CheckVerification', as({ params: { verification }, body: { code: '000000' } }));
+  await r.refused(
+    'CheckVerification',
+    'not_found',
+    as({ params: { verification: MISSING.verification }, body: { code: '123456' } }),
+  );
+  await r.refused(
+    'CheckVerification',
+    'validation_error',
+    as({ params: { verification }, body: { code: '12' } }),
+  );
+  await r.ok('Verification', as({ params: { verification } }));
+  await r.refused('Verification', 'not_found', as({ params: { verification: MISSING.verification } }));
+  await r.refused('Verification', 'validation_error', as({ params: { verification }, ...stray }));
+  const now = t.clock.now().getTime();
+  await r.ok(
+    'VerificationStats',
+    as({
+      query: { from: new Date(now - 3_600_000).toISOString(), to: new Date(now + 60_000).toISOString() },
+    }),
+  );
+  await r.refused(
+    'VerificationStats',
+    'validation_error',
+    as({ query: { from: '2025-01-01T00:00:00Z', to: '2026-03-01T00:00:00Z' } }),
+  );
 }
 
 /** The failures of the service itself, each from a Tern put in that state. */

@@ -30,6 +30,8 @@ const EVENT_KIND_MEANING: Record<(typeof SUBSCRIBABLE_EVENTS)[number], string> =
   'message.delivered': 'a message was reported delivered',
   'message.failed': 'a message failed',
   'message.replied': 'a recipient replied to a message',
+  'verification.approved': 'a verification was approved with its code',
+  'verification.expired': 'a verification expired unapproved',
 };
 
 const KINDS = SUBSCRIBABLE_EVENTS.map((kind) => `\`${kind}\``).join(', ');

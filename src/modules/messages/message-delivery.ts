@@ -4,6 +4,7 @@ import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
+import { type SealedBox, UnsealError } from '../../lib/sealed-box.js';
 import type { CountrySenderRules } from '../senders/country-sender-rules.js';
 import { NO_COMPLIANT_SENDER } from '../senders/sender-choice.js';
 import { countCarrierPins } from '../stats/stats-rollups.js';
@@ -57,6 +58,7 @@ type ClaimRow = Omit<
   expires_at: Date | null;
   account_id: string;
   carrier: string | null;
+  sealed_text: string | null;
 };
 
 export interface ClaimRequest {
@@ -70,8 +72,16 @@ export interface MessageDeliveryOptions {
   statusChanges: MessageStatusChanges;
   sendJobs: MessageSendJobs;
   carrierSender: string | null;
+  /** Opens a message's sealed text (message-rows.ts), bound to its id. */
+  textBox: SealedBox;
   senderRules: CountrySenderRules;
 }
+
+const SEALED_TEXT_UNREADABLE = {
+  code: 'sealed_text_unreadable',
+  message:
+    'The text for the carrier was sealed with another key than this process has (WEBHOOK_SECRET_KEY changed)',
+};
 
 /**
  * A message's way to the carrier, used only by the workers and the recovery sweep: the claim
@@ -90,6 +100,7 @@ export class MessageDelivery {
   private readonly clock: Clock;
   private readonly statusChanges: MessageStatusChanges;
   private readonly sendJobs: MessageSendJobs;
+  private readonly textBox: SealedBox;
   private readonly senderRules: CountrySenderRules;
 
   constructor(options: MessageDeliveryOptions) {
@@ -98,6 +109,7 @@ export class MessageDelivery {
       clock: this.clock,
       statusChanges: this.statusChanges,
       sendJobs: this.sendJobs,
+      textBox: this.textBox,
       senderRules: this.senderRules,
     } = options);
     const { carrierSender } = options;
@@ -122,9 +134,25 @@ export class MessageDelivery {
       expires_at: expiresAt,
       account_id: accountId,
       carrier: pinnedCarrier,
+      sealed_text: sealedText,
       ...message
     } = row;
-    return { ...message, campaignId, expiresAt, accountId, pinnedCarrier, reclaimed: previousClaim !== null };
+    const claimed = {
+      ...message,
+      campaignId,
+      expiresAt,
+      accountId,
+      pinnedCarrier,
+      reclaimed: previousClaim !== null,
+    };
+    if (sealedText === null) return claimed;
+    try {
+      return { ...claimed, text: this.textBox.unseal(claimed.id, sealedText) };
+    } catch (error) {
+      if (!(error instanceof UnsealError)) throw error;
+      await this.recordFailed(claimed, SEALED_TEXT_UNREADABLE);
+      return null;
+    }
   }
 
   /**
@@ -306,5 +334,5 @@ export function claimStatement(
     FROM prior
     WHERE m.id = prior.id AND prior.status = 'queued' AND (prior.claimed_at IS NULL OR prior.claimed_at < prior.lapsed_before)
     RETURNING m.id, m."to", m.campaign_id, m.text, m.encoding::text AS encoding, m.segments, prior.claimed_at AS previous_claim, m.sender,
-      m.country, m.expires_at, m.account_id, m.carrier`;
+      m.country, m.expires_at, m.account_id, m.carrier, m.sealed_text`;
 }

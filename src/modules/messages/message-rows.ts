@@ -34,6 +34,8 @@ export interface NewMessageRow {
   validitySeconds: number | null;
   /** The sender chosen at acceptance (senders/sender-choice.ts); null or left out: the carrier's, set as it is claimed. */
   sender?: string | null;
+  /** The text the carrier gets, sealed, when `text` is masked (a verification's code); null otherwise. */
+  sealedText?: string | null;
 }
 
 type RawQueries = Pick<PrismaClient, '$queryRaw'>;
@@ -48,6 +50,7 @@ const ROWS = sqlColumns('v', [
   'sender',
   'country',
   'text',
+  'sealed_text',
   'encoding',
   'segments',
   'created_at',
@@ -111,7 +114,7 @@ export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]
         ${column((m) => m.id)}::text[], ${column((m) => m.accountId)}::text[], ${column((m) => m.campaignId)}::text[],
         ${column((m) => m.contactId)}::text[], ${column((m) => m.to)}::text[], ${column((m) => m.sender ?? null)}::text[],
         ${column((m) => countryOf(m.to))}::text[],
-        ${column((m) => m.text)}::text[], ${column((m) => m.encoding)}::"MessageEncoding"[], ${column((m) => m.segments)}::int[],
+        ${column((m) => m.text)}::text[], ${column((m) => m.sealedText ?? null)}::text[], ${column((m) => m.encoding)}::"MessageEncoding"[], ${column((m) => m.segments)}::int[],
         ${column((m) => m.createdAt.toISOString())}::timestamptz[], ${column((m) => m.status)}::"MessageStatus"[],
         ${column((m) => m.sendAt?.toISOString() ?? null)}::timestamptz[], ${column((m) => m.releaseAt?.toISOString() ?? null)}::timestamptz[],
         ${column((m) => m.validitySeconds)}::int[],
@@ -120,9 +123,9 @@ export function insertMessageRows(db: RawQueries, rows: readonly NewMessageRow[]
         AS ${ROWS.name}(${ROWS.names})),
     ${segmentReservation(ROWS)},
     ${INSERTED.name} AS (
-      INSERT INTO messages (id, account_id, campaign_id, contact_id, "to", sender, country, text, encoding, segments,
+      INSERT INTO messages (id, account_id, campaign_id, contact_id, "to", sender, country, text, sealed_text, encoding, segments,
         created_at, status, send_at, release_at, expires_at, failed_at, error_code, error_message, quota_day)
-      SELECT v.id, v.account_id, v.campaign_id, v.contact_id, v."to", v.sender, v.country, v.text, v.encoding, v.segments, v.created_at,
+      SELECT v.id, v.account_id, v.campaign_id, v.contact_id, v."to", v.sender, v.country, v.text, v.sealed_text, v.encoding, v.segments, v.created_at,
         v.status, v.send_at, v.release_at,
         COALESCE(v.release_at, v.created_at)
           + make_interval(secs => COALESCE(v.validity, s.message_validity, ${DEFAULT_MESSAGE_VALIDITY})),

@@ -7,6 +7,7 @@ import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import type { SealedBox } from '../../lib/sealed-box.js';
 import { parseInput } from '../../lib/validation.js';
 import { findCampaign } from '../campaigns/campaign-lookup.js';
 import type { LivePublisher } from '../live/live-events.js';
@@ -34,6 +35,19 @@ export interface MessageSendingOptions {
   quotas: AccountQuotas;
   senders: AccountSenders;
   senderChoice: SenderChoice;
+  /** Seals the real text of a message stored masked (`sendMasked`). */
+  textBox: SealedBox;
+}
+
+/** A message whose stored text hides what the carrier gets (a verification's code). */
+export interface MaskedSend {
+  id: string;
+  to: string;
+  /** What the carrier gets, kept sealed until the hand-over. */
+  text: string;
+  /** What Tern stores and shows. */
+  maskedText: string;
+  validitySeconds: number;
 }
 
 /**
@@ -56,6 +70,7 @@ export class MessageSending {
   private readonly input: ReturnType<typeof sendInput>;
   private readonly routes: RouteCoverage;
   private readonly senders: AccountSenders;
+  private readonly textBox: SealedBox;
   private readonly senderChoice: SenderChoice;
 
   constructor(options: MessageSendingOptions) {
@@ -68,6 +83,7 @@ export class MessageSending {
       live: this.live,
       quotas: this.quotas,
       senders: this.senders,
+      textBox: this.textBox,
       senderChoice: this.senderChoice,
     } = options);
     this.input = sendInput(this.clock);
@@ -144,6 +160,34 @@ export class MessageSending {
     const failure = await this.accepted.add(message);
     if (failure) throw failure;
     return acceptanceOf(message, false);
+  }
+
+  /**
+   * Sends at once on the ordinary path (senders, countries, routes, opt-outs, quotas), outside
+   * any send window: the stored text is `maskedText`, the carrier's is sealed beside it.
+   */
+  async sendMasked(accountId: string, send: MaskedSend): Promise<void> {
+    const { encoding, segments } = analyzeText(send.text);
+    const message: AcceptedRow = {
+      id: send.id,
+      accountId,
+      campaignId: null,
+      contactId: null,
+      to: send.to,
+      text: send.maskedText,
+      sealedText: this.textBox.seal(send.id, send.text),
+      encoding,
+      segments,
+      createdAt: this.clock.now(),
+      sender: null,
+      status: 'queued',
+      sendAt: null,
+      releaseAt: null,
+      validitySeconds: send.validitySeconds,
+    };
+    await this.assertDeliverable(message);
+    const failure = await this.accepted.add(message);
+    if (failure) throw failure;
   }
 
   /**

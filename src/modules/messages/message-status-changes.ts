@@ -135,6 +135,8 @@ export class MessageStatusChanges {
           carrier = COALESCE(m.carrier, c.carrier),
           cancelled_at = CASE WHEN c.status = 'cancelled' THEN c.at ELSE m.cancelled_at END,
           release_at = NULL,
+          -- A sealed text is the carrier's alone: kept only while the message waits for it.
+          sealed_text = CASE WHEN c.status = 'queued' THEN m.sealed_text END,
           carrier_message_id = COALESCE(m.carrier_message_id, c.carrier_message_id)
         FROM change c, target
         WHERE m.id = c.id AND target.id = m.id

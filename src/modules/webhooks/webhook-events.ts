@@ -20,6 +20,8 @@ const EVENT_FIELDS = {
   'campaign.paused': CAMPAIGN_FIELDS,
   'campaign.finished': CAMPAIGN_FIELDS,
   'campaign.cancelled': CAMPAIGN_FIELDS,
+  'verification.approved': ['event', 'verification', 'to', 'status', 'approved_at'],
+  'verification.expired': ['event', 'verification', 'to', 'status', 'expired_at'],
 } as const;
 
 const NESTED_FIELDS: Record<string, readonly string[]> = {
@@ -38,6 +40,8 @@ export const SUBSCRIBABLE_EVENTS = [
   'message.delivered',
   'message.failed',
   'message.replied',
+  'verification.approved',
+  'verification.expired',
 ] as const satisfies readonly EventType[];
 type SubscribableEvent = (typeof SUBSCRIBABLE_EVENTS)[number];
 
@@ -118,6 +122,35 @@ export function campaignStatusPayload(
       waiting: stats.waiting,
       opted_out: stats.optedOut,
     },
+  };
+}
+
+/** A verification's approval as an event: never its code. */
+export function verificationApprovedPayload(
+  verification: { id: string; to: string },
+  at: Date,
+): EventPayload<'verification.approved'> {
+  const { id, to } = verification;
+  return {
+    event: 'verification.approved',
+    verification: id,
+    to,
+    status: 'approved',
+    approved_at: at.toISOString(),
+  };
+}
+
+export function verificationExpiredPayload(
+  verification: { id: string; to: string },
+  at: Date,
+): EventPayload<'verification.expired'> {
+  const { id, to } = verification;
+  return {
+    event: 'verification.expired',
+    verification: id,
+    to,
+    status: 'expired',
+    expired_at: at.toISOString(),
   };
 }
 

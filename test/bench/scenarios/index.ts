@@ -13,6 +13,7 @@ import { sendRest, sendRestQuota } from './send-rest.js';
 import { senderChoice } from './sender-choice.js';
 import { statsFairness } from './stats-fairness.js';
 import { twoCarriers } from './two-carriers.js';
+import { verificationChecks, verifications } from './verifications.js';
 import { webhooks } from './webhooks.js';
 
 /** Every scenario, in the order they run; a new one is one module and one entry here. */
@@ -20,6 +21,8 @@ export const SCENARIOS: readonly Scenario[] = [
   sendRest,
   sendRestQuota,
   sendGraphql,
+  verifications,
+  verificationChecks,
   baseline,
   baselineBatched,
   floorRest,
