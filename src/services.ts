@@ -20,6 +20,8 @@ import { CampaignLifecycle } from './modules/campaigns/campaign-lifecycle.js';
 import { CampaignRecords } from './modules/campaigns/campaign-records.js';
 import { CampaignStatsReader } from './modules/campaigns/campaign-stats.js';
 import { Contacts } from './modules/contacts/contacts.js';
+import { FraudGuard } from './modules/fraud-guard/fraud-guard.js';
+import { GuardRuleBook } from './modules/fraud-guard/guard-rules.js';
 import { ContactImports } from './modules/imports/contact-imports.js';
 import { Uploads } from './modules/imports/uploads.js';
 import { LiveBudget } from './modules/live/live-budget.js';
@@ -78,6 +80,8 @@ export interface Services {
   accountQuotas: AccountQuotas;
   /** The senders the operator approves per account, and the check of a send's `from`. */
   accountSenders: AccountSenders;
+  /** The check of each message against SMS pumping, before its segments are reserved. */
+  fraudGuard: FraudGuard;
   campaignRecords: CampaignRecords;
   campaignLifecycle: CampaignLifecycle;
   campaignDispatch: CampaignDispatch;
@@ -126,6 +130,7 @@ export function createServices(deps: Dependencies): Services {
     logger: logger('quotas'),
   });
   const accountSenders = new AccountSenders(prisma);
+  const fraudGuard = fraudGuardOf(deps, logger('fraud-guard'));
   const carrierCatalog = new CarrierCatalog(prisma, config.carrierSecretKey, config.publicUrl);
   const carrierDirectory = new CarrierDirectory(carrierCatalog, logger('carriers'), CARRIER_SETTINGS_POLL_MS);
   const messages = messageServices(deps, {
@@ -136,6 +141,7 @@ export function createServices(deps: Dependencies): Services {
     logger,
     routes: carrierDirectory,
     accountSenders,
+    fraudGuard,
   });
   const carrierCallbacks = callbackReceiver(deps, carrierCatalog, carrierDirectory, messages.carrierReports);
   return {
@@ -150,6 +156,7 @@ export function createServices(deps: Dependencies): Services {
       live,
       logger,
       accountQuotas,
+      fraudGuard,
       messageCancellation: messages.messageCancellation,
     }),
     ...webhookServices(deps, { webhookDeliveryJobs: jobs.webhookDeliveryJobs, logger }),
@@ -157,6 +164,7 @@ export function createServices(deps: Dependencies): Services {
     optOuts,
     accountQuotas,
     accountSenders,
+    fraudGuard,
     settings: new Settings(prisma),
     ...contactServices(deps, { importJobs: jobs.importJobs, live, logger }),
     retentionSweep: retentionSweepOf(deps, logger('retention')),
@@ -210,6 +218,19 @@ function liveSubscriptionsOf(
 
 type ModuleLogger = (module: string) => Logger;
 
+function fraudGuardOf({ prisma, clock, config, redis, metrics }: Dependencies, logger: Logger): FraudGuard {
+  return new FraudGuard({
+    prisma,
+    redis,
+    prefix: config.redisPrefix,
+    clock,
+    metrics,
+    logger,
+    rules: new GuardRuleBook(prisma, clock, config.fraudGuard),
+    defaults: config.fraudGuard,
+  });
+}
+
 // How often every process reads the carriers and routes again: a bound on how late a change applies.
 const CARRIER_SETTINGS_POLL_MS = 1_000;
 
@@ -254,6 +275,7 @@ function messageServices(
     logger,
     routes,
     accountSenders,
+    fraudGuard,
   }: {
     sendJobs: MessageSendJobs;
     dispatchJobs: CampaignDispatchJobs;
@@ -263,6 +285,7 @@ function messageServices(
     logger: ModuleLogger;
     routes: CarrierDirectory;
     accountSenders: AccountSenders;
+    fraudGuard: FraudGuard;
   },
 ) {
   const statusChanges = new MessageStatusChanges(prisma, metrics, live);
@@ -278,6 +301,7 @@ function messageServices(
       quotas: accountQuotas,
       routes,
       senders: accountSenders,
+      fraudGuard,
     }),
     messageDelivery: new MessageDelivery({
       prisma,
@@ -325,9 +349,11 @@ function campaignServices(
     live,
     logger,
     accountQuotas,
+    fraudGuard,
     messageCancellation,
   }: {
     accountQuotas: AccountQuotas;
+    fraudGuard: FraudGuard;
     dispatchJobs: CampaignDispatchJobs;
     sendJobs: MessageSendJobs;
     live: LivePublisher;
@@ -357,6 +383,7 @@ function campaignServices(
       sendJobs,
       live,
       quotas: accountQuotas,
+      fraudGuard,
       logger: logger('campaigns'),
     }),
     campaignStatsReader: new CampaignStatsReader(prisma),

@@ -30,6 +30,7 @@ const EVENT_KIND_MEANING: Record<(typeof SUBSCRIBABLE_EVENTS)[number], string> =
   'message.delivered': 'a message was reported delivered',
   'message.failed': 'a message failed',
   'message.replied': 'a recipient replied to a message',
+  'account.country_blocked': 'the fraud guard blocked a country for the account (its cap was reached)',
 };
 
 const KINDS = SUBSCRIBABLE_EVENTS.map((kind) => `\`${kind}\``).join(', ');

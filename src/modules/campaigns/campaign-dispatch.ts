@@ -6,6 +6,7 @@ import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import type { FraudGuard } from '../fraud-guard/fraud-guard.js';
 import type { LivePublisher } from '../live/live-events.js';
 import {
   insertMessageRows,
@@ -59,6 +60,7 @@ export interface CampaignDispatchOptions {
   sendJobs: MessageSendJobs;
   live: LivePublisher;
   quotas: AccountQuotas;
+  fraudGuard: FraudGuard;
   logger: Logger;
 }
 
@@ -70,6 +72,7 @@ export class CampaignDispatch {
   private readonly sendJobs: MessageSendJobs;
   private readonly live: LivePublisher;
   private readonly quotas: AccountQuotas;
+  private readonly fraudGuard: FraudGuard;
   private readonly logger: Logger;
 
   constructor(options: CampaignDispatchOptions) {
@@ -80,6 +83,7 @@ export class CampaignDispatch {
       sendJobs: this.sendJobs,
       live: this.live,
       quotas: this.quotas,
+      fraudGuard: this.fraudGuard,
       logger: this.logger,
     } = options);
   }
@@ -143,7 +147,8 @@ export class CampaignDispatch {
 
   /**
    * The batch's messages, rendered and timed; those to a country the account may not send to
-   * are made failed (`destination_not_allowed`), so the campaign's stats count them.
+   * are made failed (`destination_not_allowed`), and then those the fraud guard refuses
+   * (`fraud_blocked`), before any is reserved, so the campaign's stats count them and the quota does not.
    */
   private async batchMessages(
     tx: Tx,
@@ -159,15 +164,19 @@ export class CampaignDispatch {
       }),
       this.quotas.allowedCountries(campaign.account_id),
     ]);
-    return campaignMessages(campaign, template, contacts, timing, now).map((message) =>
+    const messages = campaignMessages(campaign, template, contacts, timing, now).map((message) =>
       isAllowedDestination(allowed, message.to)
         ? message
-        : {
-            ...message,
-            status: 'failed',
-            releaseAt: null,
-            error: { code: 'destination_not_allowed', message: 'The account may not send to this country' },
-          },
+        : failedMessage(message, 'destination_not_allowed', 'The account may not send to this country'),
+    );
+    return Promise.all(
+      messages.map(async (message) => {
+        if (message.status === 'failed') return message;
+        const rule = await this.fraudGuard.check(message);
+        return rule
+          ? failedMessage(message, 'fraud_blocked', `Refused by the fraud guard: ${rule}`)
+          : message;
+      }),
     );
   }
 
@@ -306,6 +315,10 @@ export function pendingContactsQuery(
       AND NOT ${contactOptedOut(campaign.account_id)}
     ORDER BY c.created_at, c.id
     LIMIT ${limit}`;
+}
+
+function failedMessage(message: NewMessageRow, code: string, text: string): NewMessageRow {
+  return { ...message, status: 'failed', releaseAt: null, error: { code, message: text } };
 }
 
 /**

@@ -9,6 +9,7 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { parseInput } from '../../lib/validation.js';
 import { findCampaign } from '../campaigns/campaign-lookup.js';
+import type { FraudGuard } from '../fraud-guard/fraud-guard.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { type OptOuts, optedOutError } from '../opt-outs/opt-outs.js';
 import type { AccountQuotas } from '../quotas/account-quotas.js';
@@ -32,6 +33,7 @@ export interface MessageSendingOptions {
   live: LivePublisher;
   quotas: AccountQuotas;
   senders: AccountSenders;
+  fraudGuard: FraudGuard;
 }
 
 /**
@@ -54,6 +56,7 @@ export class MessageSending {
   private readonly input: ReturnType<typeof sendInput>;
   private readonly routes: RouteCoverage;
   private readonly senders: AccountSenders;
+  private readonly fraudGuard: FraudGuard;
 
   constructor(options: MessageSendingOptions) {
     ({
@@ -65,6 +68,7 @@ export class MessageSending {
       live: this.live,
       quotas: this.quotas,
       senders: this.senders,
+      fraudGuard: this.fraudGuard,
     } = options);
     this.input = sendInput(this.clock);
   }
@@ -108,6 +112,7 @@ export class MessageSending {
     };
     if (key) return this.sendOnce(message, key, data);
     await this.assertDeliverable(message);
+    await this.fraudGuard.assertAllowed(message);
     const failure = await this.accepted.add(message);
     if (failure) throw failure;
     return acceptanceOf(message, false);
@@ -155,6 +160,7 @@ export class MessageSending {
     // After the replay: a send accepted before the opt-out (or a change of countries or routes) still answers as it did.
     await this.assertDeliverable(message);
     await this.optOuts.assertReachable(accountId, message.to);
+    await this.fraudGuard.assertAllowed(message);
     let inserted: InsertedMessageRow[];
     try {
       inserted = await this.prisma.$transaction(async (tx) => {

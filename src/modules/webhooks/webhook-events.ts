@@ -20,6 +20,7 @@ const EVENT_FIELDS = {
   'campaign.paused': CAMPAIGN_FIELDS,
   'campaign.finished': CAMPAIGN_FIELDS,
   'campaign.cancelled': CAMPAIGN_FIELDS,
+  'account.country_blocked': ['event', 'country', 'rule', 'blocked_until'],
 } as const;
 
 const NESTED_FIELDS: Record<string, readonly string[]> = {
@@ -38,6 +39,7 @@ export const SUBSCRIBABLE_EVENTS = [
   'message.delivered',
   'message.failed',
   'message.replied',
+  'account.country_blocked',
 ] as const satisfies readonly EventType[];
 type SubscribableEvent = (typeof SUBSCRIBABLE_EVENTS)[number];
 
@@ -116,6 +118,15 @@ export function campaignStatusPayload(
       opted_out: stats.optedOut,
     },
   };
+}
+
+/** The fraud guard blocked a country for the account: its cap was reached (src/modules/fraud-guard). */
+export function countryBlockedPayload(
+  country: string,
+  rule: 'country_hourly' | 'country_daily',
+  blockedUntil: Date,
+): EventPayload<'account.country_blocked'> {
+  return { event: 'account.country_blocked', country, rule, blocked_until: blockedUntil.toISOString() };
 }
 
 /**
