@@ -83,7 +83,8 @@ export function addCommonTypes(builder: Builder) {
   builder.objectFields(FraudBlockedError, (t) => ({
     details: t.field({
       type: [fieldIssue],
-      description: 'The rule that refused the send, as an issue on `to`',
+      description: 'The rule that refused the send, as an issue on `to`: one entry',
+      complexity: { field: 1, multiplier: 1 },
       resolve: (error) => error.details,
     }),
   }));
