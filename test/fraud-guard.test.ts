@@ -364,6 +364,7 @@ describe('with Redis unavailable', () => {
       maxRetriesPerRequest: 0,
       enableOfflineQueue: false,
     });
+    redis.on('error', () => undefined);
     const sink = new Writable({
       write(chunk, _encoding, done) {
         lines.push(JSON.parse(String(chunk)));
