@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError, countryCodesOf, type Environment, environmentSchema } from './config/environment.js';
-import type { FraudGuardDefaults } from './config/fraud-guard.js';
+import { type FraudGuardDefaults, parseCountryCaps } from './config/fraud-guard.js';
 import { secretsFrom } from './config/secrets.js';
 import { parseSmppUrl } from './config/smpp-url.js';
 import { redactUrl } from './lib/unreachable.js';
@@ -247,7 +247,7 @@ function fraudGuardSettings(env: Environment): FraudGuardDefaults {
     floodIdentical: env.FRAUD_FLOOD_IDENTICAL,
     floodAny: env.FRAUD_FLOOD_MAX,
     velocity: env.FRAUD_VELOCITY_MAX,
-    countryCaps: env.FRAUD_COUNTRY_CAPS,
+    countryCaps: parseCountryCaps(env.FRAUD_COUNTRY_CAPS),
     coolOffSeconds: env.FRAUD_COOL_OFF_S,
     mode: env.FRAUD_MODE,
     whenRedisDown: env.FRAUD_WHEN_REDIS_DOWN,

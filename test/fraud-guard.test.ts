@@ -24,8 +24,18 @@ beforeAll(async () => {
       done();
     },
   });
-  // The deployment's defaults: 6 identical or 20 texts per number, 50 per number range, an hour.
-  t = await startTern({ env: { SIMULATOR_DELAY_MS: '20' }, logger: pino({ level: 'info' }, sink) });
+  // The deployment's defaults (6 identical or 20 texts per number, 50 per number range, an
+  // hour), which the harness turns off for every other file.
+  const defaults = loadConfig({}).fraudGuard;
+  t = await startTern({
+    env: {
+      SIMULATOR_DELAY_MS: '20',
+      FRAUD_FLOOD_IDENTICAL: String(defaults.floodIdentical),
+      FRAUD_FLOOD_MAX: String(defaults.floodAny),
+      FRAUD_VELOCITY_MAX: String(defaults.velocity),
+    },
+    logger: pino({ level: 'info' }, sink),
+  });
 });
 afterAll(() => t.stop());
 
@@ -75,6 +85,26 @@ async function apiKeys(account: TestAccount, count: number): Promise<string[]> {
     }),
   );
 }
+
+describe('the deployment’s defaults', () => {
+  it('are 6 identical or 20 texts per number and 50 per number range an hour, block mode, let through without Redis', () => {
+    expect(loadConfig({}).fraudGuard).toEqual({
+      floodIdentical: 6,
+      floodAny: 20,
+      velocity: 50,
+      countryCaps: {},
+      coolOffSeconds: 3600,
+      mode: 'block',
+      whenRedisDown: 'allow',
+    });
+    expect(loadConfig({ FRAUD_COUNTRY_CAPS: 'ng=100/1000, GB=/50' }).fraudGuard.countryCaps).toEqual({
+      NG: { hourly: 100, daily: 1000 },
+      GB: { hourly: null, daily: 50 },
+    });
+    expect(() => loadConfig({ FRAUD_COUNTRY_CAPS: 'NG=1000001/' })).toThrow(/FRAUD_COUNTRY_CAPS/);
+    expect(() => loadConfig({ FRAUD_VELOCITY_MAX: '100001' })).toThrow(/FRAUD_VELOCITY_MAX/);
+  });
+});
 
 describe('a pumping burst into one number range', () => {
   it('is cut at the velocity limit (50 an hour) while 1,000 sends to ordinary numbers of the country all pass', async () => {

@@ -165,15 +165,14 @@ export const environmentSchema = z.object({
   FRAUD_VELOCITY_MAX: decimal(0, MAX_GUARD_LIMIT).default(50),
   FRAUD_COUNTRY_CAPS: z
     .string()
-    .transform((value, context) => {
+    .superRefine((value, context) => {
       try {
-        return parseCountryCaps(value);
+        parseCountryCaps(value);
       } catch (error) {
         context.addIssue({ code: 'custom', message: (error as Error).message });
-        return z.NEVER;
       }
     })
-    .default({}),
+    .default(''),
   FRAUD_COOL_OFF_S: decimal(1, MAX_COOL_OFF_SECONDS).default(3600),
   FRAUD_MODE: z.enum(['block', 'monitor']).default('block'),
   FRAUD_WHEN_REDIS_DOWN: z.enum(['allow', 'refuse']).default('allow'),
