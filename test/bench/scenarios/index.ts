@@ -3,6 +3,7 @@ import { campaignDispatch } from './campaign-dispatch.js';
 import { contactImportCsv, contactImportXlsx } from './contact-import.js';
 import { deepPages } from './deep-pages.js';
 import { endToEnd } from './end-to-end.js';
+import { fraudGuard } from './fraud-guard.js';
 import { floorGraphql, floorRest } from './graphql-floor.js';
 import { httpCarrier } from './http-carrier.js';
 import { messageStats } from './message-stats.js';
@@ -34,4 +35,5 @@ export const SCENARIOS: readonly Scenario[] = [
   deepPages,
   messageStats,
   statsFairness,
+  fraudGuard,
 ];
