@@ -10,7 +10,7 @@ import { messageStats } from './message-stats.js';
 import type { Scenario } from './scenario.js';
 import { scheduledRelease } from './scheduled-release.js';
 import { sendGraphql } from './send-graphql.js';
-import { sendRest, sendRestQuota } from './send-rest.js';
+import { sendRest, sendRestGuard, sendRestQuota } from './send-rest.js';
 import { statsFairness } from './stats-fairness.js';
 import { twoCarriers } from './two-carriers.js';
 import { webhooks } from './webhooks.js';
@@ -19,6 +19,7 @@ import { webhooks } from './webhooks.js';
 export const SCENARIOS: readonly Scenario[] = [
   sendRest,
   sendRestQuota,
+  sendRestGuard,
   sendGraphql,
   baseline,
   baselineBatched,
