@@ -171,6 +171,22 @@ describe('monitor mode', () => {
     expect(await decisions(account)).toEqual([
       { rule: 'velocity_range', country: 'BR', decision: 'monitored', count: 150 },
     ]);
+    const read = await t.graphql(
+      '{ fraudDecisions(days: 1) { ... on FraudDecisions { rows { day rule country decision count } } } }',
+      {},
+      account.token,
+    );
+    expect(read.body.data.fraudDecisions.rows).toEqual([
+      {
+        day: t.clock.now().toISOString().slice(0, 10),
+        rule: 'velocity_range',
+        country: 'BR',
+        decision: 'monitored',
+        count: 150,
+      },
+    ]);
+    const tooLong = await t.graphql('{ fraudDecisions(days: 32) { __typename } }', {}, account.token);
+    expect(tooLong.body.data.fraudDecisions.__typename).toBe('ValidationError');
     const lines = logged.filter((line) => line.account === account.account && line.rule === 'velocity_range');
     expect(lines).toHaveLength(150);
     expect(String(lines[0]!.msg)).toContain('monitor mode');

@@ -1,11 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import type { FraudGuardDefaults } from '../../config/fraud-guard.js';
 import { FraudBlockedError, type FraudRule, ServiceUnavailableError } from '../../errors.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
 import { countryOf } from '../../lib/phone.js';
+import { parseInput } from '../../lib/validation.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { countryBlockedPayload, writeEvent } from '../webhooks/webhook-events.js';
 import type { GuardRuleBook, GuardRules } from './guard-rules.js';
@@ -17,6 +19,30 @@ export interface GuardedMessage {
   accountId: string;
   to: string;
   text: string;
+}
+
+/** The most rows a read of decisions answers: a week of 6 rules in a dozen countries, both decisions. */
+export const MAX_DECISION_ROWS = 500;
+
+export const decisionsInput = z.strictObject({
+  days: z
+    .number()
+    .int()
+    .min(1)
+    .max(31)
+    .default(7)
+    .meta({ description: 'The last N UTC days, today included' }),
+});
+
+/** One day's count of one rule's decisions in one country. */
+export interface GuardDecisionCount {
+  /** The UTC day, YYYY-MM-DD. */
+  day: string;
+  rule: FraudRule;
+  /** ISO 3166; null for a number of no country's plan. */
+  country: string | null;
+  decision: 'blocked' | 'monitored';
+  count: number;
 }
 
 interface Decision {
@@ -161,31 +187,40 @@ export class FraudGuard {
   }
 
   /** The account's rules as they apply now, the countries blocked, and the last days' decisions. */
-  async view(accountId: string, days = 7) {
-    const now = this.clock.now();
-    const since = new Date(now.getTime() - days * 24 * 60 * 60 * 1000);
-    const [rules, blocked, counts] = await Promise.all([
+  async view(accountId: string) {
+    const [rules, blocked, decisions] = await Promise.all([
       this.rules.rulesOf(accountId),
-      this.windows.blocked(accountId, now),
-      this.prisma.fraudGuardCount.findMany({
-        where: { accountId, day: { gte: new Date(utcDay(since)) } },
-        orderBy: [{ day: 'asc' }, { rule: 'asc' }, { country: 'asc' }],
-        take: 1_000,
-      }),
+      this.windows.blocked(accountId, this.clock.now()),
+      this.decisions(accountId, { days: 7 }),
     ]);
     return {
       rules,
       blocked: Object.fromEntries(
         Object.entries(blocked).map(([country, until]) => [country, until.toISOString()]),
       ),
-      decisions: counts.map(({ day, rule, country, decision, count }) => ({
-        day: day.toISOString().slice(0, 10),
-        rule,
-        country,
-        decision,
-        count,
-      })),
+      decisions,
     };
+  }
+
+  /**
+   * The guard's decisions of the last `days` UTC days (today included), by day, rule, country and
+   * decision, oldest first: what it refused (`blocked`) and, in monitor mode, would have (`monitored`).
+   */
+  async decisions(accountId: string, input: unknown): Promise<GuardDecisionCount[]> {
+    const { days } = parseInput(decisionsInput, input);
+    const since = new Date(this.clock.now().getTime() - (days - 1) * 24 * 60 * 60 * 1000);
+    const rows = await this.prisma.fraudGuardCount.findMany({
+      where: { accountId, day: { gte: new Date(utcDay(since)) } },
+      orderBy: [{ day: 'asc' }, { rule: 'asc' }, { country: 'asc' }, { decision: 'asc' }],
+      take: MAX_DECISION_ROWS,
+    });
+    return rows.map(({ day, rule, country, decision, count }) => ({
+      day: day.toISOString().slice(0, 10),
+      rule: rule as FraudRule,
+      country: country || null,
+      decision: decision as Decision['decision'],
+      count,
+    }));
   }
 
   private async writeCounts(decisions: Decision[]): Promise<undefined[]> {
