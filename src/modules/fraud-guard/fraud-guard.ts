@@ -11,7 +11,7 @@ import { parseInput } from '../../lib/validation.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { countryBlockedPayload, writeEvent } from '../webhooks/webhook-events.js';
 import type { GuardRuleBook, GuardRules } from './guard-rules.js';
-import { GuardWindows, type MessageLimits } from './guard-windows.js';
+import { GuardWindows, type MessageLimits, type WindowVerdict } from './guard-windows.js';
 
 /** A message as the guard sees it, before anything of it is stored or reserved. */
 export interface GuardedMessage {
@@ -112,7 +112,7 @@ export class FraudGuard {
     const limits = limitsOf(message.to, rules);
     // Every limit off: nothing to count, and nothing asked of Redis.
     if (!limits.floodIdentical && !limits.floodAny && !limits.velocity && !limits.country) return null;
-    let verdict: Awaited<ReturnType<GuardWindows['check']>>;
+    let verdict: WindowVerdict;
     try {
       verdict = await this.windows.check(message, limits, now);
       this.unavailableLogged = false;
