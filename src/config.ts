@@ -1,6 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError, countryCodesOf, type Environment, environmentSchema } from './config/environment.js';
+import { type FraudGuardDefaults, parseCountryCaps } from './config/fraud-guard.js';
 import { secretsFrom } from './config/secrets.js';
 import { parseSmppUrl } from './config/smpp-url.js';
 import { redactUrl } from './lib/unreachable.js';
@@ -125,6 +126,8 @@ export interface Config {
   importMaxInflatedBytes: number;
   /** The countries a new account may send to (ISO 3166 alpha-2); empty for every country. */
   defaultAllowedCountries: string[];
+  /** The fraud guard's rules for an account that sets none of its own (docs/security.md). */
+  fraudGuard: FraudGuardDefaults;
   warnings: string[];
 }
 
@@ -171,6 +174,7 @@ export function loadConfig(
     importDir: resolve(env.IMPORT_DIR ?? join(tmpdir(), 'tern-imports')),
     importMaxInflatedBytes: env.IMPORT_MAX_INFLATED_MB * 1024 * 1024,
     defaultAllowedCountries: countryCodesOf(env.DEFAULT_ALLOWED_COUNTRIES),
+    fraudGuard: fraudGuardSettings(env),
     warnings,
   };
 }
@@ -239,6 +243,18 @@ function limitSettings(env: Environment) {
       statementTimeoutMs: env.STATS_STATEMENT_TIMEOUT_MS,
     },
     statsPoolSize: env.STATS_POOL_SIZE,
+  };
+}
+
+function fraudGuardSettings(env: Environment): FraudGuardDefaults {
+  return {
+    floodIdentical: env.FRAUD_FLOOD_IDENTICAL,
+    floodAny: env.FRAUD_FLOOD_MAX,
+    velocity: env.FRAUD_VELOCITY_MAX,
+    countryCaps: parseCountryCaps(env.FRAUD_COUNTRY_CAPS),
+    coolOffSeconds: env.FRAUD_COOL_OFF_S,
+    mode: env.FRAUD_MODE,
+    whenRedisDown: env.FRAUD_WHEN_REDIS_DOWN,
   };
 }
 

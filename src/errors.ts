@@ -72,6 +72,13 @@ export const ERRORS = {
     type: 'ValidationError',
     description: '`details` names every bad field or parameter, each with its `issue`',
   },
+  fraud_blocked: {
+    status: 422,
+    level: 'field',
+    type: 'FraudBlockedError',
+    description:
+      'The fraud guard refused the send (`details` names the rule on `to`); nothing was stored and no segment counted against a quota',
+  },
   rate_limited: {
     status: 429,
     level: 'request',
@@ -135,6 +142,15 @@ export const ISSUES = {
   no_route: 'No route of the operator covers the number: no carrier would take it',
   no_compliant_sender:
     'No sender the message could go from may reach the number’s country: its `from`, or else the account’s default sender and pool, are of a kind the country refuses (alphanumeric to the US, say)',
+  flood_identical: 'The fraud guard: too many identical texts to this number in the last hour',
+  flood_number: 'The fraud guard: too many texts to this number in the last hour',
+  velocity_range:
+    'The fraud guard: too many texts to this number range (the number less its last 4 digits) in the last hour',
+  country_hourly:
+    'The fraud guard: the account’s hourly cap of the number’s country is reached; the country is blocked',
+  country_daily:
+    'The fraud guard: the account’s daily cap of the number’s country is reached; the country is blocked',
+  country_blocked: 'The fraud guard: the number’s country is blocked for the account until its cool-off ends',
   range_too_long: 'A statistics range longer than 400 days, or one whose `to` is not after its `from`',
   too_many_buckets:
     'A statistics range that would answer more than 1,000 buckets: ask for a shorter range or a longer interval',
@@ -251,6 +267,24 @@ export class QuotaExceededError extends AppError {
   }
 }
 
+/** The fraud guard's rules that refuse a send (src/modules/fraud-guard), each an issue on `to`. */
+export type FraudRule =
+  | 'flood_identical'
+  | 'flood_number'
+  | 'velocity_range'
+  | 'country_hourly'
+  | 'country_daily'
+  | 'country_blocked';
+
+/** A send the fraud guard refused: `details` names the rule, as a validation error names an issue. */
+export class FraudBlockedError extends AppError {
+  readonly details: FieldIssue[];
+  constructor(readonly rule: FraudRule) {
+    super('fraud_blocked', `Refused by the fraud guard: ${rule.replaceAll('_', ' ')}`);
+    this.details = [{ field: 'to', issue: rule }];
+  }
+}
+
 /** Something the request needs cannot be reached now: nothing is lost by refusing, and the client should try again soon. */
 export class ServiceUnavailableError extends AppError {
   readonly retryAfterSeconds = 5;
@@ -301,4 +335,5 @@ export const FIELD_ERROR_CLASSES = {
   conflict: ConflictError,
   validation_error: ValidationError,
   quota_exceeded: QuotaExceededError,
+  fraud_blocked: FraudBlockedError,
 } as const satisfies Record<FieldErrorCode, abstract new (...args: never[]) => AppError>;

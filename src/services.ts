@@ -21,6 +21,8 @@ import { CampaignLifecycle } from './modules/campaigns/campaign-lifecycle.js';
 import { CampaignRecords } from './modules/campaigns/campaign-records.js';
 import { CampaignStatsReader } from './modules/campaigns/campaign-stats.js';
 import { Contacts } from './modules/contacts/contacts.js';
+import { FraudGuard } from './modules/fraud-guard/fraud-guard.js';
+import { GuardRuleBook } from './modules/fraud-guard/guard-rules.js';
 import { ContactImports } from './modules/imports/contact-imports.js';
 import { Uploads } from './modules/imports/uploads.js';
 import { LiveBudget } from './modules/live/live-budget.js';
@@ -88,6 +90,8 @@ export interface Services {
   countrySenderRules: CountrySenderRules;
   /** Which sender a message goes from: its `from`, the default sender, or a sticky pool sender. */
   senderChoice: SenderChoice;
+  /** The check of each message against SMS pumping, before its segments are reserved. */
+  fraudGuard: FraudGuard;
   campaignRecords: CampaignRecords;
   campaignLifecycle: CampaignLifecycle;
   campaignDispatch: CampaignDispatch;
@@ -141,7 +145,7 @@ export function createServices(deps: Dependencies): Services {
     metrics: deps.metrics,
     logger: logger('quotas'),
   });
-  const senders = senderServices(deps, logger('senders'));
+  const sendChecks = sendCheckServices(deps, logger);
   const carrierCatalog = new CarrierCatalog(prisma, config.carrierSecretKey, config.publicUrl);
   const carrierDirectory = new CarrierDirectory(carrierCatalog, logger('carriers'), CARRIER_SETTINGS_POLL_MS);
   const messages = messageServices(deps, {
@@ -151,7 +155,7 @@ export function createServices(deps: Dependencies): Services {
     accountQuotas,
     logger,
     routes: carrierDirectory,
-    ...senders,
+    ...sendChecks,
   });
   const carrierCallbacks = callbackReceiver(deps, carrierCatalog, carrierDirectory, messages.carrierReports);
   return {
@@ -167,13 +171,13 @@ export function createServices(deps: Dependencies): Services {
       logger,
       accountQuotas,
       messageCancellation: messages.messageCancellation,
-      ...senders,
+      ...sendChecks,
     }),
     ...webhookServices(deps, { webhookDeliveryJobs: jobs.webhookDeliveryJobs, logger }),
     ...statsServices(deps, logger),
     optOuts,
     accountQuotas,
-    ...senders,
+    ...sendChecks,
     settings: new Settings(prisma),
     ...contactServices(deps, { importJobs: jobs.importJobs, live, logger }),
     retentionSweep: retentionSweepOf(deps, logger('retention')),
@@ -191,16 +195,19 @@ function verificationServices({ prisma, pool, clock, config }: Dependencies, sen
 }
 
 /** The senders the operator approves, the countries' rules, and the choice each message's sender is made by. */
-function senderServices({ prisma, clock }: Dependencies, logger: Logger) {
-  const countrySenderRules = new CountrySenderRules(prisma, logger, CARRIER_SETTINGS_POLL_MS);
+/** What a message must pass before it is accepted, besides the quotas: its sender, and the fraud guard. */
+function sendCheckServices(deps: Dependencies, logger: ModuleLogger) {
+  const { prisma, clock } = deps;
+  const countrySenderRules = new CountrySenderRules(prisma, logger('senders'), CARRIER_SETTINGS_POLL_MS);
   return {
     accountSenders: new AccountSenders(prisma),
     countrySenderRules,
     senderChoice: new SenderChoice(prisma, countrySenderRules, clock),
+    fraudGuard: fraudGuardOf(deps, logger('fraud-guard')),
   };
 }
 
-type SenderServices = ReturnType<typeof senderServices>;
+type SenderServices = ReturnType<typeof sendCheckServices>;
 
 function retentionSweepOf({ prisma, clock, metrics, config }: Dependencies, logger: Logger): RetentionSweep {
   return new RetentionSweep({ prisma, clock, metrics, logger, retentionDays: config.retentionDays });
@@ -247,6 +254,19 @@ function liveSubscriptionsOf(
 }
 
 type ModuleLogger = (module: string) => Logger;
+
+function fraudGuardOf({ prisma, clock, config, redis, metrics }: Dependencies, logger: Logger): FraudGuard {
+  return new FraudGuard({
+    prisma,
+    redis,
+    prefix: config.redisPrefix,
+    clock,
+    metrics,
+    logger,
+    rules: new GuardRuleBook(prisma, clock, config.fraudGuard),
+    defaults: config.fraudGuard,
+  });
+}
 
 // How often every process reads the carriers and routes (and the countries' sender rules) again:
 // a bound on how late a change applies.
@@ -295,6 +315,7 @@ function messageServices(
     accountSenders,
     senderChoice,
     countrySenderRules,
+    fraudGuard,
   }: {
     sendJobs: MessageSendJobs;
     dispatchJobs: CampaignDispatchJobs;
@@ -303,6 +324,7 @@ function messageServices(
     accountQuotas: AccountQuotas;
     logger: ModuleLogger;
     routes: CarrierDirectory;
+    fraudGuard: FraudGuard;
   } & SenderServices,
 ) {
   const statusChanges = new MessageStatusChanges(prisma, metrics, live);
@@ -320,6 +342,7 @@ function messageServices(
       senders: accountSenders,
       textBox: new SealedBox(config.messageTextKey),
       senderChoice,
+      fraudGuard,
     }),
     messageDelivery: messageDeliveryOf(
       { prisma, clock, config },
@@ -387,11 +410,13 @@ function campaignServices(
     live,
     logger,
     accountQuotas,
+    fraudGuard,
     messageCancellation,
     accountSenders,
     senderChoice,
   }: SenderServices & {
     accountQuotas: AccountQuotas;
+    fraudGuard: FraudGuard;
     dispatchJobs: CampaignDispatchJobs;
     sendJobs: MessageSendJobs;
     live: LivePublisher;
@@ -423,6 +448,7 @@ function campaignServices(
       live,
       quotas: accountQuotas,
       senderChoice,
+      fraudGuard,
       logger: logger('campaigns'),
     }),
     campaignStatsReader: new CampaignStatsReader(prisma),

@@ -26,7 +26,8 @@ const client = new TernClient({ url, token: login.token });
 const { send_message: sent } = await client.request(SendMessageDocument, {
   input: { to, message: 'Hello from the typed client' },
 });
-if (sent.__typename === 'ValidationError') {
+// A bad field, or the fraud guard (the rule on `to`): both name what was refused in error_details.
+if (sent.__typename === 'ValidationError' || sent.__typename === 'FraudBlockedError') {
   throw new Error(`refused: ${sent.error_details.map((d) => `${d.field} ${d.issue}`).join(', ')}`);
 }
 if (sent.__typename === 'QuotaExceededError') {

@@ -5,6 +5,7 @@ import { MAX_SENDERS_PER_ACCOUNT } from '../modules/senders/account-senders.js';
 import type { Services } from '../services.js';
 import { CARRIER_GROUPS } from './carrier-commands.js';
 import { accountOf, type Group, type Options, print, UsageError, type Values } from './command-kit.js';
+import { GUARD_COMMAND } from './guard-command.js';
 import { SENDER_GROUPS } from './sender-commands.js';
 
 // The operator commands, by group: what each takes and what it does; src/cli.ts parses and runs them.
@@ -139,6 +140,7 @@ export const GROUPS: Record<string, Group> = {
         ].join('\n'),
         run: sendersCommand,
       },
+      guard: GUARD_COMMAND,
       'two-factor-off': {
         summary: 'turn two-factor login off for an account that lost its authenticator and recovery codes',
         synopsis: '--email EMAIL',

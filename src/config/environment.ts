@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
 import { isKnownCountry } from '../lib/phone.js';
+import { MAX_COOL_OFF_SECONDS, MAX_GUARD_LIMIT, parseCountryCaps } from './fraud-guard.js';
 
 export class ConfigError extends Error {}
 
@@ -159,6 +160,22 @@ export const environmentSchema = z.object({
   IMPORT_DIR: z.string().min(1).optional(),
   IMPORT_MAX_INFLATED_MB: decimal(1, 4_096).default(100),
   DEFAULT_ALLOWED_COUNTRIES: countryList.default(''),
+  FRAUD_FLOOD_IDENTICAL: decimal(0, MAX_GUARD_LIMIT).default(6),
+  FRAUD_FLOOD_MAX: decimal(0, MAX_GUARD_LIMIT).default(20),
+  FRAUD_VELOCITY_MAX: decimal(0, MAX_GUARD_LIMIT).default(50),
+  FRAUD_COUNTRY_CAPS: z
+    .string()
+    .superRefine((value, context) => {
+      try {
+        parseCountryCaps(value);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    })
+    .default(''),
+  FRAUD_COOL_OFF_S: decimal(1, MAX_COOL_OFF_SECONDS).default(3600),
+  FRAUD_MODE: z.enum(['block', 'monitor']).default('block'),
+  FRAUD_WHEN_REDIS_DOWN: z.enum(['allow', 'refuse']).default('allow'),
 });
 
 export type Environment = z.infer<typeof environmentSchema>;

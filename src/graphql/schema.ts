@@ -5,6 +5,7 @@ import { addApiKeyTypes } from './types/api-keys.js';
 import { addCampaignTypes } from './types/campaigns.js';
 import { addCommonTypes, addRootTypes } from './types/common.js';
 import { addContactTypes } from './types/contacts.js';
+import { addFraudGuardTypes } from './types/fraud-guard.js';
 import { addImportTypes } from './types/imports.js';
 import { addLiveTypes } from './types/live.js';
 import { addMessageTypes } from './types/messages.js';
@@ -45,6 +46,7 @@ export function createSchema(options: SchemaOptions): GraphQLSchema {
   addImportTypes(builder, commonTypes);
   addOptOutTypes(builder);
   addStatsTypes(builder);
+  addFraudGuardTypes(builder);
   addLiveTypes(builder, messageTypes);
   return builder.toSchema({ sortSchema: true });
 }

@@ -138,6 +138,27 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly fraudBlocked = new Counter({
+    name: 'tern_fraud_blocked_total',
+    help: 'Messages the fraud guard refused, by rule (flood_identical, flood_number, velocity_range, country_hourly, country_daily, country_blocked)',
+    labelNames: ['rule'] as const,
+    registers: [this.registry],
+  });
+
+  readonly fraudMonitored = new Counter({
+    name: 'tern_fraud_monitored_total',
+    help: 'Messages of accounts in monitor mode the fraud guard would have refused (they were sent), by rule',
+    labelNames: ['rule'] as const,
+    registers: [this.registry],
+  });
+
+  readonly fraudUnchecked = new Counter({
+    name: 'tern_fraud_unchecked_total',
+    help: 'Messages the fraud guard could not check because Redis was unavailable, by what it did (allowed, refused)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly rateLimitRefusals = new Counter({
     name: 'tern_rate_limit_refusals_total',
     help: 'Calls refused with 429, by limit (request: the per-caller budget; or the field: sendMessage, login) and caller kind (account, address)',

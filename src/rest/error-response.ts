@@ -5,6 +5,7 @@ import {
   AppError,
   DatabaseUnavailableError,
   type FieldIssue,
+  FraudBlockedError,
   httpStatusFor,
   retryAfterOf,
   ValidationError,
@@ -44,7 +45,7 @@ export function sendAppError(reply: FastifyReply, error: AppError): FastifyReply
     reply,
     error.code,
     error.message,
-    error instanceof ValidationError ? error.details : undefined,
+    error instanceof ValidationError || error instanceof FraudBlockedError ? error.details : undefined,
   );
 }
 

@@ -6,6 +6,7 @@ import {
   FIELD_ERROR_CLASSES,
   FIELD_ERROR_CODES,
   type FieldIssue,
+  FraudBlockedError,
   ISSUES,
   type Issue,
   QuotaExceededError,
@@ -75,6 +76,15 @@ export function addCommonTypes(builder: Builder) {
       type: [fieldIssue],
       description: 'One entry per bad field',
       complexity: { field: 20, multiplier: 20 },
+      resolve: (error) => error.details,
+    }),
+  }));
+
+  builder.objectFields(FraudBlockedError, (t) => ({
+    details: t.field({
+      type: [fieldIssue],
+      description: 'The rule that refused the send, as an issue on `to`: one entry',
+      complexity: { field: 1, multiplier: 1 },
       resolve: (error) => error.details,
     }),
   }));

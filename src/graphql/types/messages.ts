@@ -1,7 +1,13 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { z } from 'zod';
 import { encodingOf, type TextAnalysis } from '../../carriers/encoding.js';
-import { InvalidStateError, NotFoundError, QuotaExceededError, ValidationError } from '../../errors.js';
+import {
+  FraudBlockedError,
+  InvalidStateError,
+  NotFoundError,
+  QuotaExceededError,
+  ValidationError,
+} from '../../errors.js';
 import { systemClock } from '../../lib/clock.js';
 import { type PageRequest, parsePage } from '../../lib/pagination.js';
 import type { MessageAcceptance } from '../../modules/messages/message-acceptance.js';
@@ -282,8 +288,8 @@ function addMessageFields(
     t.withAuth({ account: true }).field({
       type: acceptance,
       description:
-        'Sends one SMS: stores it as queued and hands it to a worker. Over a segment quota it answers QuotaExceededError, so each of several aliased sends answers its own result',
-      errors: { types: [ValidationError, QuotaExceededError] },
+        'Sends one SMS: stores it as queued and hands it to a worker. Over a segment quota it answers QuotaExceededError, refused by the fraud guard FraudBlockedError, so each of several aliased sends answers its own result',
+      errors: { types: [ValidationError, QuotaExceededError, FraudBlockedError] },
       args: {
         input: inputArg(t.arg, sendInput),
         ...argsFromZod(t.arg, z.object({ idempotencyKey: idempotencyKeyInput.nullish() })),

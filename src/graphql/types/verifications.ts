@@ -1,4 +1,4 @@
-import { NotFoundError, QuotaExceededError, ValidationError } from '../../errors.js';
+import { FraudBlockedError, NotFoundError, QuotaExceededError, ValidationError } from '../../errors.js';
 import type { VerificationCheck } from '../../modules/verifications/verification-checks.js';
 import {
   checkVerificationInput,
@@ -161,7 +161,7 @@ function addVerificationFields(builder: Builder, refs: ReturnType<typeof addVeri
       type: refs.verification,
       description:
         'Sends a one-time code to a number; while a verification of that number is pending, sends it a new code instead (a resend: 30 s after the last, doubling, five codes at most). Five starts per number an hour, ten a day; over a limit, a rate_limited error with Retry-After',
-      errors: { types: [ValidationError, QuotaExceededError] },
+      errors: { types: [ValidationError, QuotaExceededError, FraudBlockedError] },
       args: { input: inputArg(t.arg, startInput) },
       resolve: (_root, { input }, { accountId, services }) => services.verifications.start(accountId, input),
     }),

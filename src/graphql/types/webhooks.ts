@@ -32,6 +32,7 @@ const EVENT_KIND_MEANING: Record<(typeof SUBSCRIBABLE_EVENTS)[number], string> =
   'message.replied': 'a recipient replied to a message',
   'verification.approved': 'a verification was approved with its code',
   'verification.expired': 'a verification expired unapproved',
+  'account.country_blocked': 'the fraud guard blocked a country for the account (its cap was reached)',
 };
 
 const KINDS = SUBSCRIBABLE_EVENTS.map((kind) => `\`${kind}\``).join(', ');

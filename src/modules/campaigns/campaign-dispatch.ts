@@ -6,6 +6,7 @@ import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import type { FraudGuard } from '../fraud-guard/fraud-guard.js';
 import type { LivePublisher } from '../live/live-events.js';
 import {
   insertMessageRows,
@@ -61,6 +62,7 @@ export interface CampaignDispatchOptions {
   live: LivePublisher;
   quotas: AccountQuotas;
   senderChoice: SenderChoice;
+  fraudGuard: FraudGuard;
   logger: Logger;
 }
 
@@ -73,6 +75,7 @@ export class CampaignDispatch {
   private readonly live: LivePublisher;
   private readonly quotas: AccountQuotas;
   private readonly senderChoice: SenderChoice;
+  private readonly fraudGuard: FraudGuard;
   private readonly logger: Logger;
 
   constructor(options: CampaignDispatchOptions) {
@@ -84,6 +87,7 @@ export class CampaignDispatch {
       live: this.live,
       quotas: this.quotas,
       senderChoice: this.senderChoice,
+      fraudGuard: this.fraudGuard,
       logger: this.logger,
     } = options);
   }
@@ -147,7 +151,9 @@ export class CampaignDispatch {
 
   /**
    * The batch's messages, rendered and timed; those to a country the account may not send to
-   * are made failed (`destination_not_allowed`), so the campaign's stats count them.
+   * are made failed (`destination_not_allowed`), then those no sender may take there
+   * (`no_compliant_sender`) and those the fraud guard refuses (`fraud_blocked`), before any is
+   * reserved, so the campaign's stats count them and the quota does not.
    */
   private async batchMessages(
     tx: Tx,
@@ -171,7 +177,25 @@ export class CampaignDispatch {
             message: 'The account may not send to this country',
           }),
     );
-    return this.withSenders(tx, campaign, messages);
+    return this.withinFraudGuard(await this.withSenders(tx, campaign, messages));
+  }
+
+  /**
+   * Those the fraud guard refuses are made failed (`fraud_blocked`). Checked last, so that only
+   * messages that would otherwise go count in its windows.
+   */
+  private withinFraudGuard(messages: NewMessageRow[]): Promise<NewMessageRow[]> {
+    return Promise.all(
+      messages.map(async (message) => {
+        if (message.status === 'failed') return message;
+        const rule = await this.fraudGuard.check(message);
+        if (!rule) return message;
+        return failedAtAcceptance(message, {
+          code: 'fraud_blocked',
+          message: `Refused by the fraud guard: ${rule}`,
+        });
+      }),
+    );
   }
 
   /**

@@ -10,6 +10,7 @@ import { newId } from '../../lib/ids.js';
 import type { SealedBox } from '../../lib/sealed-box.js';
 import { parseInput } from '../../lib/validation.js';
 import { findCampaign } from '../campaigns/campaign-lookup.js';
+import type { FraudGuard } from '../fraud-guard/fraud-guard.js';
 import type { LivePublisher } from '../live/live-events.js';
 import { type OptOuts, optedOutError } from '../opt-outs/opt-outs.js';
 import type { AccountQuotas } from '../quotas/account-quotas.js';
@@ -37,6 +38,7 @@ export interface MessageSendingOptions {
   senderChoice: SenderChoice;
   /** Seals the real text of a message stored masked (`sendMasked`). */
   textBox: SealedBox;
+  fraudGuard: FraudGuard;
 }
 
 /** A message whose stored text hides what the carrier gets (a verification's code). */
@@ -72,6 +74,7 @@ export class MessageSending {
   private readonly senders: AccountSenders;
   private readonly textBox: SealedBox;
   private readonly senderChoice: SenderChoice;
+  private readonly fraudGuard: FraudGuard;
 
   constructor(options: MessageSendingOptions) {
     ({
@@ -85,6 +88,7 @@ export class MessageSending {
       senders: this.senders,
       textBox: this.textBox,
       senderChoice: this.senderChoice,
+      fraudGuard: this.fraudGuard,
     } = options);
     this.input = sendInput(this.clock);
   }
@@ -157,13 +161,14 @@ export class MessageSending {
     };
     if (key) return this.sendOnce(message, key, data);
     await this.assertDeliverable(message);
+    await this.fraudGuard.assertAllowed(message);
     const failure = await this.accepted.add(message);
     if (failure) throw failure;
     return acceptanceOf(message, false);
   }
 
   /**
-   * Sends at once on the ordinary path (senders, countries, routes, opt-outs, quotas), outside
+   * Sends at once on the ordinary path (senders, countries, routes, the fraud guard, opt-outs, quotas), outside
    * any send window: the stored text is `maskedText`, the carrier's is sealed beside it.
    */
   async sendMasked(accountId: string, send: MaskedSend): Promise<void> {
@@ -186,6 +191,7 @@ export class MessageSending {
       validitySeconds: send.validitySeconds,
     };
     await this.assertDeliverable(message);
+    await this.fraudGuard.assertAllowed(message);
     const failure = await this.accepted.add(message);
     if (failure) throw failure;
   }
@@ -234,6 +240,7 @@ export class MessageSending {
     const [refused] = await this.chooseSenders([message]);
     if (refused) throw refused;
     await this.optOuts.assertReachable(accountId, message.to);
+    await this.fraudGuard.assertAllowed(message);
     let inserted: InsertedMessageRow[];
     try {
       inserted = await this.prisma.$transaction(async (tx) => {

@@ -22,6 +22,7 @@ const EVENT_FIELDS = {
   'campaign.cancelled': CAMPAIGN_FIELDS,
   'verification.approved': ['event', 'verification', 'to', 'status', 'approved_at'],
   'verification.expired': ['event', 'verification', 'to', 'status', 'expired_at'],
+  'account.country_blocked': ['event', 'country', 'rule', 'blocked_until'],
 } as const;
 
 const NESTED_FIELDS: Record<string, readonly string[]> = {
@@ -42,6 +43,7 @@ export const SUBSCRIBABLE_EVENTS = [
   'message.replied',
   'verification.approved',
   'verification.expired',
+  'account.country_blocked',
 ] as const satisfies readonly EventType[];
 type SubscribableEvent = (typeof SUBSCRIBABLE_EVENTS)[number];
 
@@ -152,6 +154,15 @@ export function verificationExpiredPayload(
     status: 'expired',
     expired_at: at.toISOString(),
   };
+}
+
+/** The fraud guard blocked a country for the account: its cap was reached (src/modules/fraud-guard). */
+export function countryBlockedPayload(
+  country: string,
+  rule: 'country_hourly' | 'country_daily',
+  blockedUntil: Date,
+): EventPayload<'account.country_blocked'> {
+  return { event: 'account.country_blocked', country, rule, blocked_until: blockedUntil.toISOString() };
 }
 
 /**

@@ -3,13 +3,14 @@ import { campaignDispatch } from './campaign-dispatch.js';
 import { contactImportCsv, contactImportXlsx } from './contact-import.js';
 import { deepPages } from './deep-pages.js';
 import { endToEnd } from './end-to-end.js';
+import { fraudGuard } from './fraud-guard.js';
 import { floorGraphql, floorRest } from './graphql-floor.js';
 import { httpCarrier } from './http-carrier.js';
 import { messageStats } from './message-stats.js';
 import type { Scenario } from './scenario.js';
 import { scheduledRelease } from './scheduled-release.js';
 import { sendGraphql } from './send-graphql.js';
-import { sendRest, sendRestQuota } from './send-rest.js';
+import { sendRest, sendRestGuard, sendRestQuota } from './send-rest.js';
 import { senderChoice } from './sender-choice.js';
 import { statsFairness } from './stats-fairness.js';
 import { twoCarriers } from './two-carriers.js';
@@ -20,6 +21,7 @@ import { webhooks } from './webhooks.js';
 export const SCENARIOS: readonly Scenario[] = [
   sendRest,
   sendRestQuota,
+  sendRestGuard,
   sendGraphql,
   verifications,
   verificationChecks,
@@ -39,4 +41,5 @@ export const SCENARIOS: readonly Scenario[] = [
   deepPages,
   messageStats,
   statsFairness,
+  fraudGuard,
 ];

@@ -36,3 +36,21 @@ export const sendRestQuota: RunnableScenario = {
     }
   },
 };
+
+/**
+ * The same sends with the fraud guard on: its default flood limits (each send goes to a new
+ * number) and a velocity limit no run reaches, since the bench's numbers are consecutive and a
+ * range holds 10,000 of them. What one Redis script per send costs, beside send-rest.
+ */
+export const sendRestGuard: RunnableScenario = {
+  name: 'send-rest-guard',
+  describe:
+    '`POST /v1/messages/send` as send-rest with the fraud guard on (default flood limits, a velocity limit of 100,000 an hour)',
+  async run(bench, layout) {
+    const service = await bench.startGateway(layout, {
+      workers: false,
+      env: { FRAUD_FLOOD_IDENTICAL: '6', FRAUD_FLOOD_MAX: '20', FRAUD_VELOCITY_MAX: '100000' },
+    });
+    return bench.withService(service, async () => bench.load(service, restSend(await bench.bearer(service))));
+  },
+};

@@ -1,0 +1,162 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { FraudRule } from '../../errors.js';
+
+const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
+
+/** The windows a message is counted in, in the order of the script's keys and limits. */
+const WINDOW_RULES = [
+  'flood_identical',
+  'flood_number',
+  'velocity_range',
+  'country_hourly',
+  'country_daily',
+] as const;
+
+/**
+ * One message against an account's windows, in one atomic script, so that however many sends
+ * arrive at once through however many processes, no window admits more than its limit.
+ *
+ * KEYS[1..5]: sorted sets of the messages counted in the last hour to the number with this text,
+ * to the number, to its range, to its country, and in the last day to its country; KEYS[6] the
+ * account's blocked countries (a hash of country → end of the block, ms). ARGV: now (Tern's
+ * clock, ms), the message's id, the five limits (0: none), the country ('' when no cap applies),
+ * the cool-off (ms), and '1' in monitor mode.
+ *
+ * Each window first drops what left it. A message that would pass a limit is refused and counted
+ * nowhere, so a window holds at most its limit; in block mode a country cap reached also blocks
+ * the country (once: the hash field is set only when no block is running), which the answer's
+ * second element says. In monitor mode the message is counted in every window not full and
+ * nothing is blocked, so a monitored window holds at most its limit too. The answer: the first
+ * rule refused ('' for none), 1 when this message started a block, the block's end.
+ */
+const CHECK_MESSAGE = `
+local now = tonumber(ARGV[1])
+local monitor = ARGV[10] == '1'
+local windows = {${HOUR_MS}, ${HOUR_MS}, ${HOUR_MS}, ${HOUR_MS}, ${DAY_MS}}
+local rules = {${WINDOW_RULES.map((rule) => `'${rule}'`).join(', ')}}
+local refused = ''
+if ARGV[8] ~= '' then
+  local untilMs = tonumber(redis.call('HGET', KEYS[6], ARGV[8]) or '0')
+  if untilMs > now then refused = 'country_blocked' end
+end
+local full = {}
+for i = 1, 5 do
+  local limit = tonumber(ARGV[2 + i])
+  if limit > 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - windows[i])
+    if redis.call('ZCARD', KEYS[i]) >= limit then
+      full[i] = true
+      if refused == '' then refused = rules[i] end
+    end
+  end
+end
+if refused == '' or monitor then
+  for i = 1, 5 do
+    if tonumber(ARGV[2 + i]) > 0 and not full[i] then
+      redis.call('ZADD', KEYS[i], now, ARGV[2])
+      redis.call('PEXPIRE', KEYS[i], windows[i])
+    end
+  end
+  return {refused, 0, 0}
+end
+if (refused == 'country_hourly' or refused == 'country_daily') then
+  local untilMs = now + tonumber(ARGV[9])
+  redis.call('HSET', KEYS[6], ARGV[8], untilMs)
+  if redis.call('PTTL', KEYS[6]) < tonumber(ARGV[9]) then redis.call('PEXPIRE', KEYS[6], ARGV[9]) end
+  return {refused, 1, untilMs}
+end
+return {refused, 0, 0}`;
+
+/** The limits that apply to one message; 0 for none. */
+export interface MessageLimits {
+  floodIdentical: number;
+  floodAny: number;
+  velocity: number;
+  countryHourly: number;
+  countryDaily: number;
+  /** The number's country when a cap of the account may apply to it, else ''. */
+  country: string;
+  coolOffMs: number;
+  monitor: boolean;
+}
+
+export interface WindowVerdict {
+  rule: FraudRule | null;
+  /** When this message started a block of its country: its end. */
+  blockedUntil: Date | null;
+}
+
+/** The part of a number that names its range: the number less its last 4 digits. */
+export function numberRange(to: string): string {
+  return to.slice(0, Math.max(1, to.length - 4));
+}
+
+/** The fraud guard's counters in Redis, one script per message. */
+export class GuardWindows {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  /** Counts the message, or says the rule that refuses it. Rejects when Redis cannot answer. */
+  async check(
+    message: { id: string; accountId: string; to: string; text: string },
+    limits: MessageLimits,
+    now: Date,
+  ): Promise<WindowVerdict> {
+    const base = `${this.prefix}:fraud:{${message.accountId}}`;
+    const textHash = createHash('sha1').update(message.text).digest('base64url');
+    const country = limits.country;
+    const [rule, started, untilMs] = (await this.redis.eval(
+      CHECK_MESSAGE,
+      6,
+      `${base}:text:${message.to}:${textHash}`,
+      `${base}:number:${message.to}`,
+      `${base}:range:${numberRange(message.to)}`,
+      `${base}:country-hour:${country}`,
+      `${base}:country-day:${country}`,
+      `${base}:blocked`,
+      now.getTime(),
+      message.id,
+      limits.floodIdentical,
+      limits.floodAny,
+      limits.velocity,
+      country ? limits.countryHourly : 0,
+      country ? limits.countryDaily : 0,
+      country,
+      limits.coolOffMs,
+      limits.monitor ? '1' : '0',
+    )) as [string, number, number];
+    return {
+      rule: rule === '' ? null : (rule as FraudRule),
+      blockedUntil: started === 1 ? new Date(untilMs) : null,
+    };
+  }
+
+  /** The countries blocked for the account now, with the end of each block. */
+  async blocked(accountId: string, now: Date): Promise<Record<string, Date>> {
+    const blocks = await this.redis.hgetall(`${this.prefix}:fraud:{${accountId}}:blocked`);
+    return Object.fromEntries(
+      Object.entries(blocks)
+        .filter(([, until]) => Number(until) > now.getTime())
+        .map(([country, until]) => [country, new Date(Number(until))]),
+    );
+  }
+
+  /**
+   * Lifts a country's block and forgets what its caps counted, so the next message does not
+   * block it again at once; says whether a block was running.
+   */
+  async unblock(accountId: string, country: string): Promise<boolean> {
+    const base = `${this.prefix}:fraud:{${accountId}}`;
+    const [[, removed] = []] =
+      (await this.redis
+        .multi()
+        .hdel(`${base}:blocked`, country)
+        .del(`${base}:country-hour:${country}`, `${base}:country-day:${country}`)
+        .exec()) ?? [];
+    return removed === 1;
+  }
+}
