@@ -133,6 +133,8 @@ describe('GET /docs', () => {
       const accepted = await responseSample(send, '202');
       expect(accepted).toEqual({
         message: expect.stringMatching(/^msg_[0-9a-f]{32}$/),
+        // The example account's default sender, which the answer shows since senders are chosen at acceptance.
+        from: expect.any(String),
         status: 'queued',
         to: expect.stringMatching(/^\d{7,15}$/),
         request: expect.stringMatching(/^req_/),

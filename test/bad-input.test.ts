@@ -535,6 +535,7 @@ const VALID_VARIABLES: Record<string, () => Record<string, unknown>> = {
   'Query.template': () => ({ id: ids.template }),
   'Query.verification': () => ({ id: ids.verification }),
   'Query.verificationStats': () => ({ from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' }),
+  'Query.fraudDecisions': () => ({ days: 7 }),
   'Query.webhook': () => ({ id: ids.webhook }),
   'Query.webhookDeliveries': () => ({ webhook: ids.webhook, page: 1, perPage: 10 }),
   'Query.campaigns': () => ({ status: 'scheduled', page: 1, perPage: 10 }),

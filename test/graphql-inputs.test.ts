@@ -35,6 +35,8 @@ const REQUIRED: Record<string, string[]> = {
   ReplayWebhookInput: [],
   ImportContactsInput: [],
   SendWindowInput: ['days', 'end', 'start'],
+  StartVerificationInput: ['to'],
+  CheckVerificationInput: ['code'],
 };
 
 const SEND = `mutation ($input: SendMessageInput!) {
@@ -66,9 +68,12 @@ describe('input types', () => {
     const kind = t.schema.getType('WebhookEventKind');
     if (!isEnumType(kind)) throw new Error('WebhookEventKind is not an enum');
     expect(kind.getValues().map((value) => [value.name, value.value])).toEqual([
+      ['account_country_blocked', 'account.country_blocked'],
       ['message_delivered', 'message.delivered'],
       ['message_failed', 'message.failed'],
       ['message_replied', 'message.replied'],
+      ['verification_approved', 'verification.approved'],
+      ['verification_expired', 'verification.expired'],
     ]);
   });
 });
