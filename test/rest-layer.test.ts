@@ -80,7 +80,7 @@ describe('GET /v1/openapi.json', () => {
     expect(Object.keys(send.responses)).toEqual(expect.arrayContaining(['202', '401', '422', '429']));
     expect(
       send.responses['422'].content['application/json'].schema.properties.error.properties.code.enum,
-    ).toEqual(['validation_error']);
+    ).toEqual(['validation_error', 'fraud_blocked']);
     expect(send.responses['202'].headers['Idempotent-Replayed']).toBeDefined();
 
     const perPage = body.paths['/v1/messages'].get.parameters.find((p: any) => p.name === 'per_page');
