@@ -386,7 +386,7 @@ function messageDeliveryOf(
 }
 
 function callbackReceiver(
-  { prisma, clock, config, logger }: Dependencies,
+  { prisma, clock, config, logger, redis }: Dependencies,
   catalog: CarrierCatalog,
   directory: CarrierDirectory,
   reports: CarrierReports,
@@ -396,8 +396,10 @@ function callbackReceiver(
     clock,
     logger: logger.child({ module: 'carriers' }),
     publicUrl: config.publicUrl,
-    // The directory's copy, or the catalog for a carrier added since it was read.
-    carrier: async (name) => directory.carrier(name) ?? (await catalog.carrier(name).catch(() => null)),
+    knownCarrier: (name) => directory.carrier(name) ?? null,
+    readCarrier: (name) => catalog.carrier(name).catch(() => null),
+    redis,
+    redisPrefix: config.redisPrefix,
     sinkFor: (carrier) => reports.sinkFor(carrier),
   });
 }

@@ -181,7 +181,7 @@ export function createHttpServer({
   );
 
   registerHealth(app, { deps, carriers, readiness });
-  registerCarrierCallbacks(app, { services, redis: deps.redis, prefix: deps.config.redisPrefix });
+  registerCarrierCallbacks(app, { services });
 
   registerGraphql(app, { deps, schema, createContext, operations: registry.names() });
 
