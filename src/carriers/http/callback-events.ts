@@ -42,10 +42,12 @@ interface Received {
 }
 
 /**
- * The reports and replies HTTP providers called back with, in PostgreSQL (carrier_callback_events)
- * from the moment they are verified: stored once however often the provider repeats them, then
- * applied through the messages domain. One the domain cannot apply yet (a report that overtook
- * the send's answer and names no message Tern knows) stays unapplied for the carrier's loop.
+ * The reports and replies HTTP providers called back with. A report is applied at once when its
+ * message is known: statuses only move forward, so a repeat changes nothing and needs no record,
+ * and the status change is as durable as a row here would be. A report the domain cannot apply
+ * yet (it overtook the send's answer and names no message Tern knows) is kept in PostgreSQL
+ * (carrier_callback_events) for the carrier's loop. A reply is kept before it is applied: its row,
+ * stored once however often the provider repeats it, is what makes a repeat change nothing.
  */
 export class CallbackEvents {
   private readonly storing = new Batcher((items: Received[]) => this.storeNew(items), STATEMENT_BATCHING);
@@ -56,19 +58,18 @@ export class CallbackEvents {
     private readonly clock: Clock,
   ) {}
 
-  /**
-   * Stores a verified call's events, then applies those it stored for the first time. A repeat
-   * of one stored before changes nothing here: if that one is still unapplied, the carrier's
-   * loop applies it.
-   */
+  /** Applies or keeps a verified call's events, in their order; returns once each is one or the other. */
   async receive(carrier: string, sink: CarrierEventSink, events: ProviderEvent[]): Promise<void> {
     const receivedAt = this.clock.now();
-    const fresh = await Promise.all(events.map((event) => this.storing.add({ carrier, event, receivedAt })));
-    const applied: Promise<undefined>[] = [];
-    for (const [index, event] of events.entries())
-      if (fresh[index] && (await this.applyOne(sink, event)))
-        applied.push(this.marking.add({ carrier, ...keyOf(event) }));
-    await Promise.all(applied);
+    for (const event of events) {
+      if (event.kind === 'report') {
+        if (!(await this.applyOne(sink, event))) await this.storing.add({ carrier, event, receivedAt });
+      } else if (
+        (await this.storing.add({ carrier, event, receivedAt })) &&
+        (await this.applyOne(sink, event))
+      )
+        await this.marking.add({ carrier, ...keyOf(event) });
+    }
   }
 
   /** The carrier's stored events not yet applied, the latest of the last hour first; how many it applied. */
