@@ -152,7 +152,7 @@ class BackgroundWork {
     services.carrierHealth.start(() => carriers.health());
     deps.metrics.observe({
       carriers: () => carriers.health(),
-      queueDepths: () => readQueueDepths(queueList(deps.queues)),
+      queueDepths: () => readQueueDepths([...queueList(deps.queues), ...carriers.handOverQueues()]),
       oldestQueuedMessage: () => services.messageDelivery.oldestQueued(),
     });
     this.workers = startWorkers(Object.values(WORKERS), { deps, services, carriers }, deps);

@@ -238,6 +238,9 @@ describe('what an operator sees', () => {
     const metrics = await t.tern.deps.metrics.registry.metrics();
     expect(metrics).toContain('tern_carrier_up{carrier="a",state="bound"} 1');
     expect(metrics).toContain('tern_carrier_binds_open{carrier="b"} 1');
+    // The queues through which processes without a bind hand messages to those with one.
+    expect(metrics).toMatch(/^tern_queue_jobs\{queue="message-send-via-a",state="wait"\} \d+$/m);
+    expect(metrics).not.toContain('queue="message-send-via-default"');
   });
 });
 

@@ -1,3 +1,4 @@
+import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import {
@@ -111,6 +112,13 @@ export class CarrierPool {
   /** What takes the messages other processes forward to this one's binds. */
   consumeForwarded(handler: ForwardedHandler): void {
     this.handOvers.consumeWith(handler);
+  }
+
+  /** The queue of each carrier with binds through which processes hand messages to its binds' holders. */
+  handOverQueues(): Queue[] {
+    return this.handOvers.queuesOf(
+      [...this.pooled.values()].filter((entry) => entry.binds).map((entry) => entry.name),
+    );
   }
 
   /** Called now and whenever this process starts or stops holding a carrier it may send through. */

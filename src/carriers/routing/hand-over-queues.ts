@@ -62,6 +62,11 @@ export class HandOverQueues {
     await this.forwards.add({ carriers, messageId });
   }
 
+  /** The hand-over queues of these carriers, as every process sees them (for their depths). */
+  queuesOf(carriers: readonly string[]): Queue[] {
+    return carriers.map((carrier) => this.queueOf(carrier));
+  }
+
   /** Consumes the queues of exactly these carriers: those this process holds a bind of. */
   keepConsuming(carriers: ReadonlySet<string>): void {
     if (!this.handler) return;
