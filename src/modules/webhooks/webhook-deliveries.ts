@@ -5,6 +5,13 @@ import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { Metrics } from '../../metrics/metrics.js';
+import {
+  type AttemptRecord,
+  type AttemptRow,
+  type Claim,
+  claimAttempts,
+  writeAttempts,
+} from './delivery-attempts.js';
 import { eventBody } from './webhook-events.js';
 import type { WebhookSecrets } from './webhook-secrets.js';
 import type { WebhookSender } from './webhook-sender.js';
@@ -14,12 +21,6 @@ const MAX_ATTEMPTS = 5;
 
 /** Deliveries to one destination attempted by one job. */
 export const DELIVERIES_PER_JOB = 8;
-
-// A claimed attempt holds its delivery this much longer than the callback may take, for the
-// secret, the log write and a busy event loop; a crash mid-attempt frees it once this is over.
-const CLAIM_MARGIN_MS = 30_000;
-// BullMQ's delays and the clocks of several processes may disagree by this much.
-const CLOCK_TOLERANCE_MS = 1_000;
 
 /** A delivery to plan: one event to one destination. */
 export interface PlannedDelivery {
@@ -44,40 +45,6 @@ export interface StoredEvent {
 export interface EventDeliveries {
   event: StoredEvent;
   deliveries: PlannedDelivery[];
-}
-
-/** A delivery and the attempt a job is to make of it. */
-interface Claim {
-  delivery: string;
-  attempt: number;
-}
-
-interface AttemptRow {
-  id: string;
-  attempts: number;
-  account_id: string;
-  event_id: string;
-  webhook_id: string | null;
-  body: string | null;
-  url: string | null;
-  secret_sealed: string | null;
-}
-
-/** One attempt for the log, and what it means for its pending delivery. */
-interface AttemptRecord {
-  id: string;
-  delivery: string;
-  accountId: string;
-  eventId: string;
-  webhookId: string | null;
-  url: string;
-  attempt: number;
-  statusCode: number | null;
-  durationMs: number;
-  error: string | null;
-  createdAt: Date;
-  /** When the next attempt is due; null when the delivery is over. */
-  nextAttemptAt: Date | null;
 }
 
 // Attempts run WEBHOOK_CONCURRENCY at once; their reads and writes go to PostgreSQL in groups.
@@ -130,8 +97,14 @@ export interface WebhookDeliveriesOptions {
  * delivery log.
  */
 export class WebhookDeliveries {
-  private readonly claims = new Batcher((claims: Claim[]) => this.claim(claims), BATCHING);
-  private readonly records = new Batcher((records: AttemptRecord[]) => this.write(records), BATCHING);
+  private readonly claims = new Batcher(
+    (claims: Claim[]) => claimAttempts(this.prisma, claims, this.clock.now().getTime(), this.timeoutMs),
+    BATCHING,
+  );
+  private readonly records = new Batcher(
+    (records: AttemptRecord[]) => writeAttempts(this.prisma, records),
+    BATCHING,
+  );
   private readonly prisma: PrismaClient;
   private readonly clock: Clock;
   private readonly jobs: WebhookDeliveryJobs;
@@ -300,61 +273,5 @@ export class WebhookDeliveries {
       ),
     );
     return rows.length;
-  }
-
-  /**
-   * Claims attempts: a delivery that still owes the attempt and is due is held until the attempt
-   * is over (its next attempt pushed past the callback's timeout), and answered with what the
-   * attempt needs; any other claim is answered null.
-   */
-  private async claim(claims: Claim[]): Promise<(AttemptRow | null)[]> {
-    const now = this.clock.now().getTime();
-    const rows = await this.prisma.$queryRaw<AttemptRow[]>`
-      WITH claimed AS (
-        UPDATE pending_webhook_deliveries p
-        SET next_attempt_at = ${new Date(now + this.timeoutMs + CLAIM_MARGIN_MS)}
-        FROM unnest(${claims.map((claim) => claim.delivery)}::text[], ${claims.map((claim) => claim.attempt)}::int[])
-          AS v(id, attempt)
-        WHERE p.id = v.id AND p.attempts = v.attempt - 1 AND p.next_attempt_at <= ${new Date(now + CLOCK_TOLERANCE_MS)}
-        RETURNING p.id, p.attempts, p.account_id, p.event_id, p.webhook_id, p.campaign_id
-      )
-      SELECT d.id, d.attempts, d.account_id, d.event_id, d.webhook_id, e.body,
-        COALESCE(w.url, c.webhook) AS url, a.webhook_secret_sealed AS secret_sealed
-      FROM claimed d
-      JOIN events e ON e.id = d.event_id
-      JOIN accounts a ON a.id = d.account_id
-      LEFT JOIN webhooks w ON w.id = d.webhook_id AND w.deleted_at IS NULL
-      LEFT JOIN campaigns c ON c.id = d.campaign_id AND c.deleted_at IS NULL`;
-    const claimed = new Map(rows.map((row) => [row.id, row]));
-    return claims.map((claim) => {
-      const row = claimed.get(claim.delivery);
-      if (!row || row.attempts !== claim.attempt - 1) return null;
-      // The same claim twice in one batch: the attempt is made once.
-      claimed.delete(claim.delivery);
-      return row;
-    });
-  }
-
-  /** Logs attempts and moves their deliveries on (next attempt due, or over) in one statement. */
-  private async write(records: AttemptRecord[]): Promise<undefined[]> {
-    const column = <T>(pick: (record: AttemptRecord) => T) => records.map(pick);
-    await this.prisma.$executeRaw`
-      WITH v AS (
-        SELECT * FROM unnest(
-          ${column((r) => r.id)}::text[], ${column((r) => r.delivery)}::text[], ${column((r) => r.accountId)}::text[],
-          ${column((r) => r.eventId)}::text[], ${column((r) => r.webhookId)}::text[], ${column((r) => r.url)}::text[],
-          ${column((r) => r.attempt)}::int[], ${column((r) => r.statusCode)}::int[], ${column((r) => r.durationMs)}::int[],
-          ${column((r) => r.error)}::text[], ${column((r) => r.createdAt.toISOString())}::timestamptz[],
-          ${column((r) => r.nextAttemptAt?.toISOString() ?? null)}::timestamptz[])
-        AS v(id, delivery, account_id, event_id, webhook_id, url, attempt, status_code, duration_ms, error, created_at, next_attempt_at)
-      ), logged AS (
-        INSERT INTO webhook_deliveries (id, account_id, event_id, webhook_id, url, attempt, status_code, duration_ms, error, created_at)
-        SELECT id, account_id, event_id, webhook_id, url, attempt, status_code, duration_ms, error, created_at FROM v
-      ), over AS (
-        DELETE FROM pending_webhook_deliveries p USING v WHERE p.id = v.delivery AND v.next_attempt_at IS NULL
-      )
-      UPDATE pending_webhook_deliveries p SET attempts = v.attempt, next_attempt_at = v.next_attempt_at
-      FROM v WHERE p.id = v.delivery AND v.next_attempt_at IS NOT NULL AND p.attempts = v.attempt - 1`;
-    return records.map(() => undefined);
   }
 }
