@@ -1,13 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { afterAll, expect, it } from 'vitest';
-import { createTestDatabase, sql, type TestDatabase } from './support/database.js';
-import { REDIS_URL } from './support/server-url.js';
-import { deleteRedisKeys } from './support/tern.js';
+import { expect, it } from 'vitest';
+import { sql } from './support/database.js';
+import { processEnvironment } from './support/process-environment.js';
 import {
   apiRequest,
   createAccountWithCli,
   freePort,
-  killAll,
   logIn,
   runCli,
   startTernProcess,
@@ -16,31 +13,15 @@ import {
 // The fraud guard's limits hold exactly over four API processes sending at once, with the
 // deployment's defaults and a country cap the operator set with the CLI.
 
-let database: TestDatabase | null = null;
-const redisPrefix = `tern_guard_${randomBytes(6).toString('hex')}`;
-
-afterAll(async () => {
-  await killAll();
-  await database?.drop();
-  await deleteRedisKeys(redisPrefix);
-});
+const environment = processEnvironment('guard');
 
 it('admits exactly each limit over four API processes, and blocks a country once', async () => {
-  database = await createTestDatabase();
-  const env = {
-    DATABASE_URL: database.url,
-    DIRECT_DATABASE_URL: database.directUrl,
-    REDIS_URL,
-    REDIS_PREFIX: redisPrefix,
-    JWT_SECRET: 'guard-processes-secret-of-at-least-32-bytes',
-    DEMO_ACCOUNT: 'false',
-    HOST: '127.0.0.1',
-    METRICS_PORT: '0',
+  const { database, env } = await environment({
     // The defaults, which the harness turns off for every other file.
     FRAUD_FLOOD_IDENTICAL: '6',
     FRAUD_FLOOD_MAX: '20',
     FRAUD_VELOCITY_MAX: '50',
-  };
+  });
   const credentials = await createAccountWithCli(env);
   const printed = await runCli(
     ['accounts', 'guard', '--email', credentials.email, '--country-cap', 'PT=10/'],

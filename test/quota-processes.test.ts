@@ -1,13 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { afterAll, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
-import { REDIS_URL } from './support/server-url.js';
-import { deleteRedisKeys } from './support/tern.js';
+import { expect, it } from 'vitest';
+import { processEnvironment } from './support/process-environment.js';
 import {
   apiRequest,
   createAccountWithCli,
   freePort,
-  killAll,
   logIn,
   runCli,
   runCliCommand,
@@ -16,27 +12,10 @@ import {
 
 // One quota shared by two API processes, set by the operator's CLI as the documentation says.
 
-let database: TestDatabase | null = null;
-const redisPrefix = `tern_quota_${randomBytes(6).toString('hex')}`;
-
-afterAll(async () => {
-  await killAll();
-  await database?.drop();
-  await deleteRedisKeys(redisPrefix);
-});
+const environment = processEnvironment('quota');
 
 it('admits exactly the daily quota the CLI set, over two API processes sending at once', async () => {
-  database = await createTestDatabase();
-  const env = {
-    DATABASE_URL: database.url,
-    DIRECT_DATABASE_URL: database.directUrl,
-    REDIS_URL,
-    REDIS_PREFIX: redisPrefix,
-    JWT_SECRET: 'quota-processes-secret-of-at-least-32-bytes',
-    DEMO_ACCOUNT: 'false',
-    HOST: '127.0.0.1',
-    METRICS_PORT: '0',
-  };
+  const { env } = await environment();
   const credentials = await createAccountWithCli(env);
   const limits = ['accounts', 'limits', '--email', credentials.email];
   expect(await runCli([...limits, '--daily-segments', '10', '--countries', 'br,pt'], env)).toEqual({

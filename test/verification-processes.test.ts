@@ -1,13 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { afterAll, expect, it } from 'vitest';
-import { createTestDatabase, sql, type TestDatabase } from './support/database.js';
-import { REDIS_URL } from './support/server-url.js';
-import { deleteRedisKeys } from './support/tern.js';
+import { expect, it } from 'vitest';
+import { sql } from './support/database.js';
+import { processEnvironment } from './support/process-environment.js';
 import {
   apiRequest,
   createAccountWithCli,
   freePort,
-  killAll,
   logIn,
   startTernProcess,
 } from './support/tern-processes.js';
@@ -15,28 +12,12 @@ import {
 // The limits of one-time codes hold across API processes: they are decided under a lock per
 // number in PostgreSQL, and a check locks its verification's row.
 
-let database: TestDatabase | null = null;
-const redisPrefix = `tern_verify_${randomBytes(6).toString('hex')}`;
-
-afterAll(async () => {
-  await killAll();
-  await database?.drop();
-  await deleteRedisKeys(redisPrefix);
-});
+const environment = processEnvironment('verify');
 
 it('starts a number once at a time and 5 times an hour, and counts its checks exactly, over two API processes', async () => {
-  database = await createTestDatabase();
-  const env = {
-    DATABASE_URL: database.url,
-    DIRECT_DATABASE_URL: database.directUrl,
-    REDIS_URL,
-    REDIS_PREFIX: redisPrefix,
-    JWT_SECRET: 'verification-processes-secret-of-32-bytes',
-    DEMO_ACCOUNT: 'false',
-    HOST: '127.0.0.1',
-    METRICS_PORT: '0',
+  const { database, env } = await environment({
     RATE_LIMIT_MAX: '1000000',
-  };
+  });
   const credentials = await createAccountWithCli(env);
   const [portA, portB] = [await freePort(), await freePort()];
   const apis = [`http://127.0.0.1:${portA}`, `http://127.0.0.1:${portB}`];
