@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type pg from 'pg';
+import pg from 'pg';
 import { RateLimitedError } from '../../errors.js';
 import { Batcher } from '../../lib/batcher.js';
 import { STATEMENT_BATCHING } from '../messages/message-status-changes.js';
@@ -103,8 +103,15 @@ export class VerificationPlans {
   private planMany(requests: PlanRequest[]): Promise<PlanOutcome[]> {
     const locks = [...new Set(requests.map(({ accountId, to }) => lockKeyOf(accountId, to)))];
     locks.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    return inTransaction(this.pool, locks, async (client) => {
-      const numbers = await readNumbers(client, requests);
+    // The keys are numbers of our own making, taken in the order of the array.
+    const lock = `SELECT count(pg_advisory_xact_lock(key)) FROM unnest(ARRAY[${locks.join(', ')}]::bigint[]) AS key`;
+    return inTransaction(this.pool, `${lock}; ${readNumbers(requests)}`, (rows) => {
+      const numbers = new Map(
+        rows.map(({ account_id, to, pending, starts }) => [
+          numberOf({ accountId: account_id, to }),
+          { pending: pending ? rowOf(to, pending) : null, starts },
+        ]),
+      );
       const written = new Map<string, Written>();
       const outcomes = requests.map((request) => {
         try {
@@ -114,26 +121,35 @@ export class VerificationPlans {
           throw error;
         }
       });
-      await write(client, [...written.values()]);
-      return outcomes;
+      return { result: outcomes, write: writeStatement([...written.values()]) };
     });
   }
 }
 
-/** Commits what `work` did, unless it throws. */
+interface NumberRow {
+  account_id: string;
+  to: string;
+  pending: PendingJson | null;
+  starts: Date[];
+}
+
+/**
+ * A transaction in two round trips: `BEGIN` and `read` in the first (each statement of a round
+ * trip reads what committed before it, so the read sees the work of whoever held the locks), then
+ * what `work` makes of the read's rows, and `COMMIT`, in the second; rolled back if either fails.
+ * Statements sent together take no parameters: their values are written into the text as literals.
+ */
 async function inTransaction<T>(
   pool: pg.Pool,
-  locks: bigint[],
-  work: (client: pg.PoolClient) => Promise<T>,
+  read: string,
+  work: (rows: NumberRow[]) => { result: T; write: string | null },
 ): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
-    // The keys are numbers of our own making, so they are written into the text: one round
-    // trip, each lock a statement of its own so that they are taken in this order.
-    await client.query(['BEGIN', ...locks.map((key) => `SELECT pg_advisory_xact_lock(${key})`)].join('; '));
-    const result = await work(client);
-    await client.query('COMMIT');
+    const results = (await client.query(`BEGIN; ${read}`)) as unknown as pg.QueryResult<NumberRow>[];
+    const { result, write } = work(results.at(-1)!.rows);
+    await client.query(write ? `${write}; COMMIT` : 'COMMIT');
     return result;
   } catch (error) {
     await client.query('ROLLBACK').catch((failure: Error) => {
@@ -143,6 +159,18 @@ async function inTransaction<T>(
   } finally {
     client.release(broken);
   }
+}
+
+/** An array of values as a literal of SQL, quoted by the driver. */
+function arrayOf(values: (string | number | Date | null)[], type: 'text' | 'int' | 'timestamptz'): string {
+  const literals = values.map((value) =>
+    value === null
+      ? 'NULL'
+      : typeof value === 'number'
+        ? String(Math.trunc(value))
+        : pg.escapeLiteral(value instanceof Date ? value.toISOString() : value),
+  );
+  return `ARRAY[${literals.join(', ')}]::${type}[]`;
 }
 
 /** 64 bits of SHA-256 of the account and number: the transaction lock of their starts. */
@@ -155,45 +183,36 @@ function numberOf({ accountId, to }: { accountId: string; to: string }): string 
 }
 
 /**
- * Each number's pending verification and starts of the last day, read once it is locked, as
- * of the earliest start of the batch for it (each start then judges them at its own time).
+ * The statement reading each number's pending verification and starts of the last day, once it
+ * is locked, as of the earliest start of the batch for it (each start then judges them at its own time).
  */
-async function readNumbers(
-  client: pg.PoolClient,
-  requests: PlanRequest[],
-): Promise<Map<string, NumberState>> {
+function readNumbers(requests: PlanRequest[]): string {
   const earliest = new Map<string, PlanRequest>();
   for (const request of requests) {
     const seen = earliest.get(numberOf(request));
     if (!seen || request.now < seen.now) earliest.set(numberOf(request), request);
   }
   const firsts = [...earliest.values()];
-  const { rows } = await client.query<{
-    account_id: string;
-    to: string;
-    pending: PendingJson | null;
-    starts: Date[];
-  }>(
-    `SELECT n.account_id, n."to",
+  const accounts = arrayOf(
+    firsts.map((first) => first.accountId),
+    'text',
+  );
+  const tos = arrayOf(
+    firsts.map((first) => first.to),
+    'text',
+  );
+  const nows = arrayOf(
+    firsts.map((first) => first.now),
+    'timestamptz',
+  );
+  return `SELECT n.account_id, n."to",
       (SELECT json_build_object('id', id, 'attempts', attempts, 'sends', sends, 'code_hmac', code_hmac,
           'last_sent_at', last_sent_at, 'message_id', message_id, 'expires_at', expires_at, 'created_at', created_at)
         FROM verifications v WHERE v.account_id = n.account_id AND v."to" = n."to" AND v.status = 'pending'
           AND v.expires_at > n.now ORDER BY v.created_at DESC LIMIT 1) AS pending,
       ARRAY(SELECT created_at FROM verifications v WHERE v.account_id = n.account_id AND v."to" = n."to"
         AND v.created_at > n.now - interval '1 day' ORDER BY v.created_at DESC LIMIT ${STARTS_PER_DAY}) AS starts
-    FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS n(account_id, "to", now)`,
-    [
-      firsts.map((first) => first.accountId),
-      firsts.map((first) => first.to),
-      firsts.map((first) => first.now),
-    ],
-  );
-  return new Map(
-    rows.map(({ account_id, to, pending, starts }) => [
-      numberOf({ accountId: account_id, to }),
-      { pending: pending ? rowOf(to, pending) : null, starts },
-    ]),
-  );
+    FROM unnest(${accounts}, ${tos}, ${nows}) AS n(account_id, "to", now)`;
 }
 
 /** One start against its number as the starts before it left it; what it writes goes into `written`. */
@@ -238,42 +257,35 @@ function decide(number: NumberState, request: PlanRequest, written: Map<string, 
   return { row, before: null };
 }
 
-/** The batch's new verifications and resends, in one statement. */
-async function write(client: pg.PoolClient, written: Written[]): Promise<void> {
-  if (written.length === 0) return;
+/** The statement writing the batch's new verifications and resends; null when there are none. */
+function writeStatement(written: Written[]): string | null {
+  if (written.length === 0) return null;
   const added = written.filter((each) => each.isNew);
   const resent = written.filter((each) => !each.isNew).map(({ row }) => row);
-  await client.query(
-    `WITH added AS (
+  const addedOf = (
+    pick: (each: Written) => string | number | Date | null,
+    type: 'text' | 'int' | 'timestamptz',
+  ) => arrayOf(added.map(pick), type);
+  const resentOf = (
+    pick: (row: PlannedRow) => string | number | Date | null,
+    type: 'text' | 'int' | 'timestamptz',
+  ) => arrayOf(resent.map(pick), type);
+  return `WITH added AS (
       INSERT INTO verifications (id, account_id, "to", country, code_hmac, sends, last_sent_at, message_id, expires_at, created_at)
-      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[],
-        $7::timestamptz[], $8::text[], $9::timestamptz[], $10::timestamptz[])),
+      SELECT * FROM unnest(${addedOf((each) => each.row.id, 'text')}, ${addedOf((each) => each.accountId, 'text')},
+        ${addedOf((each) => each.row.to, 'text')}, ${addedOf((each) => each.country, 'text')},
+        ${addedOf((each) => each.row.codeHmac, 'text')}, ${addedOf((each) => each.row.sends, 'int')},
+        ${addedOf((each) => each.row.lastSentAt, 'timestamptz')}, ${addedOf((each) => each.row.messageId, 'text')},
+        ${addedOf((each) => each.row.expiresAt, 'timestamptz')}, ${addedOf((each) => each.row.createdAt, 'timestamptz')})),
     resent AS (
       UPDATE verifications v SET code_hmac = r.code_hmac, sends = r.sends, last_sent_at = r.last_sent_at,
         message_id = r.message_id, expires_at = r.expires_at
-      FROM unnest($11::text[], $12::text[], $13::int[], $14::timestamptz[], $15::text[], $16::timestamptz[])
+      FROM unnest(${resentOf((row) => row.id, 'text')}, ${resentOf((row) => row.codeHmac, 'text')},
+        ${resentOf((row) => row.sends, 'int')}, ${resentOf((row) => row.lastSentAt, 'timestamptz')},
+        ${resentOf((row) => row.messageId, 'text')}, ${resentOf((row) => row.expiresAt, 'timestamptz')})
         AS r(id, code_hmac, sends, last_sent_at, message_id, expires_at)
       WHERE v.id = r.id)
-    SELECT 1`,
-    [
-      added.map(({ row }) => row.id),
-      added.map(({ accountId }) => accountId),
-      added.map(({ row }) => row.to),
-      added.map(({ country }) => country),
-      added.map(({ row }) => row.codeHmac),
-      added.map(({ row }) => row.sends),
-      added.map(({ row }) => row.lastSentAt),
-      added.map(({ row }) => row.messageId),
-      added.map(({ row }) => row.expiresAt),
-      added.map(({ row }) => row.createdAt),
-      resent.map((row) => row.id),
-      resent.map((row) => row.codeHmac),
-      resent.map((row) => row.sends),
-      resent.map((row) => row.lastSentAt),
-      resent.map((row) => row.messageId),
-      resent.map((row) => row.expiresAt),
-    ],
-  );
+    SELECT 1`;
 }
 
 function rowOf(to: string, pending: PendingJson): PlannedRow {

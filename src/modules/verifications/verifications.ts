@@ -47,14 +47,15 @@ export class Verifications {
   /** A new verification of `to`, or, while one is pending, a new code for it (a resend). */
   async start(accountId: string, input: unknown): Promise<VerificationView> {
     const data = parseInput(startVerificationInput, input);
-    const content = await this.contentOf(accountId, data);
+    const country = countryOf(data.to);
+    const content = await this.contentOf(accountId, data, country);
     const code = newCode(data.codeLength ?? CODE_LENGTH.default);
     const messageId = newId('msg');
     const now = this.clock.now();
     const planned = await this.plans.plan({
       accountId,
       to: data.to,
-      country: countryOf(data.to),
+      country,
       now,
       expiresAt: new Date(now.getTime() + (data.ttl ?? TTL_SECONDS.default) * 1000),
       messageId,
@@ -90,8 +91,12 @@ export class Verifications {
   }
 
   /** The template's content, which must hold `{{code}}`, or the default text of the number's country. */
-  private async contentOf(accountId: string, data: StartVerificationInput): Promise<string> {
-    if (!data.template) return defaultContent(countryOf(data.to));
+  private async contentOf(
+    accountId: string,
+    data: StartVerificationInput,
+    country: string | null,
+  ): Promise<string> {
+    if (!data.template) return defaultContent(country);
     const template = await this.prisma.template.findFirst({
       where: { id: data.template, accountId },
       select: { content: true },
