@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { RateLimitedError } from '../../errors.js';
 import { Batcher } from '../../lib/batcher.js';
-import { STATEMENT_BATCHING } from '../messages/message-status-changes.js';
 
 // The limits of a start, decided under transaction locks of its account and number. Starts
 // arriving together share one transaction (locks, one read, one write), as sends share their
@@ -87,10 +86,12 @@ type PlanOutcome = Planned | RateLimitedError;
  * one: within the batch in their order, across batches by the lock.
  */
 export class VerificationPlans {
-  private readonly plans = new Batcher(
-    (requests: PlanRequest[]) => this.planMany(requests),
-    STATEMENT_BATCHING,
-  );
+  // One transaction at a time, as the acceptance batch runs: the starts arriving meanwhile share
+  // the next one, which then spends its round trips and commit on more of them.
+  private readonly plans = new Batcher((requests: PlanRequest[]) => this.planMany(requests), {
+    maxBatch: 100,
+    maxInFlight: 1,
+  });
 
   constructor(private readonly pool: pg.Pool) {}
 
