@@ -283,6 +283,68 @@ describe('a verification', () => {
     }
   });
 
+  it('answers each of checks of different verifications arriving together for itself', async () => {
+    const [owner, other] = [await t.createAccount(), await t.createAccount()];
+    const tos = Array.from({ length: 5 }, newNumber);
+    const ids: string[] = [];
+    for (const to of tos) ids.push((await start(owner, { to })).verification);
+    const codes = await Promise.all(tos.map((to) => codeAt(to)));
+    const [right, wrongThrice, spent, approved, twice] = ids as [string, string, string, string, string];
+    for (let i = 0; i < 5; i++) await check(owner, spent, wrong(codes[2]!));
+    expect((await check(owner, approved, codes[3]!)).body.status).toBe('approved');
+    const together = (account: TestAccount, id: string, code: string) =>
+      t.tern.services.verificationChecks.check(account.account, id, { code }).then(
+        (answer) => answer.status,
+        (error: { code: string }) => error.code,
+      );
+    // The first two take the two statements in flight; the others wait and share the next one,
+    // the second check of one verification in a statement after it.
+    const answers = await Promise.all([
+      together(owner, wrongThrice, wrong(codes[1]!)),
+      together(owner, wrongThrice, wrong(codes[1]!)),
+      together(owner, right, codes[0]!),
+      together(other, twice, codes[4]!),
+      together(owner, spent, codes[2]!),
+      together(owner, approved, codes[3]!),
+      together(owner, twice, codes[4]!),
+      together(owner, twice, codes[4]!),
+      together(owner, wrongThrice, wrong(codes[1]!)),
+    ]);
+    expect(answers).toEqual([
+      'denied',
+      'denied',
+      'approved',
+      'not_found',
+      'max_attempts_reached',
+      'denied',
+      'approved',
+      'denied',
+      'denied',
+    ]);
+    const rows = await t.tern.deps.prisma.verification.findMany({ where: { id: { in: ids } } });
+    const attempts = Object.fromEntries(rows.map((row) => [row.id, [row.status, row.attempts]]));
+    expect(attempts).toEqual({
+      [right]: ['approved', 1],
+      [wrongThrice]: ['pending', 3],
+      [spent]: ['max_attempts_reached', 5],
+      [approved]: ['approved', 1],
+      [twice]: ['approved', 1],
+    });
+    const events = await t.tern.deps.prisma.event.findMany({
+      where: { accountId: owner.account, type: 'verification.approved' },
+    });
+    expect(
+      events
+        .map(({ payload }) => payload as { verification: string; to: string })
+        .sort((a, b) => a.verification.localeCompare(b.verification)),
+    ).toEqual(
+      [right, approved, twice]
+        .map((id) => ({ verification: id, to: tos[ids.indexOf(id)] }))
+        .sort((a, b) => a.verification.localeCompare(b.verification))
+        .map((expected) => expect.objectContaining({ ...expected, status: 'approved' })),
+    );
+  });
+
   it('is 404 to another account, for a read and for a check', async () => {
     const [owner, other] = [await t.createAccount(), await t.createAccount()];
     const to = newNumber();
@@ -356,6 +418,33 @@ describe('resends and starts per number', () => {
     expect(daily.status).toBe(429);
     expect(Number(daily.headers.get('retry-after'))).toBeGreaterThan(22 * 3600 - 60);
     expect(Number(daily.headers.get('retry-after'))).toBeLessThanOrEqual(22 * 3600);
+  });
+
+  it('decides starts arriving together one by one: one start per number, the others inside its cool-down', async () => {
+    const account = await t.createAccount();
+    const [a, b, c] = [newNumber(), newNumber(), newNumber()];
+    const together = (to: string) =>
+      t.tern.services.verifications.start(account.account, { to }).then(
+        (view) => view.status,
+        (error: { code: string; retryAfterSeconds?: number }) => `${error.code} ${error.retryAfterSeconds}`,
+      );
+    // The first takes the transaction; the others wait and share the next one.
+    const answers = await Promise.all([a, b, c, a, b, a, c].map(together));
+    expect(answers).toEqual([
+      'pending',
+      'pending',
+      'pending',
+      'rate_limited 30',
+      'rate_limited 30',
+      'rate_limited 30',
+      'rate_limited 30',
+    ]);
+    const rows = await t.tern.deps.prisma.verification.findMany({ where: { accountId: account.account } });
+    expect(rows.map((row) => [row.to, row.sends]).sort()).toEqual([a, b, c].sort().map((to) => [to, 1]));
+    t.clock.advance(30_000);
+    expect(await Promise.all([c, c, a].map(together))).toEqual(['pending', 'rate_limited 60', 'pending']);
+    const resent = await t.tern.deps.prisma.verification.findMany({ where: { accountId: account.account } });
+    expect(Object.fromEntries(resent.map((row) => [row.to, row.sends]))).toEqual({ [a]: 2, [b]: 1, [c]: 2 });
   });
 
   it('leaves nothing behind when the send path refuses the message', async () => {

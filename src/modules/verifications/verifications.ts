@@ -13,12 +13,12 @@ import {
   startVerificationInput,
   TTL_SECONDS,
 } from './verification-input.js';
-import { type Planned, planStart } from './verification-plans.js';
+import { type Planned, VerificationPlans } from './verification-plans.js';
 import { type VerificationView, viewOf } from './verification-view.js';
 
 export interface VerificationsOptions {
   prisma: PrismaClient;
-  /** The pool under Prisma: a start's transaction runs on it. */
+  /** The pool under Prisma: the transactions of starts run on it. */
   pool: pg.Pool;
   clock: Clock;
   sending: MessageSending;
@@ -30,36 +30,32 @@ export interface VerificationsOptions {
  * through the ordinary send path whose stored text has the code masked while the carrier gets
  * it sealed (message-rows.ts). The limits (resend cool-down, sends per verification, starts per
  * number) are decided under a transaction lock per account and number (verification-plans.ts),
- * so they hold exactly across processes.
+ * so they hold exactly across processes; starts arriving together share that transaction.
  */
 export class Verifications {
   private readonly prisma: PrismaClient;
-  private readonly pool: pg.Pool;
+  private readonly plans: VerificationPlans;
   private readonly clock: Clock;
   private readonly sending: MessageSending;
   private readonly codeKey: Buffer;
 
   constructor(options: VerificationsOptions) {
-    ({
-      prisma: this.prisma,
-      pool: this.pool,
-      clock: this.clock,
-      sending: this.sending,
-      codeKey: this.codeKey,
-    } = options);
+    ({ prisma: this.prisma, clock: this.clock, sending: this.sending, codeKey: this.codeKey } = options);
+    this.plans = new VerificationPlans(options.pool);
   }
 
   /** A new verification of `to`, or, while one is pending, a new code for it (a resend). */
   async start(accountId: string, input: unknown): Promise<VerificationView> {
     const data = parseInput(startVerificationInput, input);
-    const content = await this.contentOf(accountId, data);
+    const country = countryOf(data.to);
+    const content = await this.contentOf(accountId, data, country);
     const code = newCode(data.codeLength ?? CODE_LENGTH.default);
     const messageId = newId('msg');
     const now = this.clock.now();
-    const planned = await planStart(this.pool, {
+    const planned = await this.plans.plan({
       accountId,
       to: data.to,
-      country: countryOf(data.to),
+      country,
       now,
       expiresAt: new Date(now.getTime() + (data.ttl ?? TTL_SECONDS.default) * 1000),
       messageId,
@@ -95,8 +91,12 @@ export class Verifications {
   }
 
   /** The template's content, which must hold `{{code}}`, or the default text of the number's country. */
-  private async contentOf(accountId: string, data: StartVerificationInput): Promise<string> {
-    if (!data.template) return defaultContent(countryOf(data.to));
+  private async contentOf(
+    accountId: string,
+    data: StartVerificationInput,
+    country: string | null,
+  ): Promise<string> {
+    if (!data.template) return defaultContent(country);
     const template = await this.prisma.template.findFirst({
       where: { id: data.template, accountId },
       select: { content: true },

@@ -1,8 +1,9 @@
 import type { RequestSpec } from '../bench.js';
 import type { RunnableScenario } from './scenario.js';
 
-// One-time codes against a send: a start is a send plus its limits' lock and row, a check one
-// locked row and an HMAC. send-rest and send-graphql are what they are measured against.
+// One-time codes against a send: a start is a send plus its share of a batch's transaction (locks,
+// read, write), a check an HMAC and its share of a batch's statement. send-rest and send-graphql
+// are what they are measured against.
 
 export function restStart(authorization: string): RequestSpec {
   return {
@@ -57,7 +58,7 @@ async function startPool(url: string, authorization: string): Promise<string[]> 
   return ids;
 }
 
-/** A wrong code each time, round the pool: every check locks its row and compares an HMAC. */
+/** A wrong code each time, round the pool: every check locks its row and counts an attempt. */
 function graphqlCheck(authorization: string, ids: string[]): RequestSpec {
   let counter = 0;
   return {
