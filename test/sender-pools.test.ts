@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { poolTiers, spread } from '../src/modules/senders/sender-choice.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
-import { runCliCommand } from './support/tern-processes.js';
+import { runCliOn } from './support/tern-processes.js';
 import { waitFor } from './support/wait.js';
 
 // Sender pools, sticky senders and the countries' sender rules: which sender a message goes from
@@ -17,20 +17,7 @@ afterAll(() => t?.stop());
 const DAY_MS = 24 * 60 * 60 * 1000;
 const POOL = ['447700900001', '447700900002', '447700900003'];
 
-async function cli(...args: string[]) {
-  const run = await runCliCommand(args, {
-    DATABASE_URL: t.database.url,
-    DIRECT_DATABASE_URL: t.database.directUrl,
-    REDIS_PREFIX: t.redisPrefix,
-    LOG_LEVEL: 'warn',
-  });
-  const lines = run.stdout
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
-  return { ...run, lines };
-}
+const cli = (...args: string[]) => runCliOn(t, args);
 
 const approve = (account: TestAccount, sender: string, ...options: string[]) =>
   t.tern.services.accountSenders.add(account.account, {

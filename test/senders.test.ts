@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LoopbackSmsc } from './support/smsc.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
-import { runCliCommand } from './support/tern-processes.js';
+import { runCliOn } from './support/tern-processes.js';
 import { waitFor } from './support/wait.js';
 
 // Approved senders: the operator approves them with the CLI, a tenant sees them in its settings,
@@ -29,20 +29,7 @@ afterAll(async () => {
   await smsc?.close();
 });
 
-async function cli(...args: string[]) {
-  const run = await runCliCommand(args, {
-    DATABASE_URL: t.database.url,
-    DIRECT_DATABASE_URL: t.database.directUrl,
-    REDIS_PREFIX: t.redisPrefix,
-    LOG_LEVEL: 'warn',
-  });
-  const lines = run.stdout
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
-  return { ...run, lines };
-}
+const cli = (...args: string[]) => runCliOn(t, args);
 
 const senders = (account: TestAccount, ...args: string[]) =>
   cli('accounts', 'senders', '--email', account.email, ...args);

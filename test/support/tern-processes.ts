@@ -284,6 +284,28 @@ export async function runCliCommand(
   }
 }
 
+/**
+ * The CLI against a test instance's database and Redis prefix (as the operator of that deployment
+ * runs it), with each line it printed read as JSON.
+ */
+export async function runCliOn(
+  instance: { database: { url: string; directUrl: string }; redisPrefix: string },
+  args: string[],
+): Promise<CliRun & { lines: any[] }> {
+  const run = await runCliCommand(args, {
+    DATABASE_URL: instance.database.url,
+    DIRECT_DATABASE_URL: instance.database.directUrl,
+    REDIS_PREFIX: instance.redisPrefix,
+    LOG_LEVEL: 'warn',
+  });
+  const lines = run.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+  return { ...run, lines };
+}
+
 export interface RedisServer {
   port: number;
   url: string;
