@@ -185,7 +185,7 @@ describe('monitor mode', () => {
         count: 150,
       },
     ]);
-    const tooLong = await t.graphql('{ fraudDecisions(days: 32) { __typename } }', {}, account.token);
+    const tooLong = await t.graphql('{ fraudDecisions(days: 93) { __typename } }', {}, account.token);
     expect(tooLong.body.data.fraudDecisions.__typename).toBe('ValidationError');
     const lines = logged.filter((line) => line.account === account.account && line.rule === 'velocity_range');
     expect(lines).toHaveLength(150);
