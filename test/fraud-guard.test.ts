@@ -7,8 +7,9 @@ import { ServiceUnavailableError } from '../src/errors.js';
 import { newId } from '../src/lib/ids.js';
 import { FraudGuard } from '../src/modules/fraud-guard/fraud-guard.js';
 import { GuardRuleBook } from '../src/modules/fraud-guard/guard-rules.js';
+import { GuardWindows } from '../src/modules/fraud-guard/guard-windows.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
-import { runCliCommand } from './support/tern-processes.js';
+import { freePort, runCliCommand, startRedisServer } from './support/tern-processes.js';
 import { waitFor } from './support/wait.js';
 
 // The fraud guard against SMS pumping: flood limits per number, velocity per number range, caps
@@ -456,5 +457,37 @@ describe('with Redis unavailable', () => {
       guard.check({ id: newId('msg'), accountId: account.account, to: brazil(1, 1), text: 'x' }),
     ).rejects.toBeInstanceOf(ServiceUnavailableError);
     close();
+  });
+});
+
+describe('the script by its digest', () => {
+  it('is sent in full when Redis does not know it yet (a fresh or restarted server), then by digest', async () => {
+    const server = await startRedisServer(await freePort());
+    const redis = new Redis(server.url);
+    try {
+      const windows = new GuardWindows(redis, 'digest');
+      const limits = {
+        floodIdentical: 0,
+        floodAny: 1,
+        velocity: 0,
+        countryHourly: 0,
+        countryDaily: 0,
+        country: '',
+        coolOffMs: 1000,
+        monitor: false,
+      };
+      const message = (id: string) => ({ id, accountId: 'acc', to: brazil(9, 1), text: 'Hi' });
+      expect(await windows.check(message('m1'), limits, t.clock.now())).toEqual({
+        rule: null,
+        blockedUntil: null,
+      });
+      expect((await windows.check(message('m2'), limits, t.clock.now())).rule).toBe('flood_number');
+      const stats = await redis.info('commandstats');
+      expect(stats).toMatch(/cmdstat_eval:calls=1,/);
+      expect(stats).toMatch(/cmdstat_evalsha:calls=2,.*failed_calls=1/);
+    } finally {
+      redis.disconnect();
+      await server.handle.stop('SIGTERM');
+    }
   });
 });

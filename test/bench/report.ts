@@ -432,7 +432,7 @@ export function renderReport(input: ReportInput): string {
       const reads = results.reads(scenario.name, layout);
       if (!reads) continue;
       sections.push(
-        `## ${scenario.name} (${layout.label})\n\n${scenario.describe}; against ${reads.data}, one request at a time.\n\n` +
+        `## ${scenario.name} (${layout.label})\n\n${scenario.describe}; against ${reads.data}, ${reads.pace ?? 'one request at a time'}.\n\n` +
           table(
             ['Read', 'requests', 'p50', 'p95', 'p99'],
             reads.reads.map((read) => [
@@ -442,7 +442,8 @@ export function renderReport(input: ReportInput): string {
               read.p95Ms === undefined ? '–' : `${number(read.p95Ms, 1)} ms`,
               `${number(read.p99Ms, 1)} ms`,
             ]),
-          ),
+          ) +
+          (reads.note ? `\n${reads.note}\n` : ''),
       );
     }
   }
