@@ -485,6 +485,22 @@ describe('the script by its digest', () => {
       const stats = await redis.info('commandstats');
       expect(stats).toMatch(/cmdstat_eval:calls=1,/);
       expect(stats).toMatch(/cmdstat_evalsha:calls=2,.*failed_calls=1/);
+      // Checks made at once share a call per account, each account's windows its own: two go
+      // alone (two calls in flight), the next four together: one call for each account's two.
+      const verdicts = await Promise.all(
+        ['acc2', 'acc3', 'acc2', 'acc3', 'acc2', 'acc3'].map((accountId, i) =>
+          windows.check({ ...message(`n${i}`), accountId }, limits, t.clock.now()),
+        ),
+      );
+      expect(verdicts.map((verdict) => verdict.rule)).toEqual([
+        null,
+        null,
+        'flood_number',
+        'flood_number',
+        'flood_number',
+        'flood_number',
+      ]);
+      expect(await redis.info('commandstats')).toMatch(/cmdstat_evalsha:calls=6,/);
     } finally {
       redis.disconnect();
       await server.handle.stop('SIGTERM');

@@ -75,18 +75,27 @@ export const sendLatencyGuard: RunnableScenario = {
     try {
       const authorization = await bench.bearer(off);
       await paced(bench, [off, on], authorization, WARMUP_SECONDS);
+      // Each gateway's CPU over the same window: the same sends, interleaved, so the machine's
+      // other work weighs on both alike and their difference is the guard's.
+      const watches = [await bench.watch(off), await bench.watch(on)];
       const [withoutGuard, withGuard] = await paced(bench, [off, on], authorization, SECONDS);
+      const perSide = (SECONDS * RATE) / 2;
+      const [cpuOff, cpuOn] = await Promise.all(watches.map((watch) => watch.stop(perSide)));
       const failed = [withoutGuard!, withGuard!].find((timed) => timed.failures > 0);
       if (failed) throw new Error(`${failed.failures} sends failed; the first: ${failed.firstError}`);
       const reads = [summary('send, guard off', withoutGuard!), summary('send, guard on', withGuard!)];
       const [a, b] = reads as [ReturnType<typeof summary>, ReturnType<typeof summary>];
       const ms = (value: number) => `${value >= 0 ? '+' : ''}${value.toFixed(2)} ms`;
+      const cpu = (value: number) => `${value.toFixed(3)} ms`;
       return {
         kind: 'reads',
         data: 'one account, a new number per send',
         reads,
         pace: `${RATE} requests/s in all (${RATE / 2}/s to each), ${SECONDS} s after ${WARMUP_SECONDS} s of warm-up, open loop`,
-        note: `The guard adds ${ms(b.p50Ms - a.p50Ms)} at p50, ${ms(b.p95Ms - a.p95Ms)} at p95 and ${ms(b.p99Ms - a.p99Ms)} at p99.`,
+        note:
+          `The guard adds ${ms(b.p50Ms - a.p50Ms)} at p50, ${ms(b.p95Ms - a.p95Ms)} at p95 and ${ms(b.p99Ms - a.p99Ms)} at p99. ` +
+          `Service CPU per send: ${cpu(cpuOff!.costs.serviceCpuMsPer)} off, ${cpu(cpuOn!.costs.serviceCpuMsPer)} on ` +
+          `(the guard: ${cpu(cpuOn!.costs.serviceCpuMsPer - cpuOff!.costs.serviceCpuMsPer)}); the machine ${Math.round(cpuOn!.costs.machineBusyPercent)} % busy.`,
         firstError: null,
         profile: null,
       };
