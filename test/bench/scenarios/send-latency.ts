@@ -8,8 +8,8 @@ import { TEXT } from './send-rest.js';
 // sends alternate between them at a fixed rate, so that whatever else the machine does falls on
 // both alike.
 
-/** Sends a second, both gateways together: far below what one gateway accepts (~1,500/s). */
-const RATE = 200;
+/** Sends a second, both gateways together: far below what one gateway accepts (~1,500/s on a quiet machine). */
+const RATE = Number(process.env.BENCH_SEND_RATE ?? 200);
 const WARMUP_SECONDS = 3;
 const SECONDS = 30;
 
@@ -34,7 +34,7 @@ async function sendOne(service: Service, authorization: string, to: string, into
     into.latencies.push(performance.now() - started);
   } catch (error) {
     into.failures += 1;
-    into.firstError ??= String(error);
+    into.firstError ??= `${String(error)}${error instanceof Error && error.cause ? ` (${String(error.cause)})` : ''}`;
   }
 }
 
@@ -82,7 +82,10 @@ export const sendLatencyGuard: RunnableScenario = {
       const perSide = (SECONDS * RATE) / 2;
       const [cpuOff, cpuOn] = await Promise.all(watches.map((watch) => watch.stop(perSide)));
       const failed = [withoutGuard!, withGuard!].find((timed) => timed.failures > 0);
-      if (failed) throw new Error(`${failed.failures} sends failed; the first: ${failed.firstError}`);
+      // A send that failed (a machine too busy to answer in time) is left out of the latencies, and said.
+      const failures = failed
+        ? ` Failed sends, left out: ${withoutGuard!.failures} off, ${withGuard!.failures} on; the first: ${failed.firstError}.`
+        : '';
       const reads = [summary('send, guard off', withoutGuard!), summary('send, guard on', withGuard!)];
       const [a, b] = reads as [ReturnType<typeof summary>, ReturnType<typeof summary>];
       const ms = (value: number) => `${value >= 0 ? '+' : ''}${value.toFixed(2)} ms`;
@@ -95,7 +98,7 @@ export const sendLatencyGuard: RunnableScenario = {
         note:
           `The guard adds ${ms(b.p50Ms - a.p50Ms)} at p50, ${ms(b.p95Ms - a.p95Ms)} at p95 and ${ms(b.p99Ms - a.p99Ms)} at p99. ` +
           `Service CPU per send: ${cpu(cpuOff!.costs.serviceCpuMsPer)} off, ${cpu(cpuOn!.costs.serviceCpuMsPer)} on ` +
-          `(the guard: ${cpu(cpuOn!.costs.serviceCpuMsPer - cpuOff!.costs.serviceCpuMsPer)}); the machine ${Math.round(cpuOn!.costs.machineBusyPercent)} % busy.`,
+          `(the guard: ${cpu(cpuOn!.costs.serviceCpuMsPer - cpuOff!.costs.serviceCpuMsPer)}); the machine ${Math.round(cpuOn!.costs.machineBusyPercent)} % busy.${failures}`,
         firstError: null,
         profile: null,
       };
