@@ -243,6 +243,42 @@ describe.skipIf(!hasChromium)('the dashboard at /dashboard', () => {
     await page.close();
   });
 
+  it('shows what the fraud guard refused, by rule and by country, and the country it blocks', {
+    timeout: 60_000,
+  }, async () => {
+    const own = await t.createAccount();
+    await t.tern.services.fraudGuard.setRules(own.account, {
+      countryCaps: { BR: { hourly: 1, daily: null } },
+    });
+    await send('5511987650001', {}, own);
+    const refused = await t.request('POST', '/v1/messages/send', {
+      token: own.token,
+      body: { to: '5511987650002', message: 'Hi' },
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.details).toEqual([{ field: 'to', issue: 'country_hourly' }]);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    await signIn(page, own);
+    const byRule = page.getByRole('table', { name: 'Refusals by rule, the last 7 UTC days' });
+    await expect
+      .poll(() => byRule.locator('tbody').innerText(), { timeout: 15_000 })
+      .toBe('country_hourly\t1\t0');
+    const byCountry = page.getByRole('table', { name: 'Refusals by country, the last 7 UTC days' });
+    expect(await byCountry.locator('tbody').innerText()).toBe('BR\t1\t0');
+    const blocked = page.locator('[data-blocked="BR"]');
+    const { blockedCountries } = (
+      await t.graphql(
+        '{ fraudDecisions { ... on FraudDecisions { blockedCountries { country until } } } }',
+        {},
+        own.token,
+      )
+    ).body.data.fraudDecisions;
+    expect(blockedCountries).toEqual([{ country: 'BR', until: expect.any(String) }]);
+    expect(await blocked.locator('time').getAttribute('datetime')).toBe(blockedCountries[0].until);
+    expect(await blocked.innerText()).toMatch(/^BR until .*\d/);
+    await page.close();
+  });
+
   it('shows a refused sign-in under the form that was used', { timeout: 60_000 }, async () => {
     const page = await browser.newPage();
     await page.goto(`${t.url}/dashboard`);

@@ -7,8 +7,9 @@ import { ServiceUnavailableError } from '../src/errors.js';
 import { newId } from '../src/lib/ids.js';
 import { FraudGuard } from '../src/modules/fraud-guard/fraud-guard.js';
 import { GuardRuleBook } from '../src/modules/fraud-guard/guard-rules.js';
+import { GuardWindows } from '../src/modules/fraud-guard/guard-windows.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
-import { runCliCommand } from './support/tern-processes.js';
+import { freePort, runCliCommand, startRedisServer } from './support/tern-processes.js';
 import { waitFor } from './support/wait.js';
 
 // The fraud guard against SMS pumping: flood limits per number, velocity per number range, caps
@@ -185,7 +186,7 @@ describe('monitor mode', () => {
         count: 150,
       },
     ]);
-    const tooLong = await t.graphql('{ fraudDecisions(days: 32) { __typename } }', {}, account.token);
+    const tooLong = await t.graphql('{ fraudDecisions(days: 93) { __typename } }', {}, account.token);
     expect(tooLong.body.data.fraudDecisions.__typename).toBe('ValidationError');
     const lines = logged.filter((line) => line.account === account.account && line.rule === 'velocity_range');
     expect(lines).toHaveLength(150);
@@ -456,5 +457,53 @@ describe('with Redis unavailable', () => {
       guard.check({ id: newId('msg'), accountId: account.account, to: brazil(1, 1), text: 'x' }),
     ).rejects.toBeInstanceOf(ServiceUnavailableError);
     close();
+  });
+});
+
+describe('the script by its digest', () => {
+  it('is sent in full when Redis does not know it yet (a fresh or restarted server), then by digest', async () => {
+    const server = await startRedisServer(await freePort());
+    const redis = new Redis(server.url);
+    try {
+      const windows = new GuardWindows(redis, 'digest');
+      const limits = {
+        floodIdentical: 0,
+        floodAny: 1,
+        velocity: 0,
+        countryHourly: 0,
+        countryDaily: 0,
+        country: '',
+        coolOffMs: 1000,
+        monitor: false,
+      };
+      const message = (id: string) => ({ id, accountId: 'acc', to: brazil(9, 1), text: 'Hi' });
+      expect(await windows.check(message('m1'), limits, t.clock.now())).toEqual({
+        rule: null,
+        blockedUntil: null,
+      });
+      expect((await windows.check(message('m2'), limits, t.clock.now())).rule).toBe('flood_number');
+      const stats = await redis.info('commandstats');
+      expect(stats).toMatch(/cmdstat_eval:calls=1,/);
+      expect(stats).toMatch(/cmdstat_evalsha:calls=2,.*failed_calls=1/);
+      // Checks made at once share a call per account, each account's windows its own: two go
+      // alone (two calls in flight), the next four together: one call for each account's two.
+      const verdicts = await Promise.all(
+        ['acc2', 'acc3', 'acc2', 'acc3', 'acc2', 'acc3'].map((accountId, i) =>
+          windows.check({ ...message(`n${i}`), accountId }, limits, t.clock.now()),
+        ),
+      );
+      expect(verdicts.map((verdict) => verdict.rule)).toEqual([
+        null,
+        null,
+        'flood_number',
+        'flood_number',
+        'flood_number',
+        'flood_number',
+      ]);
+      expect(await redis.info('commandstats')).toMatch(/cmdstat_evalsha:calls=6,/);
+    } finally {
+      redis.disconnect();
+      await server.handle.stop('SIGTERM');
+    }
   });
 });

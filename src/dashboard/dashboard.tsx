@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { graphql, subscribe } from './api';
 import { ChartTable, StatusChart } from './chart';
-import { Campaigns, Latest, RateTable, Totals } from './panels';
+import { Campaigns, FraudGuard, Latest, RateTable, Totals } from './panels';
 import {
   LATEST,
   type LatestMessage,
@@ -21,6 +21,9 @@ const RANGES = {
 } as const;
 type RangeName = keyof typeof RANGES;
 
+/** The guard counts by UTC day: the days that cover the range. */
+const guardDaysOf = (range: RangeName) => RANGES[range].hours / 24;
+
 /** The latest messages with one that changed: moved in place, or added on top. */
 function withUpdate(messages: LatestMessage[], changed: LatestMessage): LatestMessage[] {
   if (messages.some((message) => message.id === changed.id))
@@ -34,7 +37,12 @@ function useNumbers(token: string, range: RangeName, onError: (error: Error) => 
     const { hours, interval } = RANGES[range];
     const to = new Date();
     const from = new Date(to.getTime() - hours * 3_600_000);
-    graphql(token, NUMBERS, { from: from.toISOString(), to: to.toISOString(), interval })
+    graphql(token, NUMBERS, {
+      from: from.toISOString(),
+      to: to.toISOString(),
+      interval,
+      guardDays: guardDaysOf(range),
+    })
       .then((data) => setNumbers(numbersOf(data)))
       .catch(onError);
   }, [token, range, onError]);
@@ -84,13 +92,17 @@ export function Dashboard({ token, onSignOut }: { token: string; onSignOut: (pro
           Sign out
         </button>
       </header>
-      {numbers ? <NumbersPanels numbers={numbers} /> : <p role="status">Loading the numbers…</p>}
+      {numbers ? (
+        <NumbersPanels numbers={numbers} guardDays={guardDaysOf(range)} />
+      ) : (
+        <p role="status">Loading the numbers…</p>
+      )}
       <Latest messages={latest} timezone={numbers?.overview.timezone} />
     </main>
   );
 }
 
-function NumbersPanels({ numbers }: { numbers: Numbers }) {
+function NumbersPanels({ numbers, guardDays }: { numbers: Numbers; guardDays: number }) {
   const { overview } = numbers;
   // A cancelled message never goes to a carrier: it is not among those waiting for one.
   const byCarrier = numbers.byCarrier.totals.map((row) =>
@@ -115,6 +127,12 @@ function NumbersPanels({ numbers }: { numbers: Numbers }) {
         column="Carrier"
         rows={byCarrier.filter((row) => row.messages > 0)}
         keyOf={(row) => row.carrier ?? 'not handed over yet'}
+      />
+      <FraudGuard
+        rows={numbers.guard.rows}
+        blocked={numbers.guard.blockedCountries}
+        days={guardDays}
+        timezone={overview.timezone}
       />
       <Campaigns campaigns={numbers.campaigns.nodes} />
     </>

@@ -1,4 +1,4 @@
-import type { Campaign, LatestMessage, Numbers, StatsRow } from './queries';
+import type { Campaign, CountryBlock, GuardDecision, LatestMessage, Numbers, StatsRow } from './queries';
 
 const percent = (part: number, whole: number) => (whole > 0 ? `${((100 * part) / whole).toFixed(1)}%` : '–');
 
@@ -147,6 +147,93 @@ export function Latest({ messages, timezone }: { messages: LatestMessage[]; time
           </tbody>
         </table>
       </div>
+    </section>
+  );
+}
+
+/** Refused (`blocked`) and would-be refused (`monitored`) messages, summed by a key of the row. */
+function decisionTotals(rows: GuardDecision[], keyOf: (row: GuardDecision) => string) {
+  const totals = new Map<string, { blocked: number; monitored: number }>();
+  for (const row of rows) {
+    const total = totals.get(keyOf(row)) ?? { blocked: 0, monitored: 0 };
+    if (row.decision === 'monitored') total.monitored += row.count;
+    else total.blocked += row.count;
+    totals.set(keyOf(row), total);
+  }
+  return [...totals].sort(([, a], [, b]) => b.blocked + b.monitored - (a.blocked + a.monitored));
+}
+
+function DecisionTable({
+  caption,
+  column,
+  rows,
+}: {
+  caption: string;
+  column: string;
+  rows: GuardDecision[];
+}) {
+  const keyOf =
+    column === 'Rule' ? (row: GuardDecision) => row.rule : (row: GuardDecision) => row.country ?? 'unknown';
+  return (
+    <table class="rates">
+      <caption>{caption}</caption>
+      <thead>
+        <tr>
+          <th scope="col">{column}</th>
+          <th scope="col">Refused</th>
+          <th scope="col">Monitored</th>
+        </tr>
+      </thead>
+      <tbody>
+        {decisionTotals(rows, keyOf).map(([key, { blocked, monitored }]) => (
+          <tr key={key}>
+            <th scope="row">{key}</th>
+            <td>{blocked}</td>
+            <td>{monitored}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+interface FraudGuardProps {
+  rows: GuardDecision[];
+  blocked: CountryBlock[];
+  days: number;
+  timezone: string;
+}
+
+/**
+ * What the fraud guard refused over the period (monitored: what it would have, in monitor mode),
+ * by rule and by country, and the countries it blocks now with the end of each cool-off.
+ */
+export function FraudGuard({ rows, blocked, days, timezone }: FraudGuardProps) {
+  const time = new Intl.DateTimeFormat(undefined, {
+    timeZone: timezone,
+    dateStyle: 'short',
+    timeStyle: 'short',
+  });
+  const period = days === 1 ? 'today (UTC)' : `the last ${days} UTC days`;
+  return (
+    <section class="panel wide" aria-labelledby="guard-title">
+      <h2 id="guard-title">Fraud guard</h2>
+      {rows.length === 0 && <p>Nothing refused {period}.</p>}
+      {rows.length > 0 && (
+        <div class="table-scroll guard">
+          <DecisionTable caption={`Refusals by rule, ${period}`} column="Rule" rows={rows} />
+          <DecisionTable caption={`Refusals by country, ${period}`} column="Country" rows={rows} />
+        </div>
+      )}
+      <h3>Blocked countries</h3>
+      {blocked.length === 0 && <p>No country is blocked.</p>}
+      <ul class="blocked-countries">
+        {blocked.map(({ country, until }) => (
+          <li key={country} data-blocked={country}>
+            <strong>{country}</strong> until <time dateTime={until}>{time.format(new Date(until))}</time>
+          </li>
+        ))}
+      </ul>
     </section>
   );
 }

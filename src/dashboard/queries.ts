@@ -32,9 +32,12 @@ export interface Numbers {
   byCountry: Success<Query['byCountry'], 'MessageStats'>;
   byCarrier: Success<Query['byCarrier'], 'MessageStats'>;
   times: Success<Query['times'], 'DeliveryTimes'>;
+  guard: Success<Query['guard'], 'FraudDecisions'>;
   campaigns: Success<Query['campaigns'], 'CampaignPage'>;
 }
 export type Bucket = Numbers['overview']['buckets'][number];
+export type GuardDecision = Numbers['guard']['rows'][number];
+export type CountryBlock = Numbers['guard']['blockedCountries'][number];
 export type Campaign = Numbers['campaigns']['nodes'][number];
 
 export function numbersOf(data: Query): Numbers {
@@ -43,6 +46,7 @@ export function numbersOf(data: Query): Numbers {
     byCountry: success(data.byCountry, 'MessageStats'),
     byCarrier: success(data.byCarrier, 'MessageStats'),
     times: success(data.times, 'DeliveryTimes'),
+    guard: success(data.guard, 'FraudDecisions'),
     campaigns: success(data.campaigns, 'CampaignPage'),
   };
 }

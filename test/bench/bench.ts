@@ -329,6 +329,11 @@ export class Bench {
       throw new Error(`the CLI (${args[0]} ${args[1]}) exited with ${run.code}: ${run.stderr}`);
   }
 
+  /** A destination number no other request of the run sends to. */
+  takeNumber(): string {
+    return this.numbers.take();
+  }
+
   /** A bearer token, from logging in through the gateway once per run. */
   async bearer(service: Service): Promise<string> {
     if (this.token) return `Bearer ${this.token}`;

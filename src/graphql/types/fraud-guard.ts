@@ -1,9 +1,11 @@
 import { ValidationError } from '../../errors.js';
 import {
+  type CountryBlock,
   decisionsInput,
   type GuardDecisionCount,
   MAX_DECISION_ROWS,
 } from '../../modules/fraud-guard/fraud-guard.js';
+import { MAX_CAPPED_COUNTRIES } from '../../modules/fraud-guard/guard-rules.js';
 import type { Builder } from '../builder.js';
 import { argsFromZod } from '../zod-input.js';
 
@@ -28,17 +30,32 @@ export function addFraudGuardTypes(builder: Builder) {
       count: t.exposeInt('count', { description: 'Messages' }),
     }),
   });
-  const answer = builder.objectRef<{ rows: GuardDecisionCount[] }>('FraudDecisions').implement({
-    description: 'The fraud guard’s decisions of the account',
+  const block = builder.objectRef<CountryBlock>('FraudCountryBlock').implement({
+    description: 'A country the fraud guard refuses for the account until its cool-off ends',
     fields: (t) => ({
-      rows: t.field({
-        type: [row],
-        description: `Oldest first, by day, rule, country and decision (at most ${MAX_DECISION_ROWS})`,
-        complexity: { field: MAX_DECISION_ROWS, multiplier: MAX_DECISION_ROWS },
-        resolve: (decisions) => decisions.rows,
-      }),
+      country: t.exposeString('country', { description: 'ISO 3166' }),
+      until: t.expose('until', { type: 'DateTime', description: 'When the block ends by itself' }),
     }),
   });
+  const answer = builder
+    .objectRef<{ accountId: string; rows: GuardDecisionCount[] }>('FraudDecisions')
+    .implement({
+      description: 'The fraud guard’s decisions of the account',
+      fields: (t) => ({
+        rows: t.field({
+          type: [row],
+          description: `Oldest first, by day, rule, country and decision (at most ${MAX_DECISION_ROWS})`,
+          complexity: { field: MAX_DECISION_ROWS, multiplier: MAX_DECISION_ROWS },
+          resolve: (decisions) => decisions.rows,
+        }),
+        blockedCountries: t.field({
+          type: [block],
+          description: 'The countries blocked for the account now, the soonest to end first',
+          complexity: { field: MAX_CAPPED_COUNTRIES, multiplier: MAX_CAPPED_COUNTRIES },
+          resolve: ({ accountId }, _args, { services }) => services.fraudGuard.blockedCountries(accountId),
+        }),
+      }),
+    });
   builder.queryField('fraudDecisions', (t) =>
     t.withAuth({ account: true }).field({
       type: answer,
@@ -47,6 +64,7 @@ export function addFraudGuardTypes(builder: Builder) {
       errors: { types: [ValidationError] },
       args: argsFromZod(t.arg, decisionsInput),
       resolve: async (_root, args, { accountId, services }) => ({
+        accountId,
         rows: await services.fraudGuard.decisions(accountId, args),
       }),
     }),

@@ -29,7 +29,8 @@ export const decisionsInput = z.strictObject({
     .number()
     .int()
     .min(1)
-    .max(31)
+    // A quarter: the dashboard's longest period.
+    .max(92)
     .default(7)
     .meta({ description: 'The last N UTC days, today included' }),
 });
@@ -43,6 +44,12 @@ export interface GuardDecisionCount {
   country: string | null;
   decision: 'blocked' | 'monitored';
   count: number;
+}
+
+/** A country the guard refuses for an account until its cool-off ends. */
+export interface CountryBlock {
+  country: string;
+  until: Date;
 }
 
 interface Decision {
@@ -200,6 +207,14 @@ export class FraudGuard {
       ),
       decisions,
     };
+  }
+
+  /** The countries blocked for the account now, the soonest to end first. */
+  async blockedCountries(accountId: string): Promise<CountryBlock[]> {
+    const blocked = await this.windows.blocked(accountId, this.clock.now());
+    return Object.entries(blocked)
+      .map(([country, until]) => ({ country, until }))
+      .sort((a, b) => a.until.getTime() - b.until.getTime() || a.country.localeCompare(b.country));
   }
 
   /**

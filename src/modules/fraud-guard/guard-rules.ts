@@ -23,6 +23,9 @@ export interface GuardRules {
   mode: GuardMode;
 }
 
+/** The most countries an account has caps for, and so the most it can have blocked at once. */
+export const MAX_CAPPED_COUNTRIES = 300;
+
 const limit = z.number().int().min(0).max(MAX_GUARD_LIMIT);
 const cap = limit.nullable();
 
@@ -37,7 +40,10 @@ export const guardRulesInput = z.strictObject({
       z.string().refine(isKnownCountry, issue('invalid_value', 'ISO 3166 alpha-2 codes, e.g. GB')),
       z.strictObject({ hourly: cap, daily: cap }),
     )
-    .refine((caps) => Object.keys(caps).length <= 300, issue('too_long', 'at most 300 countries'))
+    .refine(
+      (caps) => Object.keys(caps).length <= MAX_CAPPED_COUNTRIES,
+      issue('too_long', `at most ${MAX_CAPPED_COUNTRIES} countries`),
+    )
     .optional(),
   coolOffSeconds: z.number().int().min(1).max(MAX_COOL_OFF_SECONDS).nullable().optional(),
   mode: z.enum(['block', 'monitor']).nullable().optional(),

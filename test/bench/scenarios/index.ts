@@ -10,6 +10,7 @@ import { messageStats } from './message-stats.js';
 import type { Scenario } from './scenario.js';
 import { scheduledRelease } from './scheduled-release.js';
 import { sendGraphql } from './send-graphql.js';
+import { sendLatencyGuard } from './send-latency.js';
 import { sendRest, sendRestGuard, sendRestQuota } from './send-rest.js';
 import { senderChoice } from './sender-choice.js';
 import { statsFairness } from './stats-fairness.js';
@@ -22,6 +23,7 @@ export const SCENARIOS: readonly Scenario[] = [
   sendRest,
   sendRestQuota,
   sendRestGuard,
+  sendLatencyGuard,
   sendGraphql,
   verifications,
   verificationChecks,

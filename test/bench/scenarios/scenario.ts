@@ -61,6 +61,10 @@ export interface ReadResult {
   /** What the reads run against, for the report (e.g. "1,000,000 messages"). */
   data: string;
   reads: { name: string; requests: number; p50Ms: number; p95Ms?: number; p99Ms: number }[];
+  /** How the requests were made, when not one at a time (e.g. "at a fixed 200 requests/s"). */
+  pace?: string;
+  /** A line under the table: what the reads say together. */
+  note?: string;
   /** A read that answers anything but a full page fails the scenario instead. */
   firstError: null;
   /** No CPU profile is taken of reads one at a time. */
