@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_QUERY_OBJECTS } from '../src/graphql/query-cost.js';
-import { startTern, type TestAccount, type TestTern } from './support/tern.js';
+import { pauseSettingsPolls, startTern, type TestAccount, type TestTern } from './support/tern.js';
 
 // Every list of a GraphQL answer is paged by PostgreSQL, nested ones included, and a request
 // that could return more than 20,000 objects is refused before any of it runs.
@@ -71,9 +71,13 @@ describe('nested lists', () => {
   const campaigns: string[] = [];
   let message: string;
   let webhook: string;
+  let resumeSettingsPolls: () => Promise<void>;
+  afterAll(() => resumeSettingsPolls());
 
   beforeAll(async () => {
     rows = observeRows(t.tern.deps.pool);
+    // The settings polls read whole tables (21 countries' sender rules) on the same pool.
+    resumeSettingsPolls = pauseSettingsPolls(t);
     const db = t.tern.deps.pool;
     t.database.leaveOutOfLedger(alice.account, 'its messages are inserted by hand, in bulk');
     for (const name of ['Older', 'Newer']) {

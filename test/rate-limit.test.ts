@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTern, type TestAccount, type TestTern } from './support/tern.js';
+import { pauseSettingsPolls, startTern, type TestAccount, type TestTern } from './support/tern.js';
 
 let t: TestTern;
 let second: TestTern;
@@ -286,9 +286,9 @@ describe('credentials nobody knows yet', () => {
     `tern_live_${randomBytes(30).toString('base64url').replace(/[-_]/g, 'x').slice(0, 40)}`;
 
   it('are charged to the address first: over its budget, refused without a PostgreSQL lookup', async () => {
-    // Every statement Tern sends PostgreSQL takes a connection from its pool. The carrier
-    // settings' once-a-second poll is the one statement no request causes; it rests meanwhile.
-    keyed.tern.services.carrierDirectory.stop();
+    // Every statement Tern sends PostgreSQL takes a connection from its pool. The settings'
+    // once-a-second polls are the statements no request causes; they rest meanwhile.
+    pauseSettingsPolls(keyed);
     let statements = 0;
     keyed.tern.deps.pool.on('acquire', () => {
       statements += 1;

@@ -13,7 +13,13 @@ import {
   setAt,
   uploadArgument,
 } from './support/graphql-fields.js';
-import { type HttpResult, startTern, type TestAccount, type TestTern } from './support/tern.js';
+import {
+  type HttpResult,
+  pauseSettingsPolls,
+  startTern,
+  type TestAccount,
+  type TestTern,
+} from './support/tern.js';
 import { waitFor } from './support/wait.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
 
@@ -548,7 +554,8 @@ describe('the GraphQL schema', () => {
 
 describe('a list of campaigns with their stats and template', () => {
   it('takes the same number of SQL statements for 2 campaigns as for 12', async () => {
-    // An API process of its own on the same database: its pool serves only the requests below.
+    // An API process of its own on the same database, its settings polls paused: its pool serves
+    // only the requests below.
     const api = await startTern({ role: 'api', sharing: t });
     try {
       const carol = await t.createAccount();
@@ -568,6 +575,7 @@ describe('a list of campaigns with their stats and template', () => {
           });
         }
       };
+      pauseSettingsPolls(api);
       let statements = 0;
       api.tern.deps.pool.on('acquire', () => {
         statements += 1;

@@ -81,6 +81,10 @@ export async function startTern(
     RATE_LIMIT_MAX: '1000000',
     RATE_LIMIT_SEND_MESSAGE_MAX: '0',
     RATE_LIMIT_LOGIN_MAX: '0',
+    // Two test files side by side, each with Tern processes, can stall this process's event loop
+    // for over a second on a slow machine; a command answered meanwhile must not count as a
+    // Redis that hangs (whose tests set their own timeout), or the limits would let calls through.
+    REDIS_COMMAND_TIMEOUT_MS: '10000',
     // Sends as fast and as alike as a test likes; the fraud guard has tests of its own.
     FRAUD_FLOOD_IDENTICAL: '0',
     FRAUD_FLOOD_MAX: '0',
@@ -195,4 +199,19 @@ export async function deleteRedisKeys(prefix: string): Promise<void> {
   } finally {
     redis.disconnect();
   }
+}
+
+/**
+ * Stops the instance's once-a-second reads of the operator's settings (carriers and routes, the
+ * countries' sender rules) until the returned function starts them again: a test that counts the
+ * statements or rows of its requests on the instance's pool must not count those.
+ */
+export function pauseSettingsPolls(instance: TestTern): () => Promise<void> {
+  const { carrierDirectory, countrySenderRules } = instance.tern.services;
+  carrierDirectory.stop();
+  countrySenderRules.stop();
+  return async () => {
+    carrierDirectory.start();
+    await countrySenderRules.start();
+  };
 }
