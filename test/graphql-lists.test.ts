@@ -72,7 +72,7 @@ describe('nested lists', () => {
   let message: string;
   let webhook: string;
   let resumeSettingsPolls: () => Promise<void>;
-  afterAll(() => resumeSettingsPolls());
+  afterAll(() => resumeSettingsPolls?.());
 
   beforeAll(async () => {
     rows = observeRows(t.tern.deps.pool);

@@ -14,14 +14,7 @@ import { isKnownCountry } from '../../lib/phone.js';
 import { issue, parseInput } from '../../lib/validation.js';
 
 /** The rules the guard applies to an account: its own where it has them, else the deployment's. */
-export interface GuardRules {
-  floodIdentical: number;
-  floodAny: number;
-  velocity: number;
-  countryCaps: Record<string, CountryCap>;
-  coolOffSeconds: number;
-  mode: GuardMode;
-}
+export type GuardRules = Omit<FraudGuardDefaults, 'whenRedisDown'>;
 
 /** The most countries an account has caps for, and so the most it can have blocked at once. */
 export const MAX_CAPPED_COUNTRIES = 300;
