@@ -16,6 +16,7 @@ import { createCampaignDispatchWorker } from './modules/campaigns/campaign-dispa
 import { createContactImportWorker } from './modules/imports/contact-import.worker.js';
 import { createMessageSendWorker } from './modules/messages/message-send.worker.js';
 import { createRetentionWorker } from './modules/retention/retention.worker.js';
+import { createStatsSettleWorker } from './modules/stats/stats-settle.worker.js';
 import { createWebhookDeliveryWorker } from './modules/webhooks/webhook-delivery.worker.js';
 import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher.js';
 import { createServices, type Services } from './services.js';
@@ -28,6 +29,7 @@ const WORKERS: Readonly<Record<QueueKey, WorkerFactory<Services>>> = {
   webhookDelivery: createWebhookDeliveryWorker,
   contactImport: createContactImportWorker,
   retention: createRetentionWorker,
+  statsSettle: createStatsSettleWorker,
 };
 
 // How often an idle webhook dispatcher looks for new events: a bound on their wait before delivery.

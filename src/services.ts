@@ -38,6 +38,7 @@ import { Settings } from './modules/settings/settings.js';
 import type { CarrierActivityReport } from './modules/stats/carrier-activity.js';
 import type { DeliveryTimes } from './modules/stats/delivery-times.js';
 import type { MessageStats } from './modules/stats/message-stats.js';
+import type { StatsSettler } from './modules/stats/stats-settle.js';
 import type { Templates } from './modules/templates/templates.js';
 import type { VerificationChecks } from './modules/verifications/verification-checks.js';
 import type { VerificationStats } from './modules/verifications/verification-stats.js';
@@ -101,6 +102,8 @@ export interface Services {
   deliveryTimes: DeliveryTimes;
   /** Each carrier's part of the last hour's messages, for the operator's list of carriers. */
   carrierActivityReport: CarrierActivityReport;
+  /** Moves old quarter-hours' statistics to the tables long reads use. */
+  statsSettler: StatsSettler;
   contacts: Contacts;
   contactImports: ContactImports;
   templates: Templates;

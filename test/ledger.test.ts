@@ -49,6 +49,12 @@ it('passes on messages the statements kept, and throws at a rollup or quota coun
       `UPDATE message_stat_totals SET segments = segments - 2`,
     ],
     [
+      'settled_message_stat_splits \\(country\\)',
+      `INSERT INTO settled_message_stat_splits (account_id, dimension, bucket, value, messages)
+        SELECT id, 'country', '2026-01-01T00:00:00Z', 'ZZ', 1 FROM accounts LIMIT 1`,
+      `DELETE FROM settled_message_stat_splits WHERE value = 'ZZ'`,
+    ],
+    [
       'delivery_time_stats',
       `UPDATE delivery_time_stats SET messages = messages + 1`,
       `UPDATE delivery_time_stats SET messages = messages - 1`,

@@ -29,7 +29,8 @@ const TIMES = `query ($from: DateTime!, $to: DateTime!, $campaign: ID) {
 
 beforeAll(async () => {
   // No workers: the test plays the carriers, so it decides who took each message and what became of it.
-  t = await startTern({ role: 'api' });
+  // A statistics budget for the reads this file makes, which only stats-fairness.test.ts holds to the default.
+  t = await startTern({ role: 'api', env: { STATS_BUDGET: '100000' } });
   [alice, bob] = await Promise.all([t.createAccount(), t.createAccount()]);
   await setTimezone(alice, 'America/New_York');
   await setTimezone(bob, 'Asia/Kolkata');
@@ -109,15 +110,51 @@ async function countedFromMessages(account: TestAccount, timezone: string): Prom
   return rows.map((row) => ({ ...row, start: new Date(row.start as unknown as Date).toISOString() }));
 }
 
+/** An account's answer split by everything, in the columns countedFromMessages gives. */
+async function splitByEverything(account: TestAccount, range: Record<string, unknown>): Promise<Counted[]> {
+  const answer = await stats(account, { ...range, groupBy: ['STATUS', 'CAMPAIGN', 'COUNTRY', 'CARRIER'] });
+  return answer.buckets
+    .filter((row: Counted) => (row.messages as number) > 0)
+    .map((row: Counted) => {
+      const {
+        start,
+        campaignId,
+        country,
+        carrier,
+        messages,
+        segments,
+        delivered,
+        failed,
+        queued,
+        scheduled,
+        cancelled,
+      } = row;
+      return {
+        start,
+        campaignId,
+        country,
+        carrier,
+        messages,
+        segments,
+        delivered,
+        failed,
+        queued,
+        scheduled,
+        cancelled,
+      };
+    });
+}
+
 const inOneOrder = (rows: Counted[]) =>
   rows
     .map((row) => JSON.stringify(row, Object.keys(row).sort()))
     .sort()
     .map((row) => JSON.parse(row));
 
-describe('messageStats after a mixed run', () => {
-  const runs: Record<string, { phones: string[]; ids: string[] }> = {};
+/** The messages the mixed run sent, by account. */
+const runs: Record<string, { phones: string[]; ids: string[] }> = {};
 
+describe('messageStats after a mixed run', () => {
   beforeAll(async () => {
     for (const [account, prefix] of [
       [alice, '1202555'],
@@ -163,29 +200,10 @@ describe('messageStats after a mixed run', () => {
     'equal counting the messages of %s, per local day, campaign, country and carrier',
     async (_name, who, zone) => {
       const account = who();
-      const answer = await stats(account, {
-        from: '2026-05-31T00:00:00Z',
-        to: '2026-06-05T00:00:00Z',
-        interval: 'DAY',
-        groupBy: ['STATUS', 'CAMPAIGN', 'COUNTRY', 'CARRIER'],
-      });
-      expect(answer.timezone).toBe(zone);
+      const range = { from: '2026-05-31T00:00:00Z', to: '2026-06-05T00:00:00Z', interval: 'DAY' };
+      expect((await stats(account, range)).timezone).toBe(zone);
       const counted = await countedFromMessages(account, zone);
-      const messageRows = answer.buckets
-        .filter((row: Counted) => (row.messages as number) > 0)
-        .map((row: Counted) => ({
-          start: row.start,
-          campaignId: row.campaignId,
-          country: row.country,
-          carrier: row.carrier,
-          messages: row.messages,
-          segments: row.segments,
-          delivered: row.delivered,
-          failed: row.failed,
-          queued: row.queued,
-          scheduled: row.scheduled,
-          cancelled: row.cancelled,
-        }));
+      const messageRows = await splitByEverything(account, range);
       expect(inOneOrder(messageRows)).toEqual(inOneOrder(counted));
       expect(new Set(counted.map((row) => row.carrier))).toEqual(new Set(['carrier-a', 'carrier-b', null]));
       expect(new Set(counted.map((row) => row.country))).toContain('BR');
@@ -527,5 +545,118 @@ describe('messageStatsChanged', () => {
       token,
     );
     expect(JSON.stringify(response.body)).toMatch(/not_found|NotFound|No such|not found/i);
+  });
+});
+
+describe('settled statistics', () => {
+  const RANGE = { from: '2026-05-25T00:00:00Z', to: '2026-06-08T00:00:00Z', interval: 'DAY' };
+  const QUERIES: [string, Record<string, unknown>][] = [
+    ['unsplit', {}],
+    ['by status', { groupBy: ['STATUS'] }],
+    ['by country', { groupBy: ['COUNTRY'] }],
+    ['by carrier', { groupBy: ['CARRIER'] }],
+    ['by campaign', { groupBy: ['CAMPAIGN'] }],
+    ['by country and carrier', { groupBy: ['COUNTRY', 'CARRIER', 'STATUS'] }],
+  ];
+
+  /** Every query's answer, and the answers narrowed to each of alice's campaigns with messages. */
+  async function answers(): Promise<Record<string, unknown>> {
+    const campaigns = await t.tern.deps.prisma.campaign.findMany({
+      where: { accountId: alice.account, messages: { some: {} } },
+      select: { id: true },
+      orderBy: { id: 'asc' },
+    });
+    expect(campaigns.length).toBeGreaterThan(1);
+    const { token } = await t.login(alice);
+    const reads = QUERIES.flatMap(([name, variables]) => [
+      [name, { ...RANGE, ...variables }] as const,
+      ...campaigns.map(({ id }) => [`${name} of ${id}`, { ...RANGE, ...variables, campaign: id }] as const),
+    ]);
+    const read: Record<string, unknown> = {};
+    for (const [name, variables] of reads) {
+      const answer = (await t.graphql(STATS, variables, token)).body.data.messageStats;
+      expect(answer.__typename, name).toBe('MessageStats');
+      expect(answer.totals.length, name).toBeGreaterThan(0);
+      read[name] = answer;
+    }
+    return read;
+  }
+
+  const rowsIn = async (table: string) =>
+    (
+      await t.tern.deps.prisma.$queryRawUnsafe<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM ${table} WHERE account_id = $1`,
+        alice.account,
+      )
+    )[0]?.n;
+
+  it('answers every read as before once its quarter-hours have moved, and a late change to a settled one', async () => {
+    setClock('2026-12-01T00:00:00Z');
+    const before = await answers();
+    expect(await t.tern.services.statsSettler.settle()).toBeGreaterThan(0);
+    expect(await rowsIn('message_stats')).toBe(0);
+    expect(await rowsIn('settled_message_stat_splits')).toBeGreaterThan(0);
+    expect(await answers()).toEqual(before);
+
+    // A receipt for a message of a settled quarter-hour adds to message_stats again; reads add both.
+    const { ids } = runs[alice.account]!;
+    const late = ids[ids.length - 1]!;
+    expect((await t.tern.deps.prisma.message.findUniqueOrThrow({ where: { id: late } })).status).toBe(
+      'queued',
+    );
+    await report('carrier-b', late, 'delivered', '2026-12-01T00:00:00Z');
+    expect(await rowsIn('message_stats')).toBeGreaterThan(0);
+    const afterReceipt = await answers();
+    expect(afterReceipt).not.toEqual(before);
+    expect(inOneOrder(await splitByEverything(alice, RANGE))).toEqual(
+      inOneOrder(await countedFromMessages(alice, 'America/New_York')),
+    );
+
+    await t.tern.services.statsSettler.settle();
+    expect(await rowsIn('message_stats')).toBe(0);
+    expect(await answers()).toEqual(afterReceipt);
+  });
+
+  it('skips the rows a statement holds rather than wait for it, and moves them on the next run', async () => {
+    const account = await t.createAccount();
+    await sendAt(account, '2026-06-01T10:00:00Z', { to: '12025550188', message: 'Held' });
+    setClock('2026-12-01T00:00:00Z');
+    const client = await t.tern.deps.prisma.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT 1 FROM message_stats WHERE account_id = ${account.account} FOR UPDATE`;
+      // The settle runs on its own connections while this transaction holds the account's rows.
+      await t.tern.services.statsSettler.settle();
+      return tx.$queryRaw<
+        { n: number }[]
+      >`SELECT count(*)::int AS n FROM message_stats WHERE account_id = ${account.account}`;
+    });
+    expect(client[0]?.n).toBe(1);
+    await t.tern.services.statsSettler.settle();
+    const left = await t.tern.deps.prisma.messageStat.count({ where: { accountId: account.account } });
+    expect(left).toBe(0);
+    expect((await stats(account, { ...RANGE, groupBy: ['COUNTRY'] })).totals).toEqual([
+      expect.objectContaining({ country: 'US', messages: 1 }),
+    ]);
+  });
+
+  it('loses and doubles nothing when receipts for settled quarter-hours arrive while it runs', async () => {
+    setClock('2026-12-01T00:00:00Z');
+    const { ids } = runs[bob.account]!;
+    const queued = await t.tern.deps.prisma.message.findMany({
+      where: { id: { in: ids }, status: 'queued' },
+      select: { id: true },
+    });
+    expect(queued.length).toBeGreaterThan(1);
+    const settler = t.tern.services.statsSettler;
+    await Promise.all([
+      ...queued.map(({ id }, index) =>
+        report(index % 2 ? 'carrier-a' : 'carrier-b', id, 'delivered', '2026-12-01T00:00:00Z'),
+      ),
+      settler.settle(() => false, 1),
+      settler.settle(() => false, 1),
+    ]);
+    await settler.settle();
+    const rows = await splitByEverything(bob, RANGE);
+    expect(inOneOrder(rows)).toEqual(inOneOrder(await countedFromMessages(bob, 'Asia/Kolkata')));
+    expect(rows.some((row: Counted) => row.queued !== 0)).toBe(false);
   });
 });

@@ -2,6 +2,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { retentionQueue } from '../src/jobs/retention.job.js';
+import { statsSettleQueue } from '../src/jobs/stats-settle.job.js';
 import { sql, type TestDatabase } from './support/database.js';
 import { REDIS_URL } from './support/server-url.js';
 import { startTern, type TestTern } from './support/tern.js';
@@ -193,7 +194,7 @@ describe('retention', () => {
     expect(await remaining(tern.database.url)).toEqual(before);
   });
 
-  it('runs in the background: a worker process schedules the sweep once, and it runs as the worker starts', async () => {
+  it('runs in the background: a worker process schedules the sweep (and the statistics settle) once, and it runs as the worker starts', async () => {
     const api = await start({ role: 'api' });
     const account = await api.createAccount();
     await seed(api.database, account.account);
@@ -211,14 +212,17 @@ describe('retention', () => {
     );
 
     const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = new Queue(retentionQueue.name, { connection, prefix: api.redisPrefix });
+    const queues = [retentionQueue, statsSettleQueue].map(
+      ({ name }) => new Queue(name, { connection, prefix: api.redisPrefix }),
+    );
     try {
-      const schedulers = await queue.getJobSchedulers();
-      expect(schedulers.map((scheduler) => [scheduler.key, scheduler.every])).toEqual([
+      const schedulers = await Promise.all(queues.map((queue) => queue.getJobSchedulers()));
+      expect(schedulers.flat().map((scheduler) => [scheduler.key, scheduler.every])).toEqual([
         ['retention-sweep', 3_600_000],
+        ['stats-settle', 900_000],
       ]);
     } finally {
-      await queue.close();
+      await Promise.all(queues.map((queue) => queue.close()));
       connection.disconnect();
     }
   });

@@ -5,6 +5,7 @@ import { contactImportQueue } from './contact-import.job.js';
 import { messageSendQueue } from './message-send.job.js';
 import type { PayloadOf } from './queue-definition.js';
 import { retentionQueue } from './retention.job.js';
+import { statsSettleQueue } from './stats-settle.job.js';
 import { webhookDeliveryQueue } from './webhook-delivery.job.js';
 
 /** Every queue of the service, written once: the producers, the workers and shutdown derive from it. */
@@ -14,6 +15,7 @@ export const QUEUES = {
   webhookDelivery: webhookDeliveryQueue,
   contactImport: contactImportQueue,
   retention: retentionQueue,
+  statsSettle: statsSettleQueue,
 } as const;
 
 export type QueueKey = keyof typeof QUEUES;

@@ -1,7 +1,8 @@
 import pg from 'pg';
 
 // The ledger every test database that holds messages must balance when its file is done: the
-// statistics rollups (message_stats summed over slots, message_stat_totals, delivery_time_stats)
+// statistics rollups (message_stats summed over slots with the settled rows, each key of the
+// settled splits alone, message_stat_totals, delivery_time_stats)
 // and the segments reserved on each account's quota equal a count over the messages table.
 // Each statement that writes messages keeps them in its own CTEs, so at any committed instant
 // they agree; a difference is a statement that forgot one of them.
@@ -47,8 +48,26 @@ const countedByKey = `SELECT ${messageKeyOf}, ${COUNTED.map((sql, index) => `${s
 const GIVEN_BACK = `(m.status IN ('failed', 'cancelled') AND NOT (m.sent_at IS NOT NULL OR m.carrier IS NOT NULL
   OR m.error_code IS NOT DISTINCT FROM 'unknown_outcome'))`;
 
+/** The keyed rollups: the rows still in `message_stats` and those the settler moved. */
+const ROLLED_UP_BY_KEY = `SELECT ${MESSAGE_KEY.join(', ')}, ${COUNTERS.join(', ')}, replies FROM message_stats
+  UNION ALL SELECT ${MESSAGE_KEY.join(', ')}, ${COUNTERS.join(', ')}, replies FROM settled_message_stats`;
+
+/** One key alone: each settled split with the rows not settled yet, under that key's value. */
+const splitLedger = (dimension: string, column: string) =>
+  differences(
+    `settled_message_stat_splits (${dimension})`,
+    ['account_id', 'bucket', 'value'],
+    `SELECT account_id, bucket, ${column} AS value, ${COUNTERS.join(', ')} FROM (${countedByKey}) counted`,
+    `SELECT account_id, bucket, value, ${COUNTERS.join(', ')} FROM settled_message_stat_splits WHERE dimension = '${dimension}'
+      UNION ALL SELECT account_id, bucket, ${column}, ${COUNTERS.join(', ')} FROM message_stats`,
+    COUNTERS,
+  );
+
 const LEDGERS = [
-  differences('message_stats', MESSAGE_KEY, countedByKey, `SELECT * FROM message_stats`, COUNTERS),
+  differences('message_stats', MESSAGE_KEY, countedByKey, ROLLED_UP_BY_KEY, COUNTERS),
+  splitLedger('country', 'country'),
+  splitLedger('carrier', 'carrier'),
+  splitLedger('campaign', 'campaign_id'),
   differences(
     'message_stat_totals',
     ['account_id', 'bucket'],
@@ -60,7 +79,7 @@ const LEDGERS = [
     'replies',
     ['account_id'],
     `SELECT account_id, count(*) AS replies FROM inbound_messages WHERE message_id IS NOT NULL GROUP BY 1`,
-    `SELECT account_id, replies FROM message_stats`,
+    `SELECT account_id, replies FROM (${ROLLED_UP_BY_KEY}) rolled_up`,
     ['replies'],
   ),
   differences(

@@ -1,6 +1,7 @@
 import { Worker } from 'bullmq';
+import { scheduleRecurringJob } from '../../jobs/job-schedule.js';
 import { createWorkerConnection } from '../../jobs/redis-connections.js';
-import { type RetentionJob, RetentionJobs, retentionQueue } from '../../jobs/retention.job.js';
+import { RETENTION_SWEEP, type RetentionJob, retentionQueue } from '../../jobs/retention.job.js';
 import type { WorkerContext } from '../../worker-context.js';
 import type { RetentionSweep } from './retention-sweep.js';
 
@@ -18,8 +19,11 @@ export function createRetentionWorker({
     },
     { connection, prefix: deps.config.redisPrefix, concurrency: 1 },
   );
-  const scheduled = new RetentionJobs(deps.queues.retention, deps.logger).schedule(
+  const scheduled = scheduleRecurringJob(
+    deps.queues.retention,
+    RETENTION_SWEEP,
     services.retentionSweep.enabled,
+    deps.logger,
   );
   worker.on('closing', () => {
     closing = true;

@@ -4,6 +4,7 @@ import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { Clock } from '../../lib/clock.js';
 import { parseInput } from '../../lib/validation.js';
 import { type StatsQuery, type StatsReads, statsReadCost } from './stats-reads.js';
+import { SPLIT_DIMENSIONS } from './stats-settle.js';
 
 export const MAX_STATS_DAYS = 400;
 export const MAX_STATS_BUCKETS = 1000;
@@ -219,18 +220,44 @@ function statsStatement(accountId: string, query: MessageStatsQuery, range: Buck
   const keys = groups.length > 0 ? Prisma.sql`, ${groupList}` : Prisma.empty;
   const totalsSet = groups.length > 0 ? Prisma.sql`(${groupList})` : Prisma.sql`()`;
   const sums = Prisma.raw(SUMMED.map((name) => `sum(s.${name}) AS ${name}`).join(', '));
-  const campaign = query.campaign ? Prisma.sql`AND s.campaign_id = ${query.campaign}` : Prisma.empty;
-  // Not split by a key nor narrowed to a campaign: the totals per quarter-hour answer alone.
-  const table = Prisma.raw(groups.length === 0 && !query.campaign ? 'message_stat_totals' : 'message_stats');
   return Prisma.sql`
     SELECT start${keys}, ${Prisma.raw(SUMMED.map((name) => `sum(${name}) AS ${name}`).join(', '))}
     FROM (
       SELECT ${start} AS start${keys}, ${sums}
-      FROM ${table} s
-      WHERE s.account_id = ${accountId} AND s.bucket >= ${range.from} AND s.bucket < ${range.to} ${campaign}
+      FROM (${quarterHours(accountId, query, range)}) s
       GROUP BY 1${keys}) AS quarter
     GROUP BY GROUPING SETS ((start${keys}), ${totalsSet})
     ORDER BY start NULLS LAST${keys}`;
+}
+
+/**
+ * The rows of the range's quarter-hours a query sums: the totals alone when it is neither split
+ * nor narrowed to a campaign; else the rows still in `message_stats` (the last hours, and late
+ * additions) with the settled ones, from the table of single keys when one key is all it needs.
+ */
+function quarterHours(accountId: string, query: MessageStatsQuery, range: BucketRange): Prisma.Sql {
+  const groups = (query.groupBy ?? []).filter((group) => group !== 'STATUS');
+  const inRange = Prisma.sql`account_id = ${accountId} AND bucket >= ${range.from} AND bucket < ${range.to}`;
+  const counters = Prisma.raw(SUMMED.join(', '));
+  if (groups.length === 0 && !query.campaign)
+    return Prisma.sql`SELECT bucket, ${counters} FROM message_stat_totals WHERE ${inRange}`;
+  const [only] = groups;
+  const split = groups.length === 1 && only ? only : groups.length === 0 ? 'CAMPAIGN' : null;
+  const campaign = (column: string) =>
+    query.campaign ? Prisma.sql`AND ${Prisma.raw(column)} = ${query.campaign}` : Prisma.empty;
+  if (split && (!query.campaign || split === 'CAMPAIGN')) {
+    const column = Prisma.raw(GROUP_COLUMNS[split]);
+    return Prisma.sql`
+      SELECT bucket, value AS ${column}, ${counters} FROM settled_message_stat_splits
+      WHERE ${inRange} AND dimension = ${SPLIT_DIMENSIONS[split]} ${campaign('value')}
+      UNION ALL
+      SELECT bucket, ${column}, ${counters} FROM message_stats WHERE ${inRange} ${campaign('campaign_id')}`;
+  }
+  const columns = Prisma.raw(`bucket, campaign_id, country, carrier, ${SUMMED.join(', ')}`);
+  return Prisma.sql`
+    SELECT ${columns} FROM settled_message_stats WHERE ${inRange} ${campaign('campaign_id')}
+    UNION ALL
+    SELECT ${columns} FROM message_stats WHERE ${inRange} ${campaign('campaign_id')}`;
 }
 
 function isEmpty(row: MessageStatsRow): boolean {

@@ -37,9 +37,11 @@ const STATS_SLOT = Prisma.raw(`(pg_backend_pid() % ${STATS_SLOTS})::smallint`);
 
 const COUNTERS = ['messages', 'segments', 'scheduled', 'queued', 'sent', 'delivered', 'failed', 'cancelled'];
 const REPLY_COUNTERS = ['replies', 'opt_outs'];
+/** Every counter a row of the statistics holds. */
+export const STATS_COUNTERS = [...COUNTERS, ...REPLY_COUNTERS];
 
 /** The upsert of the summed `counters` of `source` into `table`, keyed by `key`, in key order. */
-function addTo(table: string, key: string, counters: string[], source: string): Prisma.Sql {
+export function addTo(table: string, key: string, counters: string[], source: string): Prisma.Sql {
   const sums = counters.map((name) => `sum(${name})`).join(', ');
   const updates = counters.map((name) => `${name} = ${table}.${name} + excluded.${name}`).join(', ');
   return Prisma.raw(`
