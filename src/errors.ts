@@ -268,13 +268,15 @@ export class QuotaExceededError extends AppError {
 }
 
 /** The fraud guard's rules that refuse a send (src/modules/fraud-guard), each an issue on `to`. */
-export type FraudRule =
-  | 'flood_identical'
-  | 'flood_number'
-  | 'velocity_range'
-  | 'country_hourly'
-  | 'country_daily'
-  | 'country_blocked';
+export const FRAUD_RULES = [
+  'flood_identical',
+  'flood_number',
+  'velocity_range',
+  'country_hourly',
+  'country_daily',
+  'country_blocked',
+] as const;
+export type FraudRule = (typeof FRAUD_RULES)[number];
 
 /** A send the fraud guard refused: `details` names the rule, as a validation error names an issue. */
 export class FraudBlockedError extends AppError {

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { type TOTP, URI } from 'otpauth';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FRAUD_RULES } from '../src/errors.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 import { waitFor } from './support/wait.js';
 
@@ -276,6 +277,45 @@ describe.skipIf(!hasChromium)('the dashboard at /dashboard', () => {
     expect(blockedCountries).toEqual([{ country: 'BR', until: expect.any(String) }]);
     expect(await blocked.locator('time').getAttribute('datetime')).toBe(blockedCountries[0].until);
     expect(await blocked.innerText()).toMatch(/^BR until .*\d/);
+    await page.close();
+  });
+
+  it('shows the fraud guard’s exact totals over a quarter of more rows than fraudDecisions answers', {
+    timeout: 60_000,
+  }, async () => {
+    const own = await t.createAccount();
+    const today = Date.parse(t.clock.now().toISOString().slice(0, 10));
+    // 5,400 rows; each rule and each country weighs differently, so that the tables' order is known.
+    const countries = ['BR', 'NG', 'ID', 'GB', ''];
+    await t.tern.deps.prisma.fraudGuardCount.createMany({
+      data: Array.from({ length: 90 }, (_, age) => age).flatMap((age) =>
+        FRAUD_RULES.flatMap((rule, r) =>
+          countries.flatMap((country, c) =>
+            (['blocked', 'monitored'] as const).map((decision) => ({
+              accountId: own.account,
+              day: new Date(today - age * 86_400_000),
+              rule,
+              country,
+              decision,
+              count: (r + 1) * (c + 1) * (decision === 'monitored' ? 2 : 1),
+            })),
+          ),
+        ),
+      ),
+    });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    await signIn(page, own);
+    await page.getByLabel('Range').selectOption('quarter');
+    // Of the 90 days: each rule r is (r + 1) × (1 + … + 5) × 90 blocked, each country c (c + 1) × 21 × 90.
+    const byRule = FRAUD_RULES.map((rule, r) => `${rule}\t${(r + 1) * 1350}\t${(r + 1) * 2700}`).reverse();
+    const byCountry = ['unknown', 'GB', 'ID', 'NG', 'BR'].map(
+      (country, i) => `${country}\t${(5 - i) * 1890}\t${(5 - i) * 3780}`,
+    );
+    const table = (name: string) => page.getByRole('table', { name }).locator('tbody');
+    await expect
+      .poll(() => table('Refusals by rule, the last 90 UTC days').innerText(), { timeout: 15_000 })
+      .toBe(byRule.join('\n'));
+    expect(await table('Refusals by country, the last 90 UTC days').innerText()).toBe(byCountry.join('\n'));
     await page.close();
   });
 

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { ServiceUnavailableError } from '../src/errors.js';
+import { FRAUD_RULES, ServiceUnavailableError } from '../src/errors.js';
 import { newId } from '../src/lib/ids.js';
 import { FraudGuard } from '../src/modules/fraud-guard/fraud-guard.js';
 import { GuardRuleBook } from '../src/modules/fraud-guard/guard-rules.js';
@@ -173,24 +173,119 @@ describe('monitor mode', () => {
       { rule: 'velocity_range', country: 'BR', decision: 'monitored', count: 150 },
     ]);
     const read = await t.graphql(
-      '{ fraudDecisions(days: 1) { ... on FraudDecisions { rows { day rule country decision count } } } }',
+      `{ fraudDecisions(days: 1) { ... on FraudDecisions { rows { day rule country decision count } truncated
+        totalsByRule { rule blocked monitored } totalsByCountry { country blocked monitored } } } }`,
       {},
       account.token,
     );
-    expect(read.body.data.fraudDecisions.rows).toEqual([
-      {
-        day: t.clock.now().toISOString().slice(0, 10),
-        rule: 'velocity_range',
-        country: 'BR',
-        decision: 'monitored',
-        count: 150,
-      },
-    ]);
+    expect(read.body.data.fraudDecisions).toEqual({
+      rows: [
+        {
+          day: t.clock.now().toISOString().slice(0, 10),
+          rule: 'velocity_range',
+          country: 'BR',
+          decision: 'monitored',
+          count: 150,
+        },
+      ],
+      truncated: false,
+      totalsByRule: [{ rule: 'velocity_range', blocked: 0, monitored: 150 }],
+      totalsByCountry: [{ country: 'BR', blocked: 0, monitored: 150 }],
+    });
     const tooLong = await t.graphql('{ fraudDecisions(days: 93) { __typename } }', {}, account.token);
     expect(tooLong.body.data.fraudDecisions.__typename).toBe('ValidationError');
     const lines = logged.filter((line) => line.account === account.account && line.rule === 'velocity_range');
     expect(lines).toHaveLength(150);
     expect(String(lines[0]!.msg)).toContain('monitor mode');
+  });
+});
+
+describe('decisions over more rows than an answer holds', () => {
+  const DAY_MS = 86_400_000;
+  const countries = ['BR', 'NG', 'ID', 'GB', 'PT', ''];
+  const read = async (account: TestAccount, days: number) =>
+    (
+      await t.graphql(
+        `query($days: Int) { fraudDecisions(days: $days) { ... on FraudDecisions {
+          rows { day rule country decision count } truncated
+          totalsByRule { rule blocked monitored } totalsByCountry { country blocked monitored } } } }`,
+        { days },
+        account.token,
+      )
+    ).body.data.fraudDecisions;
+  type Total = { blocked: number; monitored: number };
+  /** The totals as a map by key (a null country as 'null'), having checked that the most come first. */
+  const byKey = (totals: (Total & Record<string, unknown>)[], key: string) => {
+    const sums = totals.map((total) => total.blocked + total.monitored);
+    expect(sums).toEqual([...sums].sort((a, b) => b - a));
+    return Object.fromEntries(
+      totals.map((total) => [String(total[key]), { blocked: total.blocked, monitored: total.monitored }]),
+    );
+  };
+  const sumBy = (
+    rows: { rule: string; country: string; decision: string; count: number }[],
+    keyOf: (row: (typeof rows)[number]) => string,
+  ) => {
+    const totals: Record<string, Total> = {};
+    for (const row of rows) {
+      const total = totals[keyOf(row)] ?? { blocked: 0, monitored: 0 };
+      total[row.decision as keyof Total] += row.count;
+      totals[keyOf(row)] = total;
+    }
+    return totals;
+  };
+
+  it('answers exact totals by rule and country for a quarter of 6,480 rows, and the newest 500 rows with today first', async () => {
+    const account = await t.createAccount();
+    const today = Date.parse(t.clock.now().toISOString().slice(0, 10));
+    // 92 days of every rule in six countries, both decisions: the two oldest days are before the quarter.
+    const seeded = Array.from({ length: 92 }, (_, age) => age).flatMap((age) =>
+      FRAUD_RULES.flatMap((rule, r) =>
+        countries.flatMap((country, c) =>
+          (['blocked', 'monitored'] as const).map((decision) => ({
+            accountId: account.account,
+            day: new Date(today - age * DAY_MS),
+            age,
+            rule,
+            country,
+            decision,
+            count: 1 + ((age * 5 + r * 7 + c * 3) % 13) + (decision === 'monitored' ? 20 : 0),
+          })),
+        ),
+      ),
+    );
+    await t.tern.deps.prisma.fraudGuardCount.createMany({ data: seeded.map(({ age: _, ...row }) => row) });
+    const quarter = seeded.filter((row) => row.age < 90);
+    expect(quarter.length).toBe(6480);
+
+    const answer = await read(account, 90);
+    expect(byKey(answer.totalsByRule, 'rule')).toEqual(sumBy(quarter, (row) => row.rule));
+    expect(byKey(answer.totalsByCountry, 'country')).toEqual(
+      sumBy(quarter, (row) => (row.country === '' ? 'null' : row.country)),
+    );
+    expect(answer.truncated).toBe(true);
+    expect(answer.rows).toHaveLength(500);
+    const days = answer.rows.map((row: { day: string }) => row.day);
+    expect(days).toEqual([...days].sort().reverse());
+    const todays = answer.rows.filter((row: { day: string }) => row.day === days[0]);
+    expect(days[0]).toBe(new Date(today).toISOString().slice(0, 10));
+    expect(todays).toHaveLength(FRAUD_RULES.length * countries.length * 2);
+    // Each row as stored.
+    type Row = { day: string; rule: string; country: string | null; decision: string; count: number };
+    const keyOf = (row: Omit<Row, 'count'>) =>
+      [row.day, row.rule, row.country || null, row.decision].join(' ');
+    const stored = new Map(
+      seeded.map((row) => [keyOf({ ...row, day: row.day.toISOString().slice(0, 10) }), row.count]),
+    );
+    expect(answer.rows.map((row: Row) => stored.get(keyOf(row)))).toEqual(
+      answer.rows.map((row: Row) => row.count),
+    );
+
+    const lastDay = await read(account, 1);
+    expect(lastDay.truncated).toBe(false);
+    expect(lastDay.rows).toHaveLength(todays.length);
+    const todaySeeded = seeded.filter((row) => row.age === 0);
+    expect(byKey(lastDay.totalsByRule, 'rule')).toEqual(sumBy(todaySeeded, (row) => row.rule));
   });
 });
 
@@ -357,7 +452,12 @@ describe('accounts guard (CLI)', () => {
     );
     expect(tooBig.code).not.toBe(0);
     const shown = await runCliCommand(['accounts', 'guard', '--email', account.email], env);
-    expect(JSON.parse(shown.stdout.trim())).toMatchObject({ velocity: 30, mode: 'monitor' });
+    expect(JSON.parse(shown.stdout.trim())).toMatchObject({
+      velocity: 30,
+      mode: 'monitor',
+      decisions: [],
+      decisions_truncated: false,
+    });
   }, 60_000);
 });
 

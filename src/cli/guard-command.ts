@@ -1,5 +1,6 @@
 import { parseCountryCaps } from '../config/fraud-guard.js';
 import { isKnownCountry } from '../lib/phone.js';
+import { MAX_DECISION_ROWS } from '../modules/fraud-guard/fraud-guard.js';
 import type { Services } from '../services.js';
 import { accountOf, type Command, print, UsageError, type Values } from './command-kit.js';
 
@@ -53,7 +54,7 @@ async function guardCommand(services: Services, values: Values): Promise<void> {
     unblock === null
       ? {}
       : { unblocked: unblock, was_blocked: await guard.windows.unblock(account, unblock) };
-  const { rules, blocked, decisions } = await guard.view(account);
+  const { rules, blocked, decisions, decisionsTruncated } = await guard.view(account);
   print({
     account,
     email: values.email,
@@ -66,6 +67,7 @@ async function guardCommand(services: Services, values: Values): Promise<void> {
     blocked,
     ...unblocked,
     decisions,
+    decisions_truncated: decisionsTruncated,
   });
 }
 
@@ -92,8 +94,9 @@ export const GUARD_COMMAND: Command = {
     'default returns to the deployment’s setting (FRAUD_*). --mode monitor sends every message and',
     'records what would have been refused. --unblock CC lifts the block and clears the country’s counts.',
     'Prints {"account","email","mode","flood_identical","flood_any","velocity","country_caps",',
-    '"cool_off_seconds","blocked","decisions"}: blocked countries with the end of their block, and the',
-    'last 7 days of decisions by day, rule, country and decision (blocked or monitored).',
+    '"cool_off_seconds","blocked","decisions","decisions_truncated"}: blocked countries with the end of',
+    'their block, and the last 7 days of decisions by day, rule, country and decision (blocked or',
+    `monitored), newest day first; decisions_truncated: the oldest left out past ${MAX_DECISION_ROWS} rows.`,
   ].join('\n'),
   run: guardCommand,
 };

@@ -128,12 +128,7 @@ function NumbersPanels({ numbers, guardDays }: { numbers: Numbers; guardDays: nu
         rows={byCarrier.filter((row) => row.messages > 0)}
         keyOf={(row) => row.carrier ?? 'not handed over yet'}
       />
-      <FraudGuard
-        rows={numbers.guard.rows}
-        blocked={numbers.guard.blockedCountries}
-        days={guardDays}
-        timezone={overview.timezone}
-      />
+      <FraudGuard guard={numbers.guard} days={guardDays} timezone={overview.timezone} />
       <Campaigns campaigns={numbers.campaigns.nodes} />
     </>
   );

@@ -1,4 +1,4 @@
-import type { Campaign, CountryBlock, GuardDecision, LatestMessage, Numbers, StatsRow } from './queries';
+import type { Campaign, GuardTotal, LatestMessage, Numbers, StatsRow } from './queries';
 
 const percent = (part: number, whole: number) => (whole > 0 ? `${((100 * part) / whole).toFixed(1)}%` : '–');
 
@@ -151,29 +151,18 @@ export function Latest({ messages, timezone }: { messages: LatestMessage[]; time
   );
 }
 
-/** Refused (`blocked`) and would-be refused (`monitored`) messages, summed by a key of the row. */
-function decisionTotals(rows: GuardDecision[], keyOf: (row: GuardDecision) => string) {
-  const totals = new Map<string, { blocked: number; monitored: number }>();
-  for (const row of rows) {
-    const total = totals.get(keyOf(row)) ?? { blocked: 0, monitored: 0 };
-    if (row.decision === 'monitored') total.monitored += row.count;
-    else total.blocked += row.count;
-    totals.set(keyOf(row), total);
-  }
-  return [...totals].sort(([, a], [, b]) => b.blocked + b.monitored - (a.blocked + a.monitored));
-}
-
-function DecisionTable({
+/** Refused (`blocked`) and would-be refused (`monitored`) messages of the period, as the API summed them. */
+function DecisionTable<Total extends GuardTotal>({
   caption,
   column,
-  rows,
+  totals,
+  keyOf,
 }: {
   caption: string;
   column: string;
-  rows: GuardDecision[];
+  totals: Total[];
+  keyOf: (total: Total) => string;
 }) {
-  const keyOf =
-    column === 'Rule' ? (row: GuardDecision) => row.rule : (row: GuardDecision) => row.country ?? 'unknown';
   return (
     <table class="rates">
       <caption>{caption}</caption>
@@ -185,11 +174,11 @@ function DecisionTable({
         </tr>
       </thead>
       <tbody>
-        {decisionTotals(rows, keyOf).map(([key, { blocked, monitored }]) => (
-          <tr key={key}>
-            <th scope="row">{key}</th>
-            <td>{blocked}</td>
-            <td>{monitored}</td>
+        {totals.map((total) => (
+          <tr key={keyOf(total)}>
+            <th scope="row">{keyOf(total)}</th>
+            <td>{total.blocked}</td>
+            <td>{total.monitored}</td>
           </tr>
         ))}
       </tbody>
@@ -198,8 +187,7 @@ function DecisionTable({
 }
 
 interface FraudGuardProps {
-  rows: GuardDecision[];
-  blocked: CountryBlock[];
+  guard: Numbers['guard'];
   days: number;
   timezone: string;
 }
@@ -208,7 +196,8 @@ interface FraudGuardProps {
  * What the fraud guard refused over the period (monitored: what it would have, in monitor mode),
  * by rule and by country, and the countries it blocks now with the end of each cool-off.
  */
-export function FraudGuard({ rows, blocked, days, timezone }: FraudGuardProps) {
+export function FraudGuard({ guard, days, timezone }: FraudGuardProps) {
+  const { totalsByRule, totalsByCountry, blockedCountries: blocked } = guard;
   const time = new Intl.DateTimeFormat(undefined, {
     timeZone: timezone,
     dateStyle: 'short',
@@ -218,11 +207,21 @@ export function FraudGuard({ rows, blocked, days, timezone }: FraudGuardProps) {
   return (
     <section class="panel wide" aria-labelledby="guard-title">
       <h2 id="guard-title">Fraud guard</h2>
-      {rows.length === 0 && <p>Nothing refused {period}.</p>}
-      {rows.length > 0 && (
+      {totalsByRule.length === 0 && <p>Nothing refused {period}.</p>}
+      {totalsByRule.length > 0 && (
         <div class="table-scroll guard">
-          <DecisionTable caption={`Refusals by rule, ${period}`} column="Rule" rows={rows} />
-          <DecisionTable caption={`Refusals by country, ${period}`} column="Country" rows={rows} />
+          <DecisionTable
+            caption={`Refusals by rule, ${period}`}
+            column="Rule"
+            totals={totalsByRule}
+            keyOf={(total) => total.rule}
+          />
+          <DecisionTable
+            caption={`Refusals by country, ${period}`}
+            column="Country"
+            totals={totalsByCountry}
+            keyOf={(total) => total.country ?? 'unknown'}
+          />
         </div>
       )}
       <h3>Blocked countries</h3>

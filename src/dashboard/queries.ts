@@ -36,8 +36,8 @@ export interface Numbers {
   campaigns: Success<Query['campaigns'], 'CampaignPage'>;
 }
 export type Bucket = Numbers['overview']['buckets'][number];
-export type GuardDecision = Numbers['guard']['rows'][number];
-export type CountryBlock = Numbers['guard']['blockedCountries'][number];
+/** What the guard refused, and would have in monitor mode, of one rule or country over the period. */
+export type GuardTotal = Pick<Numbers['guard']['totalsByRule'][number], 'blocked' | 'monitored'>;
 export type Campaign = Numbers['campaigns']['nodes'][number];
 
 export function numbersOf(data: Query): Numbers {

@@ -1,4 +1,4 @@
-import { isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js';
+import { getCountries, isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js';
 import { parsePhoneNumberFromString as parseWithFullMetadata } from 'libphonenumber-js/max';
 import numberingPlans from 'libphonenumber-js/metadata.min.json';
 import { z } from 'zod';
@@ -70,6 +70,9 @@ export function claimingCountry(digits: string): string | null {
   const parsed = parseWithFullMetadata(`+${digits}`);
   return parsed?.country !== undefined && parsed.isValid() ? parsed.country : null;
 }
+
+/** How many countries libphonenumber-js has a numbering plan for: every country countryOf can answer. */
+export const KNOWN_COUNTRY_COUNT = getCountries().length;
 
 /** An ISO 3166 alpha-2 code of a country libphonenumber-js has a numbering plan for (GB, IE, US). */
 export function isKnownCountry(code: string): boolean {

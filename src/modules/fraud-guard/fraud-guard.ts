@@ -6,7 +6,7 @@ import { FraudBlockedError, type FraudRule, ServiceUnavailableError } from '../.
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
-import { countryOf } from '../../lib/phone.js';
+import { countryOf, KNOWN_COUNTRY_COUNT } from '../../lib/phone.js';
 import { parseInput } from '../../lib/validation.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { countryBlockedPayload, writeEvent } from '../webhooks/webhook-events.js';
@@ -21,8 +21,13 @@ export interface GuardedMessage {
   text: string;
 }
 
-/** The most rows a read of decisions answers: a week of 6 rules in a dozen countries, both decisions. */
+/**
+ * The most per-day rows a read of decisions answers, the newest kept: a quarter in a few countries
+ * can hold thousands. The totals by rule and by country count every row of the days, whatever this is.
+ */
 export const MAX_DECISION_ROWS = 500;
+/** The most rows of totals by country: each country of a numbering plan, and none. */
+export const MAX_DECISION_COUNTRIES = KNOWN_COUNTRY_COUNT + 1;
 
 export const decisionsInput = z.strictObject({
   days: z
@@ -44,6 +49,24 @@ export interface GuardDecisionCount {
   country: string | null;
   decision: 'blocked' | 'monitored';
   count: number;
+}
+
+/** Messages refused (`blocked`) and, in monitor mode, would-be refused (`monitored`) over the days. */
+export interface GuardDecisionTotal {
+  blocked: number;
+  monitored: number;
+}
+
+/** The guard's decisions over some days: per day (bounded), and in total by rule and by country (exact). */
+export interface GuardDecisions {
+  /** Newest day first, then by rule, country and decision; at most MAX_DECISION_ROWS, the newest. */
+  rows: GuardDecisionCount[];
+  /** Whether the days hold more rows than `rows`: the oldest were left out. */
+  truncated: boolean;
+  /** The most decisions first. */
+  totalsByRule: (GuardDecisionTotal & { rule: FraudRule })[];
+  /** The most decisions first; `country` null for numbers of no country's plan. */
+  totalsByCountry: (GuardDecisionTotal & { country: string | null })[];
 }
 
 /** A country the guard refuses for an account until its cool-off ends. */
@@ -205,7 +228,8 @@ export class FraudGuard {
       blocked: Object.fromEntries(
         Object.entries(blocked).map(([country, until]) => [country, until.toISOString()]),
       ),
-      decisions,
+      decisions: decisions.rows,
+      decisionsTruncated: decisions.truncated,
     };
   }
 
@@ -218,24 +242,56 @@ export class FraudGuard {
   }
 
   /**
-   * The guard's decisions of the last `days` UTC days (today included), by day, rule, country and
-   * decision, oldest first: what it refused (`blocked`) and, in monitor mode, would have (`monitored`).
+   * The guard's decisions of the last `days` UTC days (today included): what it refused (`blocked`)
+   * and, in monitor mode, would have (`monitored`), by day, rule, country and decision, and in total.
    */
-  async decisions(accountId: string, input: unknown): Promise<GuardDecisionCount[]> {
+  async decisions(accountId: string, input: unknown): Promise<GuardDecisions> {
     const { days } = parseInput(decisionsInput, input);
-    const since = new Date(this.clock.now().getTime() - (days - 1) * 24 * 60 * 60 * 1000);
-    const rows = await this.prisma.fraudGuardCount.findMany({
-      where: { accountId, day: { gte: new Date(utcDay(since)) } },
-      orderBy: [{ day: 'asc' }, { rule: 'asc' }, { country: 'asc' }, { decision: 'asc' }],
-      take: MAX_DECISION_ROWS,
+    const since = utcDay(new Date(this.clock.now().getTime() - (days - 1) * 24 * 60 * 60 * 1000));
+    const [rows, totals] = await Promise.all([
+      this.prisma.fraudGuardCount.findMany({
+        where: { accountId, day: { gte: new Date(since) } },
+        orderBy: [{ day: 'desc' }, { rule: 'asc' }, { country: 'asc' }, { decision: 'asc' }],
+        take: MAX_DECISION_ROWS + 1,
+      }),
+      this.decisionTotals(accountId, since),
+    ]);
+    return {
+      rows: rows.slice(0, MAX_DECISION_ROWS).map(({ day, rule, country, decision, count }) => ({
+        day: day.toISOString().slice(0, 10),
+        rule: rule as FraudRule,
+        country: country || null,
+        decision: decision as Decision['decision'],
+        count,
+      })),
+      truncated: rows.length > MAX_DECISION_ROWS,
+      ...totals,
+    };
+  }
+
+  /** Every decision since the day, summed by rule and by country in one pass over the rows. */
+  private async decisionTotals(accountId: string, since: string) {
+    // The table holds no null rule or country: a row whose rule is null is a total by country.
+    const sums = await this.prisma.$queryRaw<
+      { rule: FraudRule | null; country: string | null; blocked: bigint; monitored: bigint }[]
+    >`
+      SELECT rule, country,
+        COALESCE(SUM(count) FILTER (WHERE decision = 'blocked'), 0) AS blocked,
+        COALESCE(SUM(count) FILTER (WHERE decision = 'monitored'), 0) AS monitored
+      FROM fraud_guard_counts
+      WHERE account_id = ${accountId} AND day >= ${since}::date
+      GROUP BY GROUPING SETS ((rule), (country))
+      ORDER BY SUM(count) DESC, rule, country`;
+    const total = (sum: (typeof sums)[number]) => ({
+      blocked: Number(sum.blocked),
+      monitored: Number(sum.monitored),
     });
-    return rows.map(({ day, rule, country, decision, count }) => ({
-      day: day.toISOString().slice(0, 10),
-      rule: rule as FraudRule,
-      country: country || null,
-      decision: decision as Decision['decision'],
-      count,
-    }));
+    return {
+      totalsByRule: sums.flatMap((sum) => (sum.rule === null ? [] : [{ rule: sum.rule, ...total(sum) }])),
+      totalsByCountry: sums.flatMap((sum) =>
+        sum.rule === null ? [{ country: sum.country || null, ...total(sum) }] : [],
+      ),
+    };
   }
 
   private async writeCounts(decisions: Decision[]): Promise<undefined[]> {
