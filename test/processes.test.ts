@@ -295,8 +295,6 @@ describe('tern as processes', { timeout: 120_000 }, () => {
           carrier: 'default',
           state: 'ready',
           enabled: true,
-          binds: 1,
-          binds_open: 0,
           max_per_second: null,
           circuit: 'closed',
           worker: expect.any(String),

@@ -416,8 +416,6 @@ describe('opt-out with the simulator carrier', () => {
           carrier: 'default',
           state: 'ready',
           enabled: true,
-          binds: 1,
-          binds_open: 0,
           max_per_second: null,
           circuit: 'closed',
           worker: expect.any(String),

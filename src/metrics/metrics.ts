@@ -252,7 +252,7 @@ export class Metrics {
       collect() {
         this.reset();
         for (const health of sources().carriers?.() ?? [])
-          this.set({ carrier: health.carrier }, health.bindsOpen ?? 0);
+          if (health.bindsOpen !== undefined) this.set({ carrier: health.carrier }, health.bindsOpen);
       },
     });
 

@@ -109,8 +109,10 @@ export class PooledCarrier {
         : {}),
       ...(own.some((health) => health.errors) ? { errors: summedErrors(own) } : {}),
       enabled: this.record.enabled,
-      bindsOpen: this.binds ? own.filter((health) => health.state === 'bound').length : 0,
-      binds: this.record.binds,
+      // Only a carrier of binds has sessions to count; an HTTP provider or the simulator has none.
+      ...(this.binds
+        ? { bindsOpen: own.filter((health) => health.state === 'bound').length, binds: this.record.binds }
+        : {}),
       maxPerSecond: this.record.maxPerSecond,
       circuit: this.circuit.state(now),
     };
