@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/lib/ids.js';
-import { pendingContactsQuery } from '../src/modules/campaigns/campaign-dispatch.js';
+import { pendingContactsQuery } from '../src/modules/campaigns/pending-contacts.js';
 import { explainAnalyze, planNodes, rowsThrownAway } from './support/query-plans.js';
 import { startTern, type TestAccount, type TestTern } from './support/tern.js';
 import { waitFor } from './support/wait.js';

@@ -173,6 +173,16 @@ export function nonNull(schema: JsonSchema): JsonSchema {
 
 export type JsonSchema = Record<string, unknown>;
 
+/** GraphQL's scalars as JSON Schema, in requests and answers alike. */
+export const SCALARS: Record<string, JsonSchema> = {
+  String: { type: 'string' },
+  ID: { type: 'string' },
+  Int: { type: 'integer' },
+  Float: { type: 'number' },
+  Boolean: { type: 'boolean' },
+  DateTime: { type: 'string', format: 'date-time' },
+};
+
 /** A zod schema as the JSON Schema of what a client sends, with /v1 (snake_case) property names. */
 export function jsonSchemaOf(schema: z.ZodType): JsonSchema {
   const { $schema: _, ...json } = z.toJSONSchema(schema, {

@@ -87,7 +87,7 @@ async function storeMany(messages: NewMessage[]): Promise<undefined[]> {
   return messages.map(() => undefined);
 }
 
-// Tern's acceptance batches with these settings (src/modules/messages/message-sending.ts).
+// Tern's acceptance batches with these settings (src/modules/messages/acceptance-batches.ts).
 const batched = new Batcher(storeMany, { maxBatch: SEND_JOB_SIZE, maxInFlight: 1 });
 const store = env.BASELINE_BATCHING === 'true' ? (message: NewMessage) => batched.add(message) : storeOne;
 

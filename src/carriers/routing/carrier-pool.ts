@@ -1,14 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import {
-  type Carrier,
-  type CarrierEventSink,
-  type CarrierHealth,
-  CarrierRejectedError,
-  CarrierUnavailableError,
-  type OutboundSms,
-} from '../carrier.js';
+import type { CarrierEventSink, CarrierHealth } from '../carrier.js';
 import type { CarrierRecord } from '../carrier-catalog.js';
 import type { CarrierDependencies } from '../index.js';
 import { BindLeases } from './bind-leases.js';
@@ -16,30 +9,12 @@ import type { CarrierDirectory } from './carrier-directory.js';
 import type { WorkerCarrierHealth } from './carrier-health.js';
 import type { CircuitOptions } from './circuit.js';
 import { ClusterPace } from './cluster-pace.js';
+import { type HandOverResult, type RoutedSms, takingElsewhere, tryCarrier } from './hand-over.js';
 import { type ForwardedHandler, HandOverQueues, type ResumedRoute } from './hand-over-queues.js';
-import { PooledCarrier, READY_STATES, signatureOf } from './pooled-carrier.js';
+import { PooledCarrier, signatureOf } from './pooled-carrier.js';
 import { carrierOrder } from './route-table.js';
 
-/** A message on its way out, with what routing needs. */
-export interface RoutedSms extends OutboundSms {
-  accountId: string;
-  /** The carrier an earlier hand-over of unknown outcome left it with: only that one may take it. */
-  pinned: string | null;
-}
-
 export type { ResumedRoute } from './hand-over-queues.js';
-
-export type HandOverResult =
-  | { outcome: 'sent'; carrier: string; carrierMessageId: string }
-  | { outcome: 'rejected'; carrier: string; code: string; message: string }
-  | { outcome: 'no_route' }
-  /**
-   * Another worker process holds the carrier it goes to: once its claim is given back, `forward`
-   * hands it to that process's queue, where it resumes the route without a retry's wait.
-   */
-  | { outcome: 'forwarded'; forward(): Promise<void> }
-  /** No carrier could take it now; `pinnedTo` when one may have taken part of it. */
-  | { outcome: 'unavailable'; pinnedTo: string | null };
 
 export interface CarrierPoolOptions {
   directory: CarrierDirectory;
@@ -276,7 +251,10 @@ export class CarrierPool {
       if (!entry?.record.enabled) continue;
       const carrier = entry.pick();
       if (carrier && entry.circuit.allows(Date.now())) {
-        const result = await this.tryCarrier(entry, carrier, sms);
+        const result = await tryCarrier(entry, carrier, sms, {
+          paceWaitMs: this.options.paceWaitMs,
+          logger: this.logger,
+        });
         if (result) return result;
       } else if (this.elsewhere.has(name) && !(resumed && index === 0)) {
         const left = names.slice(index);
@@ -293,32 +271,6 @@ export class CarrierPool {
     return match ? carrierOrder(match.route) : null;
   }
 
-  /** The carrier's answer; null when it could not take the message now and the next may. */
-  private async tryCarrier(
-    entry: PooledCarrier,
-    carrier: Carrier,
-    sms: RoutedSms,
-  ): Promise<HandOverResult | null> {
-    if (entry.pace && !(await entry.pace.take(Date.now() + this.options.paceWaitMs))) {
-      entry.circuit.abandoned();
-      return null;
-    }
-    try {
-      const { carrierMessageId } = await carrier.send(sms);
-      entry.circuit.succeeded();
-      return { outcome: 'sent', carrier: carrier.name, carrierMessageId };
-    } catch (error) {
-      if (error instanceof CarrierRejectedError) {
-        entry.circuit.succeeded();
-        return { outcome: 'rejected', carrier: carrier.name, code: error.code, message: error.message };
-      }
-      if (!(error instanceof CarrierUnavailableError)) throw error;
-      entry.circuit.failed(Date.now());
-      this.logger.debug({ carrier: carrier.name, err: error }, 'carrier could not take a message');
-      return error.outcomeUnknown ? { outcome: 'unavailable', pinnedTo: carrier.name } : null;
-    }
-  }
-
   /**
    * Every configured carrier as this process sees it, bound here or not: `forwarding` when this
    * process holds no session of it and hands its messages to another that does.
@@ -332,22 +284,4 @@ export class CarrierPool {
         : health;
     });
   }
-}
-
-/**
- * The carriers some other worker process, in what it published since `freshSince`, has a session
- * of ready to take messages, its circuit not open.
- */
-function takingElsewhere(cluster: WorkerCarrierHealth[], freshSince: number): Set<string> {
-  return new Set(
-    cluster
-      .filter(
-        (entry) =>
-          READY_STATES.has(entry.state) &&
-          entry.circuit !== 'open' &&
-          entry.enabled !== false &&
-          Date.parse(entry.updatedAt) >= freshSince,
-      )
-      .map((entry) => entry.carrier),
-  );
 }

@@ -1,11 +1,8 @@
 import type { Logger } from 'pino';
-import { analyzeText } from '../../carriers/encoding.js';
-import { perRowProbe } from '../../db/per-row-probe.js';
-import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import type { CampaignDispatchJobs } from '../../jobs/campaign-dispatch.job.js';
 import type { MessageSendJobs } from '../../jobs/message-send.job.js';
 import type { Clock } from '../../lib/clock.js';
-import { newId } from '../../lib/ids.js';
 import type { FraudGuard } from '../fraud-guard/fraud-guard.js';
 import type { LivePublisher } from '../live/live-events.js';
 import {
@@ -14,27 +11,15 @@ import {
   type ReservedSegments,
   reservationsOf,
 } from '../messages/message-rows.js';
-import { messageTiming, type TimingRules, timingRulesOf } from '../messages/message-timing.js';
-import { contactOptedOut } from '../opt-outs/opt-outs.js';
-import { type AccountQuotas, isAllowedDestination } from '../quotas/account-quotas.js';
+import type { AccountQuotas } from '../quotas/account-quotas.js';
 import { withinQuota } from '../quotas/campaign-quota.js';
-import { NO_COMPLIANT_SENDER, type SenderChoice } from '../senders/sender-choice.js';
-import { renderTemplate } from '../templates/render-template.js';
+import type { SenderChoice } from '../senders/sender-choice.js';
+import { BatchMessages } from './batch-messages.js';
 import { type LockedCampaign, lockCampaign } from './campaign-rows.js';
 import { moveCampaign } from './campaign-transitions.js';
+import { batchContacts, type PendingContact } from './pending-contacts.js';
 
 type Tx = Prisma.TransactionClient;
-
-interface PendingContact {
-  id: string;
-  phone: string;
-  name: string | null;
-  email: string | null;
-  document: string | null;
-  tags: string[];
-  timezone: string | null;
-  created_at: Date;
-}
 
 export interface DispatchOutcome {
   /** Messages created by this batch, to hand to the send queue. */
@@ -74,8 +59,7 @@ export class CampaignDispatch {
   private readonly sendJobs: MessageSendJobs;
   private readonly live: LivePublisher;
   private readonly quotas: AccountQuotas;
-  private readonly senderChoice: SenderChoice;
-  private readonly fraudGuard: FraudGuard;
+  private readonly batchMessages: BatchMessages;
   private readonly logger: Logger;
 
   constructor(options: CampaignDispatchOptions) {
@@ -86,10 +70,9 @@ export class CampaignDispatch {
       sendJobs: this.sendJobs,
       live: this.live,
       quotas: this.quotas,
-      senderChoice: this.senderChoice,
-      fraudGuard: this.fraudGuard,
       logger: this.logger,
     } = options);
+    this.batchMessages = new BatchMessages(options);
   }
 
   /**
@@ -129,9 +112,9 @@ export class CampaignDispatch {
       this.logger.warn({ campaign: campaignId }, 'running campaign without a template; nothing dispatched');
       return idle;
     }
-    const contacts = await this.batchContacts(tx, campaign);
+    const contacts = await batchContacts(tx, campaign);
     const messages = contacts.length
-      ? await this.batchMessages(tx, campaign, template.content, contacts, now)
+      ? await this.batchMessages.make(tx, campaign, template.content, contacts, now)
       : [];
     const admitted = messages.length ? await withinQuota(tx, campaign.account_id, messages, now) : [];
     const created = admitted.length ? await insertMessageRows(tx, admitted) : [];
@@ -150,77 +133,6 @@ export class CampaignDispatch {
   }
 
   /**
-   * The batch's messages, rendered and timed; those to a country the account may not send to
-   * are made failed (`destination_not_allowed`), then those no sender may take there
-   * (`no_compliant_sender`) and those the fraud guard refuses (`fraud_blocked`), before any is
-   * reserved, so the campaign's stats count them and the quota does not.
-   */
-  private async batchMessages(
-    tx: Tx,
-    campaign: LockedCampaign,
-    template: string,
-    contacts: PendingContact[],
-    now: Date,
-  ): Promise<NewMessageRow[]> {
-    const [timing, allowed] = await Promise.all([
-      timingRulesOf(tx, campaign.account_id, {
-        window: campaign.send_window,
-        validitySeconds: campaign.validity,
-      }),
-      this.quotas.allowedCountries(campaign.account_id),
-    ]);
-    const messages = campaignMessages(campaign, template, contacts, timing, now).map((message) =>
-      isAllowedDestination(allowed, message.to)
-        ? message
-        : failedAtAcceptance(message, {
-            code: 'destination_not_allowed',
-            message: 'The account may not send to this country',
-          }),
-    );
-    return this.withinFraudGuard(await this.withSenders(tx, campaign, messages));
-  }
-
-  /**
-   * Those the fraud guard refuses are made failed (`fraud_blocked`). Checked last, so that only
-   * messages that would otherwise go count in its windows.
-   */
-  private withinFraudGuard(messages: NewMessageRow[]): Promise<NewMessageRow[]> {
-    return Promise.all(
-      messages.map(async (message) => {
-        if (message.status === 'failed') return message;
-        const rule = await this.fraudGuard.check(message);
-        if (!rule) return message;
-        return failedAtAcceptance(message, {
-          code: 'fraud_blocked',
-          message: `Refused by the fraud guard: ${rule}`,
-        });
-      }),
-    );
-  }
-
-  /**
-   * Each message's sender: the campaign's `from`, else the account's default sender or pool
-   * (sticky per recipient, written in the batch's transaction). A message no sender of them may
-   * take to its country is made failed (`no_compliant_sender`).
-   */
-  private async withSenders(tx: Tx, campaign: LockedCampaign, messages: NewMessageRow[]) {
-    const going = messages.filter((message) => message.status !== 'failed');
-    if (going.length === 0) return messages;
-    const senders = await this.senderChoice.choose(
-      tx,
-      campaign.account_id,
-      campaign.sender,
-      going.map((message) => message.to),
-    );
-    const senderOf = new Map(going.map((message, index) => [message.id, senders[index]!]));
-    return messages.map((message) => {
-      const sender = senderOf.get(message.id);
-      if (sender === undefined) return message;
-      return sender === 'refused' ? failedAtAcceptance(message, NO_COMPLIANT_SENDER) : { ...message, sender };
-    });
-  }
-
-  /**
    * The batch found the account's quota reached before its end: the campaign pauses, saying why,
    * and the contacts left get their messages in a batch after `resume`.
    */
@@ -232,21 +144,6 @@ export class CampaignDispatch {
     });
     this.quotas.notePausedAtQuota(campaign.account_id, campaign.id);
     return null;
-  }
-
-  /**
-   * The batch's contacts, read on from the last batch. A short read means the end, where a read
-   * from the start also finds contacts that committed late with an earlier created_at (an
-   * import's rows).
-   */
-  private async batchContacts(tx: Tx, campaign: LockedCampaign): Promise<PendingContact[]> {
-    const contacts = await this.pendingContacts(tx, campaign, campaign.batch_size);
-    if (contacts.length === campaign.batch_size || !campaign.dispatched_through_id) return contacts;
-    return this.pendingContacts(
-      tx,
-      { ...campaign, dispatched_through_at: null, dispatched_through_id: null },
-      campaign.batch_size,
-    );
   }
 
   /**
@@ -326,72 +223,4 @@ export class CampaignDispatch {
     this.live.messages(messages.map(({ id, to, status }) => ({ accountId, id, to, campaignId, status })));
     this.live.campaign(accountId, campaignId);
   }
-
-  /** Contacts still to be sent: no message yet, and not opted out of the account. */
-  private pendingContacts(tx: Tx, campaign: LockedCampaign, limit: number): Promise<PendingContact[]> {
-    return tx.$queryRaw<PendingContact[]>(pendingContactsQuery(campaign, limit));
-  }
-}
-
-/**
- * The next contacts of a campaign without a message, in order, from the last batch's position
- * when there is one. Each contact costs two index probes (its message, its opt-out), however
- * many messages the campaign already has. The message is looked up by contact alone (a contact
- * belongs to one campaign): by (campaign, contact), a planner that believes the campaign has no
- * messages may as well take the (campaign, status) index and read all of them per contact.
- */
-export function pendingContactsQuery(
-  campaign: Pick<LockedCampaign, 'id' | 'account_id' | 'dispatched_through_at' | 'dispatched_through_id'>,
-  limit: number,
-): Prisma.Sql {
-  const after = campaign.dispatched_through_id
-    ? Prisma.sql`AND (c.created_at, c.id) > (${campaign.dispatched_through_at}, ${campaign.dispatched_through_id})`
-    : Prisma.empty;
-  return Prisma.sql`
-    SELECT c.id, c.phone, c.name, c.email, c.document, c.tags, c.timezone, c.created_at
-    FROM contacts c
-    WHERE c.campaign_id = ${campaign.id} ${after}
-      AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.contact_id = c.id ${perRowProbe})
-      AND NOT ${contactOptedOut(campaign.account_id)}
-    ORDER BY c.created_at, c.id
-    LIMIT ${limit}`;
-}
-
-/** A message of the batch refused as it is made: failed at once, with why. */
-function failedAtAcceptance(message: NewMessageRow, error: { code: string; message: string }): NewMessageRow {
-  return { ...message, status: 'failed', releaseAt: null, error };
-}
-
-/**
- * A batch's messages: the template rendered for each contact, each going at once when the
- * contact's window is open and otherwise scheduled for its next opening in the contact's time
- * zone; each expires its validity after it may first go out.
- */
-function campaignMessages(
-  campaign: LockedCampaign,
-  template: string,
-  contacts: PendingContact[],
-  rules: TimingRules,
-  now: Date,
-): NewMessageRow[] {
-  return contacts.map((contact) => {
-    const text = renderTemplate(template, contact);
-    const { encoding, segments } = analyzeText(text);
-    const timing = messageTiming({ now, sendAt: null, rules, timeZone: contact.timezone });
-    return {
-      id: newId('msg'),
-      accountId: campaign.account_id,
-      campaignId: campaign.id,
-      contactId: contact.id,
-      to: contact.phone,
-      text,
-      encoding,
-      segments,
-      createdAt: now,
-      status: timing.status,
-      sendAt: null,
-      releaseAt: timing.releaseAt,
-      validitySeconds: rules.validitySeconds,
-    };
-  });
 }

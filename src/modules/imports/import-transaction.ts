@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { withTransactionClient } from '../../db/transaction-client.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { Clock } from '../../lib/clock.js';
 import { newIds } from '../../lib/ids.js';
@@ -39,26 +40,17 @@ export interface ImportRun {
 }
 
 /** Commits what `work` did, unless it throws or answers null. */
-async function inTransaction<T>(
+function inTransaction<T>(
   pool: pg.Pool,
   work: (client: pg.PoolClient) => Promise<T | null>,
 ): Promise<T | null> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
+  return withTransactionClient(pool, async (client) => {
     await client.query('BEGIN');
     await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_MS}`);
     const result = await work(client);
     await client.query(result === null ? 'ROLLBACK' : 'COMMIT');
     return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch((failure: Error) => {
-      broken = failure;
-    });
-    throw error;
-  } finally {
-    client.release(broken);
-  }
+  });
 }
 
 /**

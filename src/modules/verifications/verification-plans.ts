@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { withTransactionClient } from '../../db/transaction-client.js';
 import { RateLimitedError } from '../../errors.js';
 import { Batcher } from '../../lib/batcher.js';
 
@@ -140,26 +141,17 @@ interface NumberRow {
  * what `work` makes of the read's rows, and `COMMIT`, in the second; rolled back if either fails.
  * Statements sent together take no parameters: their values are written into the text as literals.
  */
-async function inTransaction<T>(
+function inTransaction<T>(
   pool: pg.Pool,
   read: string,
   work: (rows: NumberRow[]) => { result: T; write: string | null },
 ): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
+  return withTransactionClient(pool, async (client) => {
     const results = (await client.query(`BEGIN; ${read}`)) as unknown as pg.QueryResult<NumberRow>[];
     const { result, write } = work(results.at(-1)!.rows);
     await client.query(write ? `${write}; COMMIT` : 'COMMIT');
     return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch((failure: Error) => {
-      broken = failure;
-    });
-    throw error;
-  } finally {
-    client.release(broken);
-  }
+  });
 }
 
 /** An array of values as a literal of SQL, quoted by the driver. */
