@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { withTransactionClient } from '../../db/transaction-client.js';
 import { RateLimitedError, ServiceUnavailableError } from '../../errors.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { TAKE_LEASED_SLOT } from '../../lib/leased-slots.js';
@@ -122,24 +123,21 @@ export class StatsReads {
 
   private async inTransaction<T>(read: (query: StatsQuery) => Promise<T>): Promise<T> {
     const { pool, limits } = this.options;
-    const client = await pool.connect().catch((error: unknown) => {
-      if (error instanceof Error && /timeout/i.test(error.message)) throw this.timedOut();
-      throw error;
-    });
     try {
-      await client.query('BEGIN READ ONLY');
-      await client.query(`SET LOCAL statement_timeout = ${Math.floor(limits.statementTimeoutMs)}`);
-      const answer = await read(
-        async (statement) => (await client.query(statement.text, statement.values)).rows,
-      );
-      await client.query('COMMIT');
-      return answer;
+      return await withTransactionClient(pool, async (client) => {
+        await client.query('BEGIN READ ONLY');
+        await client.query(`SET LOCAL statement_timeout = ${Math.floor(limits.statementTimeoutMs)}`);
+        const answer = await read(
+          async (statement) => (await client.query(statement.text, statement.values)).rows,
+        );
+        await client.query('COMMIT');
+        return answer;
+      });
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      if ((error as { code?: unknown }).code === QUERY_CANCELED) throw this.timedOut();
+      // No connection of the statistics pool within its wait, or a statement past its time.
+      const noConnection = error instanceof Error && /timeout/i.test(error.message) && !('code' in error);
+      if (noConnection || (error as { code?: unknown }).code === QUERY_CANCELED) throw this.timedOut();
       throw error;
-    } finally {
-      client.release();
     }
   }
 
