@@ -348,6 +348,32 @@ describe('flood limits per number', () => {
   });
 });
 
+describe('rules changed from another process', () => {
+  it('apply within a second and one more send, read in the background while the account sends; after 10 s idle, before the send', async () => {
+    const account = await t.createAccount();
+    await t.tern.services.fraudGuard.setRules(account.account, { floodAny: 2 });
+    // What the CLI does from its own process: this one learns of it only by reading again.
+    const changeBehindItsBack = (floodAny: number) =>
+      t.tern.deps.prisma.fraudGuardRule.update({ where: { accountId: account.account }, data: { floodAny } });
+    const status = async (i: number) => (await sendWith(account.token, brazil(7, 7), `Hello ${i}`)).status;
+    const floodAnyNow = async () => (await t.tern.services.fraudGuard.view(account.account)).rules.floodAny;
+
+    expect([await status(1), await status(2), await status(3)]).toEqual([202, 202, 422]);
+    await changeBehindItsBack(100);
+    expect(await status(4)).toBe(422);
+    t.clock.advance(2_000);
+    // Past a second the kept rules still answer at once, and a read starts beside the send.
+    expect(await status(5)).toBe(422);
+    await waitFor(async () => ((await floodAnyNow()) === 100 ? true : null));
+    expect(await status(6)).toBe(202);
+
+    await changeBehindItsBack(2);
+    t.clock.advance(11_000);
+    // Idle past ten seconds: the send waits for the read rather than take rules that old.
+    expect(await status(7)).toBe(422);
+  });
+});
+
 describe('country caps', () => {
   it('block the country at the cap, send account.country_blocked once, and end after the cool-off', async () => {
     const account = await t.createAccount();

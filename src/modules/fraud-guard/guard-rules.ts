@@ -75,12 +75,27 @@ function rulesOf(row: RuleRow | undefined, defaults: FraudGuardDefaults): GuardR
 
 /**
  * How long a process keeps an account's rules before reading them again: a change the operator
- * makes from another process (the CLI) applies within this; one made here applies at once.
- * A read per send would cost more CPU than the rest of the check.
+ * makes from another process (the CLI) applies within this and one more send of the account (at
+ * most RULES_STALE_MS); one made here applies at once. A read per send would cost more CPU than
+ * the rest of the check.
  */
 const RULES_FRESH_MS = 1_000;
+/**
+ * Past RULES_FRESH_MS, a send still takes the rules it has while a read replaces them in the
+ * background, so that an account's steady traffic never waits on PostgreSQL for them (a read on
+ * the path once a second showed at p95 and p99); past this, a send waits for the read.
+ */
+const RULES_STALE_MS = 10_000;
 /** Accounts whose rules a process keeps at most; past it, it forgets them all and reads again. */
 const MAX_KEPT_ACCOUNTS = 10_000;
+
+interface KeptRules {
+  rules: Promise<GuardRules>;
+  readAt: number;
+  /** Set once `rules` has resolved: only rules read successfully are served stale. */
+  read: boolean;
+  refreshing: boolean;
+}
 
 /** The guard's rules of each account, kept a second and read per batch of concurrent sends; the operator's changes. */
 export class GuardRuleBook {
@@ -89,7 +104,7 @@ export class GuardRuleBook {
     maxBatch: 100,
     maxInFlight: 2,
   });
-  private readonly kept = new Map<string, { rules: Promise<GuardRules>; readAt: number }>();
+  private readonly kept = new Map<string, KeptRules>();
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -98,15 +113,52 @@ export class GuardRuleBook {
   ) {}
 
   rulesOf(accountId: string): Promise<GuardRules> {
-    const now = performance.now();
+    const now = this.clock.now().getTime();
     const kept = this.kept.get(accountId);
-    if (kept && now - kept.readAt < RULES_FRESH_MS) return kept.rules;
+    const age = kept ? now - kept.readAt : Number.POSITIVE_INFINITY;
+    if (kept && age < RULES_FRESH_MS) return kept.rules;
+    if (kept?.read && age < RULES_STALE_MS) {
+      if (!kept.refreshing) this.refresh(accountId, kept);
+      return kept.rules;
+    }
+    return this.read(accountId, now).rules;
+  }
+
+  /** A read whose sends wait for it. */
+  private read(accountId: string, now: number): KeptRules {
     if (this.kept.size >= MAX_KEPT_ACCOUNTS) this.kept.clear();
-    const rules = this.reads.add(accountId);
-    this.kept.set(accountId, { rules, readAt: now });
-    // A failed read is not kept: the next send reads again.
-    rules.catch(() => this.kept.delete(accountId));
-    return rules;
+    const kept: KeptRules = { rules: this.reads.add(accountId), readAt: now, read: false, refreshing: false };
+    this.kept.set(accountId, kept);
+    kept.rules.then(
+      () => {
+        kept.read = true;
+      },
+      // A failed read is not kept: the next send reads again.
+      () => {
+        if (this.kept.get(accountId) === kept) this.kept.delete(accountId);
+      },
+    );
+    return kept;
+  }
+
+  /** A read in the background that replaces `kept` once it answers; a failure leaves `kept` to age. */
+  private refresh(accountId: string, kept: KeptRules): void {
+    kept.refreshing = true;
+    const started = this.clock.now().getTime();
+    this.reads.add(accountId).then(
+      (rules) => {
+        if (this.kept.get(accountId) === kept)
+          this.kept.set(accountId, {
+            rules: Promise.resolve(rules),
+            readAt: started,
+            read: true,
+            refreshing: false,
+          });
+      },
+      () => {
+        kept.refreshing = false;
+      },
+    );
   }
 
   /** The operator's change of an account's rules; answers the rules as they apply now. */

@@ -11,7 +11,8 @@ import { TEXT } from './send-rest.js';
 /** Sends a second, both gateways together: far below what one gateway accepts (~1,500/s on a quiet machine). */
 const RATE = Number(process.env.BENCH_SEND_RATE ?? 200);
 const WARMUP_SECONDS = 3;
-const SECONDS = 30;
+/** How long each rate is held; a p99 of a lower rate needs longer to rest on as many sends. */
+const SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 30);
 
 interface Timed {
   latencies: number[];
