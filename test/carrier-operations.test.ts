@@ -72,6 +72,8 @@ describe('carriers list', () => {
     expect(listed).toMatchObject({
       carrier: 'default',
       kind: 'simulator',
+      binds: null,
+      binds_open: null,
       last_hour: { hand_overs: 3, delivered: 2, failed: 1 },
     });
   });

@@ -178,6 +178,8 @@ describe('carriers add from the CLI', () => {
     expect(line).toMatchObject({
       carrier: 'cli-gen',
       kind: 'http',
+      binds: null,
+      binds_open: null,
       url: `http://acme@${new URL(fake.url()).host}/`,
       callback_url: expect.stringMatching(
         /^https:\/\/tern\.example\.com\/carriers\/cli-gen\/events\/[A-Za-z0-9_-]{32}$/,

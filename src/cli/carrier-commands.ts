@@ -11,7 +11,7 @@ import { explainSender } from './sender-commands.js';
 // The operator's carriers and routes: `carriers …` and `routes …`; src/cli.ts parses and runs them.
 
 const CARRIER_LINE =
-  'Prints {"carrier","kind","url","callback_url","max_per_second","binds","enabled","binds_open","state","circuit","last_error","last_hour"}; the URL never shows the password or API key. kind is what the URL names (smpp, simulator, twilio, vonage, infobip, android, http). callback_url (HTTP carriers) is where the provider sends reports and replies, PUBLIC_URL/carriers/NAME/events. last_error is the latest trouble a worker reports (a refused bind names the SMSC\'s status, e.g. ESME_RINVPASWD), null when none. last_hour is {"hand_overs","delivered","failed"}: of the messages accepted in the last hour (from the quarter-hour that began an hour ago), those that went to the carrier, and how many of them it delivered and how many failed.';
+  'Prints {"carrier","kind","url","callback_url","max_per_second","binds","enabled","binds_open","state","circuit","last_error","last_hour"}; the URL never shows the password or API key. kind is what the URL names (smpp, simulator, twilio, vonage, infobip, android, http). binds and binds_open are null for a carrier of no SMPP sessions. callback_url (HTTP carriers) is where the provider sends reports and replies, PUBLIC_URL/carriers/NAME/events. last_error is the latest trouble a worker reports (a refused bind names the SMSC\'s status, e.g. ESME_RINVPASWD), null when none. last_hour is {"hand_overs","delivered","failed"}: of the messages accepted in the last hour (from the quarter-hour that began an hour ago), those that went to the carrier, and how many of them it delivered and how many failed.';
 const ROUTE_LINE = 'Prints {"route","prefix","account","carriers","split"}.';
 const CARRIER_OPTIONS = {
   url: { type: 'string' },
@@ -230,9 +230,10 @@ async function printCarriers(services: Services, carriers: CarrierRecord[]): Pro
       url: carrier.url,
       callback_url: callbackUrl,
       max_per_second: carrier.maxPerSecond,
-      binds: carrier.binds,
+      // Only SMPP holds sessions: an HTTP provider or the simulator has no binds to count.
+      binds: kind === 'smpp' ? carrier.binds : null,
       enabled: carrier.enabled,
-      binds_open: seen.reduce((sum, entry) => sum + (entry.bindsOpen ?? 0), 0),
+      binds_open: kind === 'smpp' ? seen.reduce((sum, entry) => sum + (entry.bindsOpen ?? 0), 0) : null,
       state: clusterState(seen),
       circuit: seen.find((entry) => entry.circuit && entry.circuit !== 'closed')?.circuit ?? 'closed',
       last_error: seen.find((entry) => entry.lastError)?.lastError ?? null,
