@@ -110,39 +110,27 @@ async function countedFromMessages(account: TestAccount, timezone: string): Prom
   return rows.map((row) => ({ ...row, start: new Date(row.start as unknown as Date).toISOString() }));
 }
 
+/** The columns countedFromMessages gives. */
+const COUNTED_COLUMNS = [
+  'start',
+  'campaignId',
+  'country',
+  'carrier',
+  'messages',
+  'segments',
+  'delivered',
+  'failed',
+  'queued',
+  'scheduled',
+  'cancelled',
+] as const;
+
 /** An account's answer split by everything, in the columns countedFromMessages gives. */
 async function splitByEverything(account: TestAccount, range: Record<string, unknown>): Promise<Counted[]> {
   const answer = await stats(account, { ...range, groupBy: ['STATUS', 'CAMPAIGN', 'COUNTRY', 'CARRIER'] });
   return answer.buckets
     .filter((row: Counted) => (row.messages as number) > 0)
-    .map((row: Counted) => {
-      const {
-        start,
-        campaignId,
-        country,
-        carrier,
-        messages,
-        segments,
-        delivered,
-        failed,
-        queued,
-        scheduled,
-        cancelled,
-      } = row;
-      return {
-        start,
-        campaignId,
-        country,
-        carrier,
-        messages,
-        segments,
-        delivered,
-        failed,
-        queued,
-        scheduled,
-        cancelled,
-      };
-    });
+    .map((row: Counted) => Object.fromEntries(COUNTED_COLUMNS.map((column) => [column, row[column]])));
 }
 
 const inOneOrder = (rows: Counted[]) =>
