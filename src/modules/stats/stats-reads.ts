@@ -123,8 +123,10 @@ export class StatsReads {
 
   private async inTransaction<T>(read: (query: StatsQuery) => Promise<T>): Promise<T> {
     const { pool, limits } = this.options;
+    let connected = false;
     try {
       return await withTransactionClient(pool, async (client) => {
+        connected = true;
         await client.query('BEGIN READ ONLY');
         await client.query(`SET LOCAL statement_timeout = ${Math.floor(limits.statementTimeoutMs)}`);
         const answer = await read(
@@ -135,7 +137,7 @@ export class StatsReads {
       });
     } catch (error) {
       // No connection of the statistics pool within its wait, or a statement past its time.
-      const noConnection = error instanceof Error && /timeout/i.test(error.message) && !('code' in error);
+      const noConnection = !connected && error instanceof Error && /timeout/i.test(error.message);
       if (noConnection || (error as { code?: unknown }).code === QUERY_CANCELED) throw this.timedOut();
       throw error;
     }
