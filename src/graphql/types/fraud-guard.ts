@@ -4,6 +4,7 @@ import {
   decisionsInput,
   type GuardDecisionCount,
   type GuardDecisions,
+  type GuardDecisionsReader,
   type GuardDecisionTotal,
   MAX_DECISION_COUNTRIES,
   MAX_DECISION_ROWS,
@@ -39,29 +40,30 @@ export function addFraudGuardTypes(builder: Builder) {
       until: t.expose('until', { type: 'DateTime', description: 'When the block ends by itself' }),
     }),
   });
-  const answer = builder.objectRef<GuardDecisions & { accountId: string }>('FraudDecisions').implement({
+  const answer = builder.objectRef<GuardDecisionsReader & { accountId: string }>('FraudDecisions').implement({
     description: 'The fraud guard’s decisions of the account',
     fields: (t) => ({
       rows: t.field({
         type: [row],
         description: `Newest day first, then by rule, country and decision: the newest ${MAX_DECISION_ROWS} rows at most (\`truncated\` says whether older ones were left out). Read totals from totalsByRule and totalsByCountry, not by adding these up`,
         complexity: { field: MAX_DECISION_ROWS, multiplier: MAX_DECISION_ROWS },
-        resolve: (decisions) => decisions.rows,
+        resolve: async (decisions) => (await decisions.rows()).rows,
       }),
-      truncated: t.exposeBoolean('truncated', {
+      truncated: t.boolean({
         description: `Whether the days hold more than ${MAX_DECISION_ROWS} rows, so that \`rows\` left out the oldest; the totals count them all`,
+        resolve: async (decisions) => (await decisions.rows()).truncated,
       }),
       totalsByRule: t.field({
         type: [ruleTotal],
         description: 'Every decision of the days by rule, the most first',
         complexity: { field: FRAUD_RULES.length, multiplier: FRAUD_RULES.length },
-        resolve: (decisions) => decisions.totalsByRule,
+        resolve: async (decisions) => (await decisions.totals()).totalsByRule,
       }),
       totalsByCountry: t.field({
         type: [countryTotal],
         description: 'Every decision of the days by country, the most first',
         complexity: { field: MAX_DECISION_COUNTRIES, multiplier: MAX_DECISION_COUNTRIES },
-        resolve: (decisions) => decisions.totalsByCountry,
+        resolve: async (decisions) => (await decisions.totals()).totalsByCountry,
       }),
       blockedCountries: t.field({
         type: [block],
@@ -78,9 +80,9 @@ export function addFraudGuardTypes(builder: Builder) {
         'What the fraud guard refused of the account’s messages (or would have, in monitor mode) over the last UTC days: in total by rule and by country, and per day, rule and country',
       errors: { types: [ValidationError] },
       args: argsFromZod(t.arg, decisionsInput),
-      resolve: async (_root, args, { accountId, services }) => ({
+      resolve: (_root, args, { accountId, services }) => ({
         accountId,
-        ...(await services.fraudGuard.decisions(accountId, args)),
+        ...services.fraudGuard.decisions(accountId, args),
       }),
     }),
   );

@@ -69,6 +69,12 @@ export interface GuardDecisions {
   totalsByCountry: (GuardDecisionTotal & { country: string | null })[];
 }
 
+/** The parts of GuardDecisions, each read when first asked for. */
+export interface GuardDecisionsReader {
+  rows(): Promise<Pick<GuardDecisions, 'rows' | 'truncated'>>;
+  totals(): Promise<Pick<GuardDecisions, 'totalsByRule' | 'totalsByCountry'>>;
+}
+
 /** A country the guard refuses for an account until its cool-off ends. */
 export interface CountryBlock {
   country: string;
@@ -221,7 +227,7 @@ export class FraudGuard {
     const [rules, blocked, decisions] = await Promise.all([
       this.rules.rulesOf(accountId),
       this.windows.blocked(accountId, this.clock.now()),
-      this.decisions(accountId, { days: 7 }),
+      this.decisions(accountId, { days: 7 }).rows(),
     ]);
     return {
       rules,
@@ -244,18 +250,32 @@ export class FraudGuard {
   /**
    * The guard's decisions of the last `days` UTC days (today included): what it refused (`blocked`)
    * and, in monitor mode, would have (`monitored`), by day, rule, country and decision, and in total.
+   * The input is checked now; each part is read the first time it is asked for, and once.
    */
-  async decisions(accountId: string, input: unknown): Promise<GuardDecisions> {
+  decisions(accountId: string, input: unknown): GuardDecisionsReader {
     const { days } = parseInput(decisionsInput, input);
     const since = utcDay(new Date(this.clock.now().getTime() - (days - 1) * 24 * 60 * 60 * 1000));
-    const [rows, totals] = await Promise.all([
-      this.prisma.fraudGuardCount.findMany({
-        where: { accountId, day: { gte: new Date(since) } },
-        orderBy: [{ day: 'desc' }, { rule: 'asc' }, { country: 'asc' }, { decision: 'asc' }],
-        take: MAX_DECISION_ROWS + 1,
-      }),
-      this.decisionTotals(accountId, since),
-    ]);
+    let rows: Promise<Pick<GuardDecisions, 'rows' | 'truncated'>> | undefined;
+    let totals: Promise<Pick<GuardDecisions, 'totalsByRule' | 'totalsByCountry'>> | undefined;
+    return {
+      rows: () => {
+        rows ??= this.decisionRows(accountId, since);
+        return rows;
+      },
+      totals: () => {
+        totals ??= this.decisionTotals(accountId, since);
+        return totals;
+      },
+    };
+  }
+
+  /** The newest MAX_DECISION_ROWS rows since the day, and whether older ones were left out. */
+  private async decisionRows(accountId: string, since: string) {
+    const rows = await this.prisma.fraudGuardCount.findMany({
+      where: { accountId, day: { gte: new Date(since) } },
+      orderBy: [{ day: 'desc' }, { rule: 'asc' }, { country: 'asc' }, { decision: 'asc' }],
+      take: MAX_DECISION_ROWS + 1,
+    });
     return {
       rows: rows.slice(0, MAX_DECISION_ROWS).map(({ day, rule, country, decision, count }) => ({
         day: day.toISOString().slice(0, 10),
@@ -265,7 +285,6 @@ export class FraudGuard {
         count,
       })),
       truncated: rows.length > MAX_DECISION_ROWS,
-      ...totals,
     };
   }
 

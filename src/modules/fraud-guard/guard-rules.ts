@@ -93,7 +93,7 @@ interface KeptRules {
   rules: Promise<GuardRules>;
   readAt: number;
   /** Set once `rules` has resolved: only rules read successfully are served stale. */
-  read: boolean;
+  answered: boolean;
   refreshing: boolean;
 }
 
@@ -117,7 +117,7 @@ export class GuardRuleBook {
     const kept = this.kept.get(accountId);
     const age = kept ? now - kept.readAt : Number.POSITIVE_INFINITY;
     if (kept && age < RULES_FRESH_MS) return kept.rules;
-    if (kept?.read && age < RULES_STALE_MS) {
+    if (kept?.answered && age < RULES_STALE_MS) {
       if (!kept.refreshing) this.refresh(accountId, kept);
       return kept.rules;
     }
@@ -127,11 +127,16 @@ export class GuardRuleBook {
   /** A read whose sends wait for it. */
   private read(accountId: string, now: number): KeptRules {
     if (this.kept.size >= MAX_KEPT_ACCOUNTS) this.kept.clear();
-    const kept: KeptRules = { rules: this.reads.add(accountId), readAt: now, read: false, refreshing: false };
+    const kept: KeptRules = {
+      rules: this.reads.add(accountId),
+      readAt: now,
+      answered: false,
+      refreshing: false,
+    };
     this.kept.set(accountId, kept);
     kept.rules.then(
       () => {
-        kept.read = true;
+        kept.answered = true;
       },
       // A failed read is not kept: the next send reads again.
       () => {
@@ -151,7 +156,7 @@ export class GuardRuleBook {
           this.kept.set(accountId, {
             rules: Promise.resolve(rules),
             readAt: started,
-            read: true,
+            answered: true,
             refreshing: false,
           });
       },
