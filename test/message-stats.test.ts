@@ -643,6 +643,8 @@ describe('settled statistics', () => {
       settler.settle(() => false, 1),
     ]);
     await settler.settle();
+    const left = await t.tern.deps.prisma.messageStat.count({ where: { accountId: bob.account } });
+    expect(left).toBe(0);
     const rows = await splitByEverything(bob, RANGE);
     expect(inOneOrder(rows)).toEqual(inOneOrder(await countedFromMessages(bob, 'Asia/Kolkata')));
     expect(rows.some((row: Counted) => row.queued !== 0)).toBe(false);
